@@ -1,0 +1,58 @@
+# Helpers shared by every FabricEmu target: warnings, ns-3 modules, tests.
+include_guard(GLOBAL)
+
+# -Wall -Wextra on our own code; ns-3's headers come in as system headers.
+function(fabemu_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local)
+  if(FABEMU_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  # ns-3 logging and asserts are compiled into Debug builds only.
+  target_compile_definitions(${target} PRIVATE $<$<CONFIG:Debug>:NS3_LOG_ENABLE NS3_ASSERT_ENABLE>)
+endfunction()
+
+# fabemu_ns3_module(NAME <name> SOURCES <files...> LIBRARIES <targets...>)
+# An ns-3 module of ours: a shared library named fabemu-<name>, laid out as
+# ns-3 modules are (model/, helper/), linking Debian's imported ns3:: targets.
+# Shared, not static, so that every TypeId registers itself at load time and
+# is reachable by name from scenarios and --set.
+function(fabemu_ns3_module)
+  cmake_parse_arguments(M "" "NAME" "SOURCES;LIBRARIES" ${ARGN})
+  set(target fabemu-${M_NAME})
+  add_library(${target} SHARED ${M_SOURCES})
+  add_library(fabemu::${M_NAME} ALIAS ${target})
+  foreach(sub model helper)
+    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${sub}")
+      target_include_directories(${target} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/${sub}")
+    endif()
+  endforeach()
+  target_link_libraries(${target} PUBLIC ${M_LIBRARIES})
+  fabemu_warnings(${target})
+endfunction()
+
+# fabemu_test(NAME <name> LABEL unit|sim|e2e [NS3] SOURCES <files...> LIBRARIES <targets...>)
+# One doctest executable, registered with CTest under its label. NS3 gives it
+# a main that sets ns-3's time resolution to picoseconds first.
+function(fabemu_test)
+  cmake_parse_arguments(T "NS3" "NAME;LABEL;TIMEOUT" "SOURCES;LIBRARIES" ${ARGN})
+  set(target test-${T_NAME})
+  if(T_NS3)
+    set(main "${PROJECT_SOURCE_DIR}/tests/ns3-doctest-main.cc")
+    list(APPEND T_LIBRARIES ns3::libcore)
+  else()
+    set(main "${PROJECT_SOURCE_DIR}/tests/doctest-main.cc")
+  endif()
+  add_executable(${target} ${T_SOURCES} "${main}")
+  target_link_libraries(${target} PRIVATE doctest::doctest ${T_LIBRARIES})
+  target_compile_definitions(${target} PRIVATE
+    FABEMU_TEST_DATA_DIR="${PROJECT_SOURCE_DIR}/tests/data"
+    FABEMU_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  fabemu_warnings(${target})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 300)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${target})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABEL}" TIMEOUT ${T_TIMEOUT}
+    # doctest prints this line when a test case skips itself (see tests/skip.h).
+    SKIP_REGULAR_EXPRESSION "FABEMU-SKIP:")
+endfunction()

@@ -1,0 +1,339 @@
+#include "roce-frame.h"
+
+#include "bth-header.h"
+#include "ib-opcode.h"
+#include "roce-icrc.h"
+
+#include "ns3/buffer.h"
+
+#include <cstring>
+
+namespace ns3
+{
+
+namespace
+{
+
+uint16_t
+Be16(const uint8_t* p)
+{
+    return static_cast<uint16_t>(p[0] << 8 | p[1]);
+}
+
+void
+PutBe16(uint8_t* p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = v & 0xff;
+}
+
+constexpr uint16_t kPfcOpcode = 0x0101;
+constexpr size_t kPfcBody = 2 + 2 + 16;
+
+ParsedFrame
+Fail(ParsedFrame f, FrameError e)
+{
+    f.kind = FrameKind::Malformed;
+    f.error = e;
+    return f;
+}
+
+/// Parses UDP 4791 onwards; \p l4 is the UDP header, \p end one past the IP payload.
+ParsedFrame
+ParseRoce(ParsedFrame f, const uint8_t* frame, size_t udpOffset, size_t l3End, bool checkIcrc)
+{
+    f.bthOffset = udpOffset + 8;
+    if (l3End < f.bthOffset + BthHeader::kSize + kIcrcSize)
+    {
+        return Fail(f, FrameError::TruncatedBth);
+    }
+    const uint8_t* bth = frame + f.bthOffset;
+    f.opcode = bth[0];
+    const uint8_t pad = (bth[1] >> 4) & 3;
+    f.fecn = bth[4] & 0x80;
+    f.becn = bth[4] & 0x40;
+    f.destQp = static_cast<uint32_t>(bth[5]) << 16 | Be16(bth + 6);
+    f.psn = static_cast<uint32_t>(bth[9]) << 16 | Be16(bth + 10);
+    const auto info = LookupIbOpcode(f.opcode);
+    if (!info)
+    {
+        return Fail(f, FrameError::UnknownOpcode);
+    }
+    f.payloadOffset = f.bthOffset + BthHeader::kSize + info->ExtensionBytes();
+    if (l3End < f.payloadOffset + pad + kIcrcSize)
+    {
+        return Fail(f, FrameError::TruncatedBth);
+    }
+    f.payloadLength = l3End - f.payloadOffset - pad - kIcrcSize;
+    f.icrc = ReadIcrc(frame + l3End - kIcrcSize);
+    if (checkIcrc)
+    {
+        const auto want = ComputeRoceIcrc(frame + f.l3Offset, l3End - kIcrcSize - f.l3Offset);
+        if (!want || *want != f.icrc)
+        {
+            return Fail(f, FrameError::BadIcrc);
+        }
+    }
+    f.kind = FrameKind::Roce;
+    return f;
+}
+
+ParsedFrame
+ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
+{
+    const uint8_t* ip = frame + f.l3Offset;
+    const size_t avail = len - f.l3Offset;
+    if (avail < 1)
+    {
+        return Fail(f, FrameError::TruncatedIp);
+    }
+    size_t l4Offset = 0;
+    size_t l3End = 0;
+    f.ipVersion = ip[0] >> 4;
+    if (f.etherType == kEtherTypeIpv4)
+    {
+        if (f.ipVersion != 4)
+        {
+            return Fail(f, FrameError::BadIpHeader);
+        }
+        if (avail < 20)
+        {
+            return Fail(f, FrameError::TruncatedIp);
+        }
+        const size_t ihl = static_cast<size_t>(ip[0] & 0x0f) * 4;
+        const size_t total = Be16(ip + 2);
+        if (ihl < 20 || total < ihl)
+        {
+            return Fail(f, FrameError::BadIpHeader);
+        }
+        if (avail < total)
+        {
+            return Fail(f, FrameError::TruncatedIp);
+        }
+        f.dscp = ip[1] >> 2;
+        f.ecn = ip[1] & 3;
+        f.ipProtocol = ip[9];
+        std::memcpy(f.srcIp.data(), ip + 12, 4);
+        std::memcpy(f.dstIp.data(), ip + 16, 4);
+        l4Offset = f.l3Offset + ihl;
+        l3End = f.l3Offset + total; // Ethernet padding after the datagram is ignored
+    }
+    else
+    {
+        if (f.ipVersion != 6)
+        {
+            return Fail(f, FrameError::BadIpHeader);
+        }
+        if (avail < 40)
+        {
+            return Fail(f, FrameError::TruncatedIp);
+        }
+        const size_t payload = Be16(ip + 4);
+        if (avail < 40 + payload)
+        {
+            return Fail(f, FrameError::TruncatedIp);
+        }
+        const uint8_t tclass = static_cast<uint8_t>((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+        f.dscp = tclass >> 2;
+        f.ecn = tclass & 3;
+        f.ipProtocol = ip[6]; // extension headers are not followed: RoCEv2 uses none
+        std::memcpy(f.srcIp.data(), ip + 8, 16);
+        std::memcpy(f.dstIp.data(), ip + 24, 16);
+        l4Offset = f.l3Offset + 40;
+        l3End = l4Offset + payload;
+    }
+
+    constexpr uint8_t kUdp = 17;
+    constexpr uint8_t kTcp = 6;
+    if (f.ipProtocol == kUdp || f.ipProtocol == kTcp)
+    {
+        const size_t need = f.ipProtocol == kUdp ? 8 : 20;
+        if (l3End < l4Offset + need)
+        {
+            return Fail(f, f.ipProtocol == kUdp ? FrameError::TruncatedUdp : FrameError::TruncatedIp);
+        }
+        f.srcPort = Be16(frame + l4Offset);
+        f.dstPort = Be16(frame + l4Offset + 2);
+        if (f.ipProtocol == kUdp && f.dstPort == kRoceV2UdpPort)
+        {
+            return ParseRoce(f, frame, l4Offset, l3End, checkIcrc);
+        }
+    }
+    f.kind = FrameKind::Ip;
+    return f;
+}
+
+ParsedFrame
+ParseMacControl(ParsedFrame f, const uint8_t* frame, size_t len)
+{
+    const uint8_t* body = frame + f.l3Offset;
+    if (len - f.l3Offset < kPfcBody || Be16(body) != kPfcOpcode || body[2] != 0)
+    {
+        return Fail(f, FrameError::BadMacControl);
+    }
+    f.pfcClassEnable = Be16(body + 2);
+    for (size_t c = 0; c < 8; ++c)
+    {
+        f.pfcQuanta[c] = Be16(body + 4 + 2 * c);
+    }
+    f.kind = FrameKind::Pfc;
+    return f;
+}
+
+} // namespace
+
+const char*
+FrameErrorName(FrameError e)
+{
+    switch (e)
+    {
+    case FrameError::None:
+        return "none";
+    case FrameError::Runt:
+        return "runt";
+    case FrameError::UnsupportedEtherType:
+        return "unsupported_ethertype";
+    case FrameError::TruncatedVlan:
+        return "truncated_vlan";
+    case FrameError::TruncatedIp:
+        return "truncated_ip";
+    case FrameError::BadIpHeader:
+        return "bad_ip_header";
+    case FrameError::TruncatedUdp:
+        return "truncated_udp";
+    case FrameError::TruncatedBth:
+        return "truncated_bth";
+    case FrameError::UnknownOpcode:
+        return "unknown_opcode";
+    case FrameError::BadIcrc:
+        return "bad_icrc";
+    case FrameError::BadMacControl:
+        return "bad_mac_control";
+    }
+    return "unknown";
+}
+
+ParsedFrame
+ParseEthernetFrame(const uint8_t* frame, size_t len, bool checkIcrc)
+{
+    ParsedFrame f;
+    if (len < kEthernetHeaderSize)
+    {
+        return Fail(f, FrameError::Runt);
+    }
+    f.etherType = Be16(frame + 12);
+    f.l3Offset = kEthernetHeaderSize;
+    if (f.etherType == kEtherTypeVlan)
+    {
+        if (len < kEthernetHeaderSize + kVlanTagSize)
+        {
+            return Fail(f, FrameError::TruncatedVlan);
+        }
+        const uint16_t tci = Be16(frame + 14);
+        f.vlan = true;
+        f.pcp = tci >> 13;
+        f.vid = tci & 0x0fff;
+        f.etherType = Be16(frame + 16);
+        f.l3Offset += kVlanTagSize;
+    }
+    switch (f.etherType)
+    {
+    case kEtherTypeIpv4:
+    case kEtherTypeIpv6:
+        return ParseIp(f, frame, len, checkIcrc);
+    case kEtherTypeArp:
+        f.kind = FrameKind::Arp;
+        return f;
+    case kEtherTypeMacControl:
+        return ParseMacControl(f, frame, len);
+    default:
+        return Fail(f, FrameError::UnsupportedEtherType);
+    }
+}
+
+void
+FixIpv4Checksum(uint8_t* ip)
+{
+    const size_t ihl = static_cast<size_t>(ip[0] & 0x0f) * 4;
+    ip[10] = ip[11] = 0;
+    uint32_t sum = 0;
+    for (size_t i = 0; i < ihl; i += 2)
+    {
+        sum += Be16(ip + i);
+    }
+    while (sum >> 16)
+    {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    PutBe16(ip + 10, static_cast<uint16_t>(~sum));
+}
+
+std::vector<uint8_t>
+BuildRoceV2Frame(const RoceFrameSpec& s)
+{
+    const uint8_t pad = BthPadFor(s.payloadLength);
+    const size_t l2 = kEthernetHeaderSize + (s.vlan ? kVlanTagSize : 0);
+    const size_t transport =
+        BthHeader::kSize + s.extensionHeaders.size() + s.payloadLength + pad + kIcrcSize;
+    const size_t udpLen = 8 + transport;
+    const size_t ipLen = 20 + udpLen;
+    std::vector<uint8_t> f(l2 + ipLen, 0);
+
+    uint8_t* p = f.data();
+    std::memcpy(p, s.dstMac.data(), 6);
+    std::memcpy(p + 6, s.srcMac.data(), 6);
+    if (s.vlan)
+    {
+        PutBe16(p + 12, kEtherTypeVlan);
+        PutBe16(p + 14, static_cast<uint16_t>(s.pcp << 13 | (s.vid & 0x0fff)));
+        PutBe16(p + 16, kEtherTypeIpv4);
+    }
+    else
+    {
+        PutBe16(p + 12, kEtherTypeIpv4);
+    }
+
+    uint8_t* ip = p + l2;
+    ip[0] = 0x45;
+    ip[1] = static_cast<uint8_t>(s.dscp << 2 | (s.ecn & 3));
+    PutBe16(ip + 2, static_cast<uint16_t>(ipLen));
+    PutBe16(ip + 4, s.ipId);
+    PutBe16(ip + 6, 0x4000); // don't fragment, as rxe sets it
+    ip[8] = s.ttl;
+    ip[9] = 17;
+    for (int i = 0; i < 4; ++i)
+    {
+        ip[12 + i] = (s.srcIpv4 >> (24 - 8 * i)) & 0xff;
+        ip[16 + i] = (s.dstIpv4 >> (24 - 8 * i)) & 0xff;
+    }
+    FixIpv4Checksum(ip);
+
+    uint8_t* udp = ip + 20;
+    PutBe16(udp, s.srcPort);
+    PutBe16(udp + 2, kRoceV2UdpPort);
+    PutBe16(udp + 4, static_cast<uint16_t>(udpLen));
+    // UDP checksum stays 0, as rxe sends it.
+
+    BthHeader bth;
+    bth.SetOpcode(s.opcode);
+    bth.SetPadCount(pad);
+    bth.SetDestQp(s.destQp);
+    bth.SetPsn(s.psn);
+    bth.SetAckRequest(s.ackRequest);
+    Buffer buf;
+    buf.AddAtStart(BthHeader::kSize);
+    bth.Serialize(buf.Begin());
+    buf.CopyData(udp + 8, BthHeader::kSize);
+
+    uint8_t* ext = udp + 8 + BthHeader::kSize;
+    std::memcpy(ext, s.extensionHeaders.data(), s.extensionHeaders.size());
+    uint8_t* payload = ext + s.extensionHeaders.size();
+    std::memset(payload, s.payloadFill, s.payloadLength);
+
+    uint8_t* icrcAt = payload + s.payloadLength + pad;
+    const auto icrc = ComputeRoceIcrc(ip, static_cast<size_t>(icrcAt - ip));
+    WriteIcrc(icrcAt, *icrc);
+    return f;
+}
+
+} // namespace ns3

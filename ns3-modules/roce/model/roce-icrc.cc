@@ -1,0 +1,97 @@
+#include "roce-icrc.h"
+
+#include <array>
+#include <cstring>
+#include <zlib.h>
+
+namespace ns3
+{
+
+namespace
+{
+constexpr size_t kIpv4MinHeader = 20;
+constexpr size_t kIpv6Header = 40;
+constexpr size_t kUdpHeader = 8;
+constexpr size_t kBthSize = 12;
+constexpr size_t kBthEcnByte = 4; // FECN, BECN and six reserved bits
+} // namespace
+
+std::optional<uint32_t>
+ComputeRoceIcrc(const uint8_t* l3, size_t len)
+{
+    if (len < 1)
+    {
+        return std::nullopt;
+    }
+    const uint8_t version = l3[0] >> 4;
+    size_t ipLen = 0;
+    if (version == 4)
+    {
+        ipLen = static_cast<size_t>(l3[0] & 0x0f) * 4;
+        if (ipLen < kIpv4MinHeader)
+        {
+            return std::nullopt;
+        }
+    }
+    else if (version == 6)
+    {
+        ipLen = kIpv6Header;
+    }
+    else
+    {
+        return std::nullopt;
+    }
+    const size_t maskedLen = ipLen + kUdpHeader + kBthSize;
+    if (len < maskedLen)
+    {
+        return std::nullopt;
+    }
+
+    // IPv4 with options is at most 60 bytes; the masked copy fits 80.
+    std::array<uint8_t, 60 + kUdpHeader + kBthSize> hdr{};
+    std::memcpy(hdr.data(), l3, maskedLen);
+    if (version == 4)
+    {
+        hdr[1] = 0xff;  // TOS (DSCP + ECN)
+        hdr[8] = 0xff;  // TTL
+        hdr[10] = 0xff; // header checksum
+        hdr[11] = 0xff;
+    }
+    else
+    {
+        hdr[0] |= 0x0f; // traffic class, high nibble
+        hdr[1] = 0xff;  // traffic class low nibble + flow label
+        hdr[2] = 0xff;
+        hdr[3] = 0xff;
+        hdr[7] = 0xff; // hop limit
+    }
+    hdr[ipLen + 6] = 0xff; // UDP checksum
+    hdr[ipLen + 7] = 0xff;
+    hdr[ipLen + kUdpHeader + kBthEcnByte] = 0xff;
+
+    static constexpr std::array<uint8_t, 8> kMaskedLrh{0xff, 0xff, 0xff, 0xff,
+                                                       0xff, 0xff, 0xff, 0xff};
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, kMaskedLrh.data(), kMaskedLrh.size());
+    crc = crc32(crc, hdr.data(), static_cast<uInt>(maskedLen));
+    crc = crc32(crc, l3 + maskedLen, static_cast<uInt>(len - maskedLen));
+    return static_cast<uint32_t>(crc);
+}
+
+uint32_t
+ReadIcrc(const uint8_t* p)
+{
+    return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+           static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+void
+WriteIcrc(uint8_t* p, uint32_t icrc)
+{
+    p[0] = icrc & 0xff;
+    p[1] = (icrc >> 8) & 0xff;
+    p[2] = (icrc >> 16) & 0xff;
+    p[3] = (icrc >> 24) & 0xff;
+}
+
+} // namespace ns3
