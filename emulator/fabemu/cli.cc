@@ -1,0 +1,146 @@
+#include "cli.h"
+
+#include "exit-codes.h"
+#include "host-rdma-probe.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace fabemu
+{
+
+const char*
+Version()
+{
+    return FABEMU_VERSION;
+}
+
+namespace
+{
+
+std::string
+Ns3Version()
+{
+    // Debian's libns3-dev installs its version in the package, not in a header.
+    return "3.37";
+}
+
+bool
+Executable(const std::string& name)
+{
+    const char* path = std::getenv("PATH");
+    if (!path)
+    {
+        return false;
+    }
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':'))
+    {
+        if (access((dir + "/" + name).c_str(), X_OK) == 0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// fabemu doctor: what this host can do, one line per capability.
+int
+Doctor(std::ostream& out)
+{
+    const auto rdma = ProbeHostRdma();
+    const bool tun = access("/dev/net/tun", R_OK | W_OK) == 0;
+    const bool root = geteuid() == 0;
+    const bool qemu = Executable("qemu-system-x86_64");
+    const bool kvm = access("/dev/kvm", R_OK | W_OK) == 0;
+    const bool tshark = Executable("tshark");
+    const bool gnuplot = Executable("gnuplot");
+
+    auto line = [&out](const char* what, bool ok, const std::string& detail) {
+        out << fmt::format("{:<22} {:<4} {}\n", what, ok ? "yes" : "no", detail);
+    };
+    out << fmt::format("fabemu {} on ns-3 {}\n", Version(), Ns3Version());
+    line("simulation", true, "always available");
+    line("host Soft-RoCE", rdma.available, rdma.reason);
+    line("root", root, root ? "" : "taps, namespaces and VMs need root");
+    line("/dev/net/tun", tun, tun ? "" : "real endpoints need tap devices");
+    line("qemu-system-x86_64", qemu, qemu ? "" : "VM endpoints need QEMU (fabemu image build installs it)");
+    line("/dev/kvm", kvm, kvm ? "probed at launch; TCG is the fallback" : "VMs run under TCG");
+    line("tshark", tshark, tshark ? "" : "pcap decoding checks are skipped");
+    line("gnuplot", gnuplot, gnuplot ? "" : "results have no plots");
+    return kExitOk;
+}
+
+} // namespace
+
+int
+RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream& err)
+{
+    CLI::App app{"FabricEmu: real RDMA applications over emulated InfiniBand, RoCEv2 and iWARP "
+                 "fabrics, and ns-3 models of those fabrics.",
+                 "fabemu"};
+    app.set_version_flag("--version",
+                         fmt::format("fabemu {} (ns-3 {})", Version(), Ns3Version()));
+    app.require_subcommand(1);
+    app.footer("Exit codes: 0 ok, 1 run-time failure, 2 bad input, 3 expectations not met.");
+
+    auto* doctor = app.add_subcommand("doctor", "Report what this host can run: simulation, "
+                                                "real endpoints (taps, QEMU, KVM), Soft-RoCE");
+
+    // CLI11 reports a missing subcommand before a stray word: name the word first.
+    if (!args.empty() && !args[0].empty() && args[0][0] != '-')
+    {
+        bool known = false;
+        for (const auto* sub : app.get_subcommands({}))
+        {
+            known = known || sub->check_name(args[0]);
+        }
+        if (!known)
+        {
+            err << "fabemu: unknown subcommand '" << args[0] << "'\n"
+                << "Run 'fabemu --help' for the subcommands.\n";
+            return kExitBadInput;
+        }
+    }
+
+    // CLI11 wants argv order reversed in a vector.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try
+    {
+        app.parse(reversed);
+    }
+    catch (const CLI::CallForHelp&)
+    {
+        out << app.help();
+        return kExitOk;
+    }
+    catch (const CLI::CallForAllHelp&)
+    {
+        out << app.help("", CLI::AppFormatMode::All);
+        return kExitOk;
+    }
+    catch (const CLI::CallForVersion&)
+    {
+        out << app.version() << "\n";
+        return kExitOk;
+    }
+    catch (const CLI::ParseError& e)
+    {
+        err << "fabemu: " << e.what() << "\n"
+            << "Run 'fabemu --help' for the subcommands.\n";
+        return kExitBadInput;
+    }
+
+    if (*doctor)
+    {
+        return Doctor(out);
+    }
+    return kExitOk;
+}
+
+} // namespace fabemu
