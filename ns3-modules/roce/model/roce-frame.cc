@@ -40,12 +40,21 @@ Fail(ParsedFrame f, FrameError e)
 
 /// Parses UDP 4791 onwards; \p l4 is the UDP header, \p end one past the IP payload.
 ParsedFrame
-ParseRoce(ParsedFrame f, const uint8_t* frame, size_t udpOffset, size_t l3End, bool checkIcrc)
+ParseRoce(ParsedFrame f,
+          const uint8_t* frame,
+          size_t avail,
+          size_t udpOffset,
+          size_t l3End,
+          bool checkIcrc)
 {
     f.bthOffset = udpOffset + 8;
     if (l3End < f.bthOffset + BthHeader::kSize + kIcrcSize)
     {
         return Fail(f, FrameError::TruncatedBth);
+    }
+    if (avail < f.bthOffset + BthHeader::kSize)
+    {
+        return Fail(f, FrameError::TruncatedBth); // the caller's prefix is too short
     }
     const uint8_t* bth = frame + f.bthOffset;
     f.opcode = bth[0];
@@ -65,8 +74,11 @@ ParseRoce(ParsedFrame f, const uint8_t* frame, size_t udpOffset, size_t l3End, b
         return Fail(f, FrameError::TruncatedBth);
     }
     f.payloadLength = l3End - f.payloadOffset - pad - kIcrcSize;
-    f.icrc = ReadIcrc(frame + l3End - kIcrcSize);
-    if (checkIcrc)
+    if (avail >= l3End)
+    {
+        f.icrc = ReadIcrc(frame + l3End - kIcrcSize);
+    }
+    if (checkIcrc && avail >= l3End)
     {
         const auto want = ComputeRoceIcrc(frame + f.l3Offset, l3End - kIcrcSize - f.l3Offset);
         if (!want || *want != f.icrc)
@@ -79,11 +91,12 @@ ParseRoce(ParsedFrame f, const uint8_t* frame, size_t udpOffset, size_t l3End, b
 }
 
 ParsedFrame
-ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
+ParseIp(ParsedFrame f, const uint8_t* frame, size_t readable, size_t len, bool checkIcrc)
 {
     const uint8_t* ip = frame + f.l3Offset;
     const size_t avail = len - f.l3Offset;
-    if (avail < 1)
+    const size_t headerRoom = readable - f.l3Offset; // IP and L4 headers must be readable
+    if (avail < 1 || headerRoom < 1)
     {
         return Fail(f, FrameError::TruncatedIp);
     }
@@ -96,7 +109,7 @@ ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
         {
             return Fail(f, FrameError::BadIpHeader);
         }
-        if (avail < 20)
+        if (avail < 20 || headerRoom < 20)
         {
             return Fail(f, FrameError::TruncatedIp);
         }
@@ -105,6 +118,10 @@ ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
         if (ihl < 20 || total < ihl)
         {
             return Fail(f, FrameError::BadIpHeader);
+        }
+        if (headerRoom < ihl)
+        {
+            return Fail(f, FrameError::TruncatedIp);
         }
         if (avail < total)
         {
@@ -124,7 +141,7 @@ ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
         {
             return Fail(f, FrameError::BadIpHeader);
         }
-        if (avail < 40)
+        if (avail < 40 || headerRoom < 40)
         {
             return Fail(f, FrameError::TruncatedIp);
         }
@@ -143,12 +160,13 @@ ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
         l3End = l4Offset + payload;
     }
 
+    f.l4Offset = l4Offset;
     constexpr uint8_t kUdp = 17;
     constexpr uint8_t kTcp = 6;
     if (f.ipProtocol == kUdp || f.ipProtocol == kTcp)
     {
         const size_t need = f.ipProtocol == kUdp ? 8 : 20;
-        if (l3End < l4Offset + need)
+        if (l3End < l4Offset + need || readable < l4Offset + 4)
         {
             return Fail(f, f.ipProtocol == kUdp ? FrameError::TruncatedUdp : FrameError::TruncatedIp);
         }
@@ -156,7 +174,7 @@ ParseIp(ParsedFrame f, const uint8_t* frame, size_t len, bool checkIcrc)
         f.dstPort = Be16(frame + l4Offset + 2);
         if (f.ipProtocol == kUdp && f.dstPort == kRoceV2UdpPort)
         {
-            return ParseRoce(f, frame, l4Offset, l3End, checkIcrc);
+            return ParseRoce(f, frame, readable, l4Offset, l3End, checkIcrc);
         }
     }
     f.kind = FrameKind::Ip;
@@ -167,7 +185,7 @@ ParsedFrame
 ParseMacControl(ParsedFrame f, const uint8_t* frame, size_t len)
 {
     const uint8_t* body = frame + f.l3Offset;
-    if (len - f.l3Offset < kPfcBody || Be16(body) != kPfcOpcode || body[2] != 0)
+    if (len < f.l3Offset + kPfcBody || Be16(body) != kPfcOpcode || body[2] != 0)
     {
         return Fail(f, FrameError::BadMacControl);
     }
@@ -216,16 +234,30 @@ FrameErrorName(FrameError e)
 ParsedFrame
 ParseEthernetFrame(const uint8_t* frame, size_t len, bool checkIcrc)
 {
+    return ParseFrameHeaders(frame, len, len, checkIcrc);
+}
+
+ParsedFrame
+ParseFrameHeaders(const uint8_t* frame, size_t readable, size_t len, bool checkIcrc)
+{
     ParsedFrame f;
+    if (readable > len)
+    {
+        readable = len;
+    }
     if (len < kEthernetHeaderSize)
     {
         return Fail(f, FrameError::Runt);
     }
     f.etherType = Be16(frame + 12);
     f.l3Offset = kEthernetHeaderSize;
+    if (readable < kEthernetHeaderSize)
+    {
+        return Fail(f, FrameError::Runt);
+    }
     if (f.etherType == kEtherTypeVlan)
     {
-        if (len < kEthernetHeaderSize + kVlanTagSize)
+        if (readable < kEthernetHeaderSize + kVlanTagSize)
         {
             return Fail(f, FrameError::TruncatedVlan);
         }
@@ -240,12 +272,12 @@ ParseEthernetFrame(const uint8_t* frame, size_t len, bool checkIcrc)
     {
     case kEtherTypeIpv4:
     case kEtherTypeIpv6:
-        return ParseIp(f, frame, len, checkIcrc);
+        return ParseIp(f, frame, readable, len, checkIcrc);
     case kEtherTypeArp:
         f.kind = FrameKind::Arp;
         return f;
     case kEtherTypeMacControl:
-        return ParseMacControl(f, frame, len);
+        return ParseMacControl(f, frame, readable);
     default:
         return Fail(f, FrameError::UnsupportedEtherType);
     }
@@ -268,8 +300,15 @@ FixIpv4Checksum(uint8_t* ip)
     PutBe16(ip + 10, static_cast<uint16_t>(~sum));
 }
 
-std::vector<uint8_t>
-BuildRoceV2Frame(const RoceFrameSpec& s)
+size_t
+RoceV2HeaderBytes(const RoceFrameSpec& s)
+{
+    return kEthernetHeaderSize + (s.vlan ? kVlanTagSize : 0) + 20 + 8 + BthHeader::kSize +
+           s.extensionHeaders.size();
+}
+
+void
+WriteRoceV2Headers(const RoceFrameSpec& s, uint8_t* out)
 {
     const uint8_t pad = BthPadFor(s.payloadLength);
     const size_t l2 = kEthernetHeaderSize + (s.vlan ? kVlanTagSize : 0);
@@ -277,9 +316,8 @@ BuildRoceV2Frame(const RoceFrameSpec& s)
         BthHeader::kSize + s.extensionHeaders.size() + s.payloadLength + pad + kIcrcSize;
     const size_t udpLen = 8 + transport;
     const size_t ipLen = 20 + udpLen;
-    std::vector<uint8_t> f(l2 + ipLen, 0);
 
-    uint8_t* p = f.data();
+    uint8_t* p = out;
     std::memcpy(p, s.dstMac.data(), 6);
     std::memcpy(p + 6, s.srcMac.data(), 6);
     if (s.vlan)
@@ -327,11 +365,19 @@ BuildRoceV2Frame(const RoceFrameSpec& s)
 
     uint8_t* ext = udp + 8 + BthHeader::kSize;
     std::memcpy(ext, s.extensionHeaders.data(), s.extensionHeaders.size());
-    uint8_t* payload = ext + s.extensionHeaders.size();
-    std::memset(payload, s.payloadFill, s.payloadLength);
+}
 
-    uint8_t* icrcAt = payload + s.payloadLength + pad;
-    const auto icrc = ComputeRoceIcrc(ip, static_cast<size_t>(icrcAt - ip));
+std::vector<uint8_t>
+BuildRoceV2Frame(const RoceFrameSpec& s)
+{
+    const size_t headers = RoceV2HeaderBytes(s);
+    const uint8_t pad = BthPadFor(s.payloadLength);
+    std::vector<uint8_t> f(headers + s.payloadLength + pad + kIcrcSize, 0);
+    WriteRoceV2Headers(s, f.data());
+    std::memset(f.data() + headers, s.payloadFill, s.payloadLength);
+    const size_t l3 = headers - (20 + 8 + BthHeader::kSize + s.extensionHeaders.size());
+    uint8_t* icrcAt = f.data() + headers + s.payloadLength + pad;
+    const auto icrc = ComputeRoceIcrc(f.data() + l3, static_cast<size_t>(icrcAt - f.data() - l3));
     WriteIcrc(icrcAt, *icrc);
     return f;
 }

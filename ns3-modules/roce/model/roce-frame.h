@@ -65,6 +65,7 @@ struct ParsedFrame
     uint16_t etherType{0};
     uint8_t ipVersion{0};
     size_t l3Offset{0};
+    size_t l4Offset{0}; ///< first byte after the IP header (IPv4 options included)
     uint8_t dscp{0};
     uint8_t ecn{0};   ///< 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
     uint8_t ipProtocol{0};
@@ -93,6 +94,21 @@ struct ParsedFrame
  */
 ParsedFrame ParseEthernetFrame(const uint8_t* frame, size_t len, bool checkIcrc = true);
 
+/**
+ * \brief Parses the headers of a frame of \p len bytes of which only the first
+ * \p readable are at hand (the switch's fast path: it copies a prefix, never
+ * the payload). Lengths are checked against \p len; the ICRC is read and
+ * checked only when the whole frame is readable.
+ */
+ParsedFrame ParseFrameHeaders(const uint8_t* frame,
+                              size_t readable,
+                              size_t len,
+                              bool checkIcrc = false);
+
+/// Bytes of a frame's prefix that hold every header ParseFrameHeaders reads
+/// (Ethernet, VLAN, IPv4 with options or IPv6, UDP, BTH).
+constexpr size_t kFrameHeaderPrefix = 18 + 60 + 8 + 12;
+
 /// Everything needed to write one RoCEv2 packet.
 struct RoceFrameSpec
 {
@@ -116,6 +132,12 @@ struct RoceFrameSpec
     uint32_t payloadLength{0};
     uint8_t payloadFill{0};
 };
+
+/// Bytes of Ethernet, VLAN, IPv4, UDP, BTH and extension headers in a frame of \p spec.
+size_t RoceV2HeaderBytes(const RoceFrameSpec& spec);
+
+/// Writes those headers (lengths already counting payload, pad and ICRC) at \p out.
+void WriteRoceV2Headers(const RoceFrameSpec& spec, uint8_t* out);
 
 /// Writes a RoCEv2-over-IPv4 frame with a valid IP checksum, UDP checksum 0
 /// (as rxe sends) and the ICRC.

@@ -1,5 +1,6 @@
 #include "roce-icrc.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <zlib.h>
@@ -16,8 +17,12 @@ constexpr size_t kBthSize = 12;
 constexpr size_t kBthEcnByte = 4; // FECN, BECN and six reserved bits
 } // namespace
 
-std::optional<uint32_t>
-ComputeRoceIcrc(const uint8_t* l3, size_t len)
+namespace
+{
+
+/// CRC over the masked LRH and masked IP/UDP/BTH; returns it and the bytes consumed.
+std::optional<std::pair<uLong, size_t>>
+IcrcOverMaskedHeaders(const uint8_t* l3, size_t len)
 {
     if (len < 1)
     {
@@ -74,7 +79,41 @@ ComputeRoceIcrc(const uint8_t* l3, size_t len)
     uLong crc = crc32(0L, Z_NULL, 0);
     crc = crc32(crc, kMaskedLrh.data(), kMaskedLrh.size());
     crc = crc32(crc, hdr.data(), static_cast<uInt>(maskedLen));
-    crc = crc32(crc, l3 + maskedLen, static_cast<uInt>(len - maskedLen));
+    return std::make_pair(crc, maskedLen);
+}
+
+} // namespace
+
+std::optional<uint32_t>
+ComputeRoceIcrc(const uint8_t* l3, size_t len)
+{
+    const auto start = IcrcOverMaskedHeaders(l3, len);
+    if (!start)
+    {
+        return std::nullopt;
+    }
+    const auto [crc, maskedLen] = *start;
+    return static_cast<uint32_t>(
+        crc32(crc, l3 + maskedLen, static_cast<uInt>(len - maskedLen)));
+}
+
+std::optional<uint32_t>
+ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros)
+{
+    const auto start = IcrcOverMaskedHeaders(l3, headerLen);
+    if (!start)
+    {
+        return std::nullopt;
+    }
+    auto [crc, maskedLen] = *start;
+    crc = crc32(crc, l3 + maskedLen, static_cast<uInt>(headerLen - maskedLen));
+    static const std::array<uint8_t, 4096> kZeros{};
+    while (zeros > 0)
+    {
+        const size_t n = std::min(zeros, kZeros.size());
+        crc = crc32(crc, kZeros.data(), static_cast<uInt>(n));
+        zeros -= n;
+    }
     return static_cast<uint32_t>(crc);
 }
 

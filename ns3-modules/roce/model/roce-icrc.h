@@ -28,6 +28,10 @@ namespace ns3
  */
 std::optional<uint32_t> ComputeRoceIcrc(const uint8_t* l3, size_t len);
 
+/// The ICRC of \p headerLen bytes of headers at \p l3 followed by \p zeros zero
+/// bytes (payload and pad): simulated hosts send zero payloads they never allocate.
+std::optional<uint32_t> ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros);
+
 /// Reads the 4-byte little-endian ICRC stored at \p p.
 uint32_t ReadIcrc(const uint8_t* p);
 

@@ -1,0 +1,73 @@
+#include "roce-channel.h"
+
+#include "roce-net-device.h"
+
+#include "ns3/abort.h"
+#include "ns3/node.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(RoceChannel);
+
+TypeId
+RoceChannel::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RoceChannel")
+            .SetParent<Channel>()
+            .SetGroupName("Roce")
+            .AddConstructor<RoceChannel>()
+            .AddAttribute("Delay",
+                          "Propagation delay of the cable, each direction",
+                          TimeValue(MicroSeconds(1)),
+                          MakeTimeAccessor(&RoceChannel::m_delay),
+                          MakeTimeChecker(Time(0)));
+    return tid;
+}
+
+RoceChannel::RoceChannel() = default;
+
+void
+RoceChannel::Attach(Ptr<RoceNetDevice> device)
+{
+    NS_ABORT_MSG_IF(m_attached == 2, "a RoceChannel has two ends; both are taken");
+    m_ends[m_attached++] = device;
+}
+
+void
+RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const
+{
+    Ptr<RoceNetDevice> dst = GetPeer(src);
+    NS_ABORT_MSG_IF(!dst, "RoceChannel: transmit on a cable with one end free");
+    Simulator::ScheduleWithContext(dst->GetNode()->GetId(),
+                                   txTime + m_delay,
+                                   &RoceNetDevice::Receive,
+                                   dst,
+                                   p);
+}
+
+std::size_t
+RoceChannel::GetNDevices() const
+{
+    return m_attached;
+}
+
+Ptr<NetDevice>
+RoceChannel::GetDevice(std::size_t i) const
+{
+    return i < m_attached ? m_ends[i] : nullptr;
+}
+
+Ptr<RoceNetDevice>
+RoceChannel::GetPeer(Ptr<const RoceNetDevice> device) const
+{
+    if (m_attached < 2)
+    {
+        return nullptr;
+    }
+    return m_ends[0] == device ? m_ends[1] : m_ends[0];
+}
+
+} // namespace ns3

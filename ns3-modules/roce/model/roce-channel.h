@@ -1,0 +1,47 @@
+/*
+ * A full-duplex point-to-point Ethernet cable between two RoceNetDevices.
+ */
+#ifndef FABEMU_ROCE_CHANNEL_H
+#define FABEMU_ROCE_CHANNEL_H
+
+#include "ns3/channel.h"
+#include "ns3/nstime.h"
+#include "ns3/packet.h"
+
+#include <array>
+
+namespace ns3
+{
+
+class RoceNetDevice;
+
+class RoceChannel : public Channel
+{
+  public:
+    static TypeId GetTypeId();
+    RoceChannel();
+
+    /// Connects \p device to one end of the cable (two ends).
+    void Attach(Ptr<RoceNetDevice> device);
+
+    /**
+     * \brief Carries \p p from \p src to the other end; it arrives whole when its
+     * last bit does: \p txTime plus the propagation delay from now.
+     */
+    void Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const;
+
+    Time GetDelay() const { return m_delay; }
+    std::size_t GetNDevices() const override;
+    Ptr<NetDevice> GetDevice(std::size_t i) const override;
+    /// The device at the other end from \p device.
+    Ptr<RoceNetDevice> GetPeer(Ptr<const RoceNetDevice> device) const;
+
+  private:
+    Time m_delay;
+    std::array<Ptr<RoceNetDevice>, 2> m_ends;
+    std::size_t m_attached{0};
+};
+
+} // namespace ns3
+
+#endif

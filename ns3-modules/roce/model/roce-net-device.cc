@@ -1,0 +1,404 @@
+#include "roce-net-device.h"
+
+#include "pfc-header.h"
+#include "roce-channel.h"
+#include "roce-packet.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/enum.h"
+#include "ns3/ethernet-header.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RoceNetDevice");
+NS_OBJECT_ENSURE_REGISTERED(RoceNetDevice);
+
+namespace
+{
+constexpr uint32_t kMinFrameNoFcs = 60;
+constexpr uint32_t kFcs = 4;
+constexpr uint32_t kPreambleSfd = 8;
+constexpr uint32_t kInterFrameGap = 12;
+} // namespace
+
+TypeId
+RoceNetDevice::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RoceNetDevice")
+            .SetParent<NetDevice>()
+            .SetGroupName("Roce")
+            .AddConstructor<RoceNetDevice>()
+            .AddAttribute("DataRate",
+                          "Line rate of the port",
+                          DataRateValue(DataRate("100Gbps")),
+                          MakeDataRateAccessor(&RoceNetDevice::m_rate),
+                          MakeDataRateChecker())
+            .AddAttribute("Mtu",
+                          "IP MTU of the port, bytes",
+                          UintegerValue(9000),
+                          MakeUintegerAccessor(&RoceNetDevice::SetMtu, &RoceNetDevice::GetMtu),
+                          MakeUintegerChecker<uint16_t>(68, 9216))
+            .AddAttribute("PfcEnabled",
+                          "Honour received 802.1Qbb pause frames",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RoceNetDevice::m_pfcEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("Scheduler",
+                          "How the transmitter chooses among priorities",
+                          EnumValue(Scheduler::StrictPriority),
+                          MakeEnumAccessor(&RoceNetDevice::m_scheduler),
+                          MakeEnumChecker(Scheduler::StrictPriority,
+                                          "StrictPriority",
+                                          Scheduler::Dwrr,
+                                          "Dwrr"))
+            .AddAttribute("DwrrQuantum",
+                          "Bytes a priority of weight 1 may send per DWRR round",
+                          UintegerValue(9000),
+                          MakeUintegerAccessor(&RoceNetDevice::m_dwrrQuantum),
+                          MakeUintegerChecker<uint32_t>(64))
+            .AddTraceSource("PfcPauseReceived",
+                            "A PFC frame paused (quanta > 0) or resumed (0) a priority",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_pfcRxTrace),
+                            "ns3::RoceNetDevice::PfcTracedCallback")
+            .AddTraceSource("PfcPauseSent",
+                            "This port sent a PFC frame for a priority (quanta 0: resume)",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_pfcTxTrace),
+                            "ns3::RoceNetDevice::PfcTracedCallback")
+            .AddTraceSource("Sniffer",
+                            "Every frame sent or received, PFC included (for pcap)",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_snifferTrace),
+                            "ns3::Packet::TracedCallback")
+            .AddTraceSource("MacTx",
+                            "A data frame leaves its priority queue for the wire",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_macTxTrace),
+                            "ns3::RoceNetDevice::FramePriorityTracedCallback")
+            .AddTraceSource("MacRx",
+                            "A data frame arrived",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_macRxTrace),
+                            "ns3::Packet::TracedCallback");
+    return tid;
+}
+
+RoceNetDevice::RoceNetDevice()
+{
+    NS_LOG_FUNCTION(this);
+}
+
+void
+RoceNetDevice::DoDispose()
+{
+    m_resumeEvent.Cancel();
+    m_channel = nullptr;
+    m_node = nullptr;
+    for (auto& q : m_queues)
+    {
+        q.clear();
+    }
+    m_control.clear();
+    m_frameCallback = FrameCallback();
+    m_dequeueCallback = DequeueCallback();
+    NetDevice::DoDispose();
+}
+
+uint32_t
+RoceNetDevice::WireBytes(uint32_t frameBytes)
+{
+    return std::max(frameBytes, kMinFrameNoFcs) + kFcs + kPreambleSfd + kInterFrameGap;
+}
+
+Time
+RoceNetDevice::WireTime(uint32_t frameBytes) const
+{
+    return m_rate.CalculateBytesTxTime(WireBytes(frameBytes));
+}
+
+void
+RoceNetDevice::SetDwrrWeight(uint8_t priority, uint32_t weight)
+{
+    NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
+    NS_ABORT_MSG_IF(weight == 0, "a DWRR weight must be at least 1");
+    m_weight[priority] = weight;
+}
+
+void
+RoceNetDevice::Attach(Ptr<RoceChannel> channel)
+{
+    m_channel = channel;
+    channel->Attach(this);
+}
+
+void
+RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority)
+{
+    NS_LOG_FUNCTION(this << frame << +priority);
+    NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
+    m_queues[priority].push_back(frame);
+    m_queueBytes[priority] += frame->GetSize();
+    TryTransmit();
+}
+
+void
+RoceNetDevice::SendPause(uint8_t priority, uint16_t quanta)
+{
+    NS_LOG_FUNCTION(this << +priority << quanta);
+    PfcHeader pfc;
+    pfc.SetPause(priority, quanta);
+    Ptr<Packet> p = Create<Packet>();
+    p->AddHeader(pfc);
+    EthernetHeader eth(false);
+    eth.SetDestination(PfcHeader::DestinationAddress());
+    eth.SetSource(m_address);
+    eth.SetLengthType(kEtherTypeMacControl);
+    p->AddHeader(eth);
+    m_control.push_back(p);
+    m_pfcTxTrace(priority, quanta);
+    TryTransmit();
+}
+
+bool
+RoceNetDevice::IsPaused(uint8_t priority) const
+{
+    return m_pausedUntil[priority] > Simulator::Now();
+}
+
+uint8_t
+RoceNetDevice::PickPriority()
+{
+    if (m_scheduler == Scheduler::StrictPriority)
+    {
+        for (int p = kPriorities - 1; p >= 0; --p)
+        {
+            if (!m_queues[p].empty() && !IsPaused(p))
+            {
+                return static_cast<uint8_t>(p);
+            }
+        }
+        return kPriorities;
+    }
+    // DWRR: each eligible priority in turn gets weight x quantum bytes of credit
+    // once per turn and sends while its head frame fits; then the next one's turn.
+    for (int visits = 0; visits < 2 * kPriorities + 1; ++visits)
+    {
+        const uint8_t p = m_rrNext;
+        if (m_queues[p].empty() || IsPaused(p))
+        {
+            if (m_queues[p].empty())
+            {
+                m_deficit[p] = 0;
+            }
+            NextTurn();
+            continue;
+        }
+        if (!m_turnStarted)
+        {
+            m_deficit[p] += static_cast<int64_t>(m_weight[p]) * m_dwrrQuantum;
+            m_turnStarted = true;
+        }
+        const int64_t head = m_queues[p].front()->GetSize();
+        if (m_deficit[p] >= head)
+        {
+            m_deficit[p] -= head;
+            return p;
+        }
+        NextTurn();
+    }
+    return kPriorities;
+}
+
+void
+RoceNetDevice::NextTurn()
+{
+    m_rrNext = (m_rrNext + 1) % kPriorities;
+    m_turnStarted = false;
+}
+
+void
+RoceNetDevice::TryTransmit()
+{
+    if (m_busy || !m_channel)
+    {
+        return;
+    }
+    if (!m_control.empty())
+    {
+        Ptr<Packet> p = m_control.front();
+        m_control.pop_front();
+        StartTransmission(p);
+        return;
+    }
+    const uint8_t prio = PickPriority();
+    if (prio == kPriorities)
+    {
+        ScheduleResume();
+        return;
+    }
+    Ptr<Packet> p = m_queues[prio].front();
+    m_queues[prio].pop_front();
+    m_queueBytes[prio] -= p->GetSize();
+    m_macTxTrace(p, prio);
+    if (!m_dequeueCallback.IsNull())
+    {
+        m_dequeueCallback(this, p, prio);
+    }
+    StartTransmission(p);
+}
+
+void
+RoceNetDevice::ScheduleResume()
+{
+    // Frames wait behind a pause: wake when the earliest such pause expires.
+    Time earliest = Time::Max();
+    for (uint8_t p = 0; p < kPriorities; ++p)
+    {
+        if (!m_queues[p].empty() && IsPaused(p))
+        {
+            earliest = std::min(earliest, m_pausedUntil[p]);
+        }
+    }
+    if (earliest == Time::Max())
+    {
+        return;
+    }
+    m_resumeEvent.Cancel();
+    m_resumeEvent =
+        Simulator::Schedule(earliest - Simulator::Now(), &RoceNetDevice::TryTransmit, this);
+}
+
+void
+RoceNetDevice::StartTransmission(Ptr<Packet> frame)
+{
+    m_busy = true;
+    const Time tx = WireTime(frame->GetSize());
+    m_snifferTrace(frame);
+    m_channel->Transmit(frame, this, tx);
+    Simulator::Schedule(tx, &RoceNetDevice::TransmitComplete, this);
+}
+
+void
+RoceNetDevice::TransmitComplete()
+{
+    m_busy = false;
+    TryTransmit();
+}
+
+void
+RoceNetDevice::Receive(Ptr<Packet> frame)
+{
+    NS_LOG_FUNCTION(this << frame);
+    m_snifferTrace(frame);
+    const ParsedFrame f = PeekFrame(frame);
+    if (f.kind == FrameKind::Pfc)
+    {
+        HandlePfc(f);
+        return;
+    }
+    m_macRxTrace(frame);
+    if (!m_frameCallback.IsNull())
+    {
+        m_frameCallback(this, frame, f);
+        return;
+    }
+    if (!m_rxCallback.IsNull() && f.kind != FrameKind::Malformed)
+    {
+        EthernetHeader eth(false);
+        Ptr<Packet> copy = frame->Copy();
+        copy->RemoveHeader(eth);
+        m_rxCallback(this, copy, eth.GetLengthType(), eth.GetSource());
+    }
+}
+
+void
+RoceNetDevice::HandlePfc(const ParsedFrame& f)
+{
+    if (!m_pfcEnabled)
+    {
+        return;
+    }
+    for (uint8_t p = 0; p < kPriorities; ++p)
+    {
+        if (!((f.pfcClassEnable >> p) & 1))
+        {
+            continue;
+        }
+        const uint16_t quanta = f.pfcQuanta[p];
+        m_pausedUntil[p] = Simulator::Now() + PfcHeader::QuantaToTime(quanta, m_rate);
+        m_pfcRxTrace(p, quanta);
+    }
+    TryTransmit();
+}
+
+Ptr<Channel>
+RoceNetDevice::GetChannel() const
+{
+    return m_channel;
+}
+
+void
+RoceNetDevice::SetAddress(Address address)
+{
+    m_address = Mac48Address::ConvertFrom(address);
+}
+
+bool
+RoceNetDevice::SetMtu(const uint16_t mtu)
+{
+    m_mtu = mtu;
+    return true;
+}
+
+bool
+RoceNetDevice::IsLinkUp() const
+{
+    return m_channel && m_channel->GetNDevices() == 2;
+}
+
+void
+RoceNetDevice::AddLinkChangeCallback(Callback<void> /*callback*/)
+{
+    // Links in this model never change state.
+}
+
+Address
+RoceNetDevice::GetMulticast(Ipv4Address group) const
+{
+    return Mac48Address::GetMulticast(group);
+}
+
+Address
+RoceNetDevice::GetMulticast(Ipv6Address addr) const
+{
+    return Mac48Address::GetMulticast(addr);
+}
+
+bool
+RoceNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber)
+{
+    return SendFrom(packet, m_address, dest, protocolNumber);
+}
+
+bool
+RoceNetDevice::SendFrom(Ptr<Packet> packet,
+                        const Address& source,
+                        const Address& dest,
+                        uint16_t protocolNumber)
+{
+    if (packet->GetSize() > m_mtu)
+    {
+        return false;
+    }
+    EthernetHeader eth(false);
+    eth.SetSource(Mac48Address::ConvertFrom(source));
+    eth.SetDestination(Mac48Address::ConvertFrom(dest));
+    eth.SetLengthType(protocolNumber);
+    packet->AddHeader(eth);
+    Enqueue(packet, 0);
+    return true;
+}
+
+} // namespace ns3

@@ -1,0 +1,156 @@
+/*
+ * A lossless-Ethernet port: eight priority queues, strict priority or DWRR
+ * between them, and 802.1Qbb PFC. Used by host NICs and switch ports alike.
+ *
+ * The device does not drop: whoever enqueues (the switch's MMU, the host's
+ * transport) decides admission. It honours received pause frames per
+ * priority (a pause expires after its quanta unless refreshed; quanta 0
+ * resumes) and sends pause frames ahead of all data when asked.
+ */
+#ifndef FABEMU_ROCE_NET_DEVICE_H
+#define FABEMU_ROCE_NET_DEVICE_H
+
+#include "roce-frame.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/event-id.h"
+#include "ns3/mac48-address.h"
+#include "ns3/net-device.h"
+#include "ns3/node.h"
+#include "ns3/traced-callback.h"
+
+#include <array>
+#include <deque>
+
+namespace ns3
+{
+
+class RoceChannel;
+
+class RoceNetDevice : public NetDevice
+{
+  public:
+    static constexpr uint8_t kPriorities = 8;
+
+    /// How the transmitter chooses among priorities that have frames and are not paused.
+    enum Scheduler
+    {
+        StrictPriority, ///< highest priority first
+        Dwrr,           ///< deficit weighted round robin, weights per priority
+    };
+
+    /// Called for every received frame that is not PFC (PFC is handled here).
+    using FrameCallback = Callback<void, Ptr<RoceNetDevice>, Ptr<Packet>, const ParsedFrame&>;
+    /// Called when a queued data frame leaves its queue for the wire.
+    using DequeueCallback = Callback<void, Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t>;
+
+    static TypeId GetTypeId();
+    RoceNetDevice();
+
+    /// Queues a frame on a priority queue; starts sending if the wire is idle.
+    void Enqueue(Ptr<Packet> frame, uint8_t priority);
+    /// Sends a PFC frame for one priority ahead of all data (\p quanta 0 resumes).
+    void SendPause(uint8_t priority, uint16_t quanta);
+    bool IsPaused(uint8_t priority) const;
+    uint64_t GetQueueBytes(uint8_t priority) const { return m_queueBytes[priority]; }
+    uint32_t GetQueueFrames(uint8_t priority) const
+    {
+        return static_cast<uint32_t>(m_queues[priority].size());
+    }
+    bool IsBusy() const { return m_busy; }
+    DataRate GetDataRate() const { return m_rate; }
+    void SetDataRate(DataRate rate) { m_rate = rate; }
+    void SetScheduler(Scheduler s) { m_scheduler = s; }
+    void SetDwrrWeight(uint8_t priority, uint32_t weight);
+
+    /// Bytes a frame of \p frameBytes (no FCS) takes on the wire: min-size padding,
+    /// FCS, preamble + SFD and inter-frame gap included.
+    static uint32_t WireBytes(uint32_t frameBytes);
+    Time WireTime(uint32_t frameBytes) const;
+
+    void SetFrameCallback(FrameCallback cb) { m_frameCallback = cb; }
+    void SetDequeueCallback(DequeueCallback cb) { m_dequeueCallback = cb; }
+
+    /// Cable end: called by RoceChannel when a frame has fully arrived.
+    void Receive(Ptr<Packet> frame);
+    void Attach(Ptr<RoceChannel> channel);
+
+    // NetDevice
+    void SetIfIndex(const uint32_t index) override { m_ifIndex = index; }
+    uint32_t GetIfIndex() const override { return m_ifIndex; }
+    Ptr<Channel> GetChannel() const override;
+    void SetAddress(Address address) override;
+    Address GetAddress() const override { return m_address; }
+    bool SetMtu(const uint16_t mtu) override;
+    uint16_t GetMtu() const override { return m_mtu; }
+    bool IsLinkUp() const override;
+    void AddLinkChangeCallback(Callback<void> callback) override;
+    bool IsBroadcast() const override { return true; }
+    Address GetBroadcast() const override { return Mac48Address::GetBroadcast(); }
+    bool IsMulticast() const override { return true; }
+    Address GetMulticast(Ipv4Address group) const override;
+    Address GetMulticast(Ipv6Address addr) const override;
+    bool IsBridge() const override { return false; }
+    bool IsPointToPoint() const override { return false; }
+    bool Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber) override;
+    bool SendFrom(Ptr<Packet> packet,
+                  const Address& source,
+                  const Address& dest,
+                  uint16_t protocolNumber) override;
+    Ptr<Node> GetNode() const override { return m_node; }
+    void SetNode(Ptr<Node> node) override { m_node = node; }
+    bool NeedsArp() const override { return false; }
+    void SetReceiveCallback(NetDevice::ReceiveCallback cb) override { m_rxCallback = cb; }
+    void SetPromiscReceiveCallback(PromiscReceiveCallback cb) override { m_promiscCallback = cb; }
+    bool SupportsSendFrom() const override { return true; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void TryTransmit();
+    void StartTransmission(Ptr<Packet> frame);
+    void TransmitComplete();
+    void HandlePfc(const ParsedFrame& f);
+    /// The next priority to serve, or kPriorities when none may send now.
+    uint8_t PickPriority();
+    void ScheduleResume();
+    void NextTurn();
+
+    Ptr<RoceChannel> m_channel;
+    Ptr<Node> m_node;
+    Mac48Address m_address;
+    uint32_t m_ifIndex{0};
+    uint16_t m_mtu{9000};
+    DataRate m_rate;
+    bool m_pfcEnabled{true};
+    Scheduler m_scheduler{Scheduler::StrictPriority};
+    uint32_t m_dwrrQuantum{9000};
+
+    std::array<std::deque<Ptr<Packet>>, kPriorities> m_queues;
+    std::array<uint64_t, kPriorities> m_queueBytes{};
+    std::deque<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
+    std::array<Time, kPriorities> m_pausedUntil{};
+    EventId m_resumeEvent;
+    bool m_busy{false};
+
+    std::array<int64_t, kPriorities> m_deficit{};
+    std::array<uint32_t, kPriorities> m_weight{1, 1, 1, 1, 1, 1, 1, 1};
+    uint8_t m_rrNext{0};
+    bool m_turnStarted{false};
+
+    FrameCallback m_frameCallback;
+    DequeueCallback m_dequeueCallback;
+    NetDevice::ReceiveCallback m_rxCallback;
+    PromiscReceiveCallback m_promiscCallback;
+
+    TracedCallback<uint8_t, uint16_t> m_pfcRxTrace;
+    TracedCallback<uint8_t, uint16_t> m_pfcTxTrace;
+    TracedCallback<Ptr<const Packet>> m_snifferTrace;
+    TracedCallback<Ptr<const Packet>, uint8_t> m_macTxTrace;
+    TracedCallback<Ptr<const Packet>> m_macRxTrace;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,125 @@
+#include "roce-packet.h"
+
+#include "bth-header.h"
+#include "roce-icrc.h"
+
+#include "ns3/abort.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(ByteHeader);
+
+ByteHeader::ByteHeader(const uint8_t* bytes, size_t n)
+    : m_size(n)
+{
+    NS_ABORT_MSG_IF(n > kMax, "ByteHeader of " << n << " bytes exceeds " << kMax);
+    std::memcpy(m_bytes.data(), bytes, n);
+}
+
+ByteHeader::ByteHeader(size_t n)
+    : m_size(n)
+{
+    NS_ABORT_MSG_IF(n > kMax, "ByteHeader of " << n << " bytes exceeds " << kMax);
+}
+
+TypeId
+ByteHeader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ByteHeader")
+                            .SetParent<Header>()
+                            .SetGroupName("Roce")
+                            .AddConstructor<ByteHeader>();
+    return tid;
+}
+
+TypeId
+ByteHeader::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+void
+ByteHeader::Serialize(Buffer::Iterator start) const
+{
+    start.Write(m_bytes.data(), static_cast<uint32_t>(m_size));
+}
+
+uint32_t
+ByteHeader::Deserialize(Buffer::Iterator start)
+{
+    start.Read(m_bytes.data(), static_cast<uint32_t>(m_size));
+    return static_cast<uint32_t>(m_size);
+}
+
+void
+ByteHeader::Print(std::ostream& os) const
+{
+    os << m_size << " header bytes";
+}
+
+ParsedFrame
+PeekFrame(Ptr<const Packet> p)
+{
+    std::array<uint8_t, kFrameHeaderPrefix> prefix;
+    const uint32_t size = p->GetSize();
+    const uint32_t n = p->CopyData(prefix.data(), std::min<uint32_t>(size, prefix.size()));
+    return ParseFrameHeaders(prefix.data(), n, size, false);
+}
+
+bool
+MarkCongestionExperienced(Ptr<Packet> p, const ParsedFrame& f)
+{
+    if (f.ecn == 0 || (f.ipVersion != 4 && f.ipVersion != 6))
+    {
+        return false;
+    }
+    if (f.ecn == 3)
+    {
+        return true;
+    }
+    const size_t n = f.ipVersion == 4 ? f.l4Offset : f.l3Offset + 2;
+    ByteHeader head(n);
+    p->RemoveHeader(head);
+    uint8_t* ip = head.Data() + f.l3Offset;
+    if (f.ipVersion == 4)
+    {
+        ip[1] |= 0x03;
+        FixIpv4Checksum(ip);
+    }
+    else
+    {
+        ip[1] |= 0x30; // ECN: the low two bits of the traffic class
+    }
+    p->AddHeader(head);
+    return true;
+}
+
+Ptr<Packet>
+MakeRoceV2Packet(const RoceFrameSpec& spec, bool computeIcrc)
+{
+    const size_t headers = RoceV2HeaderBytes(spec);
+    NS_ABORT_MSG_IF(headers > ByteHeader::kMax, "RoCEv2 headers of " << headers << " bytes");
+    NS_ABORT_MSG_IF(spec.payloadFill != 0, "simulated payloads are zero bytes");
+    ByteHeader head(headers);
+    WriteRoceV2Headers(spec, head.Data());
+    const uint8_t pad = BthPadFor(spec.payloadLength);
+
+    Ptr<Packet> p = Create<Packet>(spec.payloadLength + pad);
+    p->AddHeader(head);
+    uint8_t icrc[kIcrcSize] = {0, 0, 0, 0};
+    if (computeIcrc)
+    {
+        const size_t l3 = kEthernetHeaderSize + (spec.vlan ? kVlanTagSize : 0);
+        WriteIcrc(icrc,
+                  *ComputeRoceIcrcWithZeros(head.Data() + l3, headers - l3,
+                                            spec.payloadLength + pad));
+    }
+    p->AddAtEnd(Create<Packet>(icrc, kIcrcSize));
+    return p;
+}
+
+} // namespace ns3

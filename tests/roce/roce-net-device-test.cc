@@ -1,0 +1,215 @@
+#include "pfc-header.h"
+#include "roce-channel.h"
+#include "roce-net-device.h"
+#include "roce-packet.h"
+
+#include "ns3/boolean.h"
+#include "ns3/simulator.h"
+
+#include <doctest/doctest.h>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Two nodes joined by one cable; a records what it dequeues, b what arrives.
+struct Link
+{
+    Ptr<RoceNetDevice> a = CreateObject<RoceNetDevice>();
+    Ptr<RoceNetDevice> b = CreateObject<RoceNetDevice>();
+    Ptr<RoceChannel> cable = CreateObject<RoceChannel>();
+    std::vector<std::pair<Time, uint8_t>> txAtA; // (start of transmission, priority)
+    std::vector<Time> arrivalsAtB;
+    std::vector<Time> pausesAtA;
+
+    explicit Link(DataRate rate = DataRate("100Gbps"), Time delay = MicroSeconds(1))
+    {
+        for (auto dev : {a, b})
+        {
+            dev->SetNode(CreateObject<Node>());
+            dev->SetAddress(Mac48Address::Allocate());
+            dev->SetDataRate(rate);
+        }
+        cable->SetAttribute("Delay", TimeValue(delay));
+        a->Attach(cable);
+        b->Attach(cable);
+        a->TraceConnectWithoutContext(
+            "MacTx",
+            MakeCallback(&Link::OnTx, this));
+        a->TraceConnectWithoutContext("PfcPauseReceived", MakeCallback(&Link::OnPause, this));
+        b->SetFrameCallback(MakeCallback(&Link::OnArrival, this));
+    }
+    ~Link()
+    {
+        Simulator::Destroy();
+    }
+
+    void OnTx(Ptr<const Packet>, uint8_t prio) { txAtA.emplace_back(Simulator::Now(), prio); }
+    void OnPause(uint8_t, uint16_t) { pausesAtA.push_back(Simulator::Now()); }
+    void OnArrival(Ptr<RoceNetDevice>, Ptr<Packet>, const ParsedFrame&)
+    {
+        arrivalsAtB.push_back(Simulator::Now());
+    }
+
+    static Ptr<Packet> Frame(uint32_t payload, uint8_t pcp)
+    {
+        RoceFrameSpec spec;
+        spec.pcp = pcp;
+        spec.opcode = 0x0a; // RC WRITE Only; the RETH content does not matter here
+        spec.extensionHeaders.assign(16, 0);
+        spec.payloadLength = payload;
+        return MakeRoceV2Packet(spec, false);
+    }
+
+    void Backlog(uint8_t prio, int n, uint32_t payload = 1000)
+    {
+        for (int i = 0; i < n; ++i)
+        {
+            a->Enqueue(Frame(payload, prio), prio);
+        }
+    }
+};
+
+} // namespace
+
+TEST_CASE("a frame arrives one wire time plus the propagation delay after it is sent")
+{
+    Link link(DataRate("10Gbps"), MicroSeconds(2));
+    Ptr<Packet> f = Link::Frame(1000, 0);
+    const uint32_t size = f->GetSize();
+    link.a->Enqueue(f, 0);
+    Simulator::Run();
+    REQUIRE(link.arrivalsAtB.size() == 1);
+    // frame + FCS 4 + preamble/SFD 8 + IFG 12, at 10 Gb/s = 0.8 ns per byte
+    const Time want = NanoSeconds(2000) + PicoSeconds(800 * (size + 24));
+    CHECK(link.arrivalsAtB[0] == want);
+}
+
+TEST_CASE("a backlog leaves at line rate, framing overhead included")
+{
+    Link link;
+    link.Backlog(0, 200);
+    Simulator::Run();
+    REQUIRE(link.txAtA.size() == 200);
+    const uint32_t size = Link::Frame(1000, 0)->GetSize();
+    const Time span = link.txAtA.back().first - link.txAtA.front().first;
+    CHECK(span == link.a->WireTime(size) * 199);
+}
+
+TEST_CASE("a pause of q quanta stops that priority for q*512/r, and only that priority")
+{
+    // Strict priority, so the paused (higher) priority is served the moment its
+    // pause ends: the gap measures the pause, not the scheduler.
+    Link link;
+    link.Backlog(3, 3000);
+    link.Backlog(5, 3000);
+    const uint16_t quanta = 2000; // 2000 * 5.12 ns = 10.24 us at 100 Gb/s
+    const Time pause = PfcHeader::QuantaToTime(quanta, DataRate("100Gbps"));
+    CHECK(pause == NanoSeconds(10240));
+    Simulator::Schedule(MicroSeconds(20), &RoceNetDevice::SendPause, link.b, 5, quanta);
+    Simulator::Run();
+
+    REQUIRE(link.pausesAtA.size() == 1);
+    const Time tp = link.pausesAtA[0];
+    const Time frameTime = link.a->WireTime(Link::Frame(1000, 5)->GetSize());
+    Time lastBefore;
+    Time firstAfter = Time::Max();
+    int prio3During = 0;
+    for (const auto& [t, prio] : link.txAtA)
+    {
+        if (prio == 5 && t <= tp)
+        {
+            lastBefore = t;
+        }
+        if (prio == 5 && t > tp)
+        {
+            firstAfter = std::min(firstAfter, t);
+        }
+        if (prio == 3 && t > tp && t < tp + pause)
+        {
+            ++prio3During;
+        }
+    }
+    // Priority 5 was flowing when the pause arrived ...
+    CHECK(tp - lastBefore <= frameTime);
+    // ... stops for the pause time, and resumes within one frame time of its end.
+    CHECK(firstAfter >= tp + pause);
+    CHECK(firstAfter <= tp + pause + frameTime);
+    // Priority 3 takes the whole link meanwhile.
+    const int lineRateFrames = static_cast<int>(pause.GetPicoSeconds() / frameTime.GetPicoSeconds());
+    CHECK(prio3During >= lineRateFrames - 1);
+}
+
+TEST_CASE("DWRR shares the link by weight between backlogged priorities")
+{
+    Link link;
+    link.a->SetScheduler(RoceNetDevice::Dwrr);
+    link.a->SetDwrrWeight(1, 1);
+    link.a->SetDwrrWeight(2, 3);
+    link.Backlog(1, 2000);
+    link.Backlog(2, 6000);
+    Simulator::Stop(MicroSeconds(300));
+    Simulator::Run();
+    int n1 = 0;
+    int n2 = 0;
+    for (const auto& [t, prio] : link.txAtA)
+    {
+        n1 += prio == 1;
+        n2 += prio == 2;
+    }
+    REQUIRE(n1 > 500);
+    CHECK(static_cast<double>(n2) / n1 == doctest::Approx(3.0).epsilon(0.02));
+}
+
+TEST_CASE("quanta 0 resumes a paused priority at once")
+{
+    Link link;
+    link.Backlog(3, 400);
+    Simulator::Schedule(MicroSeconds(5), &RoceNetDevice::SendPause, link.b, 3, 0xffff);
+    Simulator::Schedule(MicroSeconds(15), &RoceNetDevice::SendPause, link.b, 3, 0);
+    Simulator::Run();
+    REQUIRE(link.pausesAtA.size() == 2);
+    const Time resumeAt = link.pausesAtA[1];
+    Time firstAfter = Time::Max();
+    for (const auto& [t, prio] : link.txAtA)
+    {
+        if (t > link.pausesAtA[0] && t < firstAfter)
+        {
+            firstAfter = t;
+        }
+    }
+    const Time frameTime = link.a->WireTime(Link::Frame(1000, 3)->GetSize());
+    CHECK(firstAfter >= resumeAt);
+    CHECK(firstAfter <= resumeAt + frameTime);
+    // 0xffff quanta would have held it for 335 us: it resumed long before.
+    CHECK(firstAfter < MicroSeconds(30));
+}
+
+TEST_CASE("a pause refreshed before it expires keeps the priority stopped")
+{
+    Link link;
+    link.Backlog(3, 400);
+    const uint16_t quanta = 2000; // 10.24 us
+    Simulator::Schedule(MicroSeconds(5), &RoceNetDevice::SendPause, link.b, 3, quanta);
+    Simulator::Schedule(MicroSeconds(10), &RoceNetDevice::SendPause, link.b, 3, quanta);
+    Simulator::Run();
+    REQUIRE(link.pausesAtA.size() == 2);
+    const Time end = link.pausesAtA[1] + PfcHeader::QuantaToTime(quanta, DataRate("100Gbps"));
+    for (const auto& [t, prio] : link.txAtA)
+    {
+        CHECK_FALSE((t > link.pausesAtA[0] && t < end));
+    }
+}
+
+TEST_CASE("a port that does not honour PFC keeps sending")
+{
+    Link link;
+    link.a->SetAttribute("PfcEnabled", BooleanValue(false));
+    link.Backlog(3, 400);
+    Simulator::Schedule(MicroSeconds(5), &RoceNetDevice::SendPause, link.b, 3, 0xffff);
+    Simulator::Run();
+    CHECK(link.txAtA.size() == 400);
+    CHECK(link.txAtA.back().first < MicroSeconds(40));
+}
