@@ -1,0 +1,79 @@
+/*
+ * The verbs-like vocabulary shared by every fabric: work requests,
+ * completions, and the BTH-level packets a queue pair exchanges.
+ */
+#ifndef FABEMU_RDMA_TYPES_H
+#define FABEMU_RDMA_TYPES_H
+
+#include "ib-extension-headers.h"
+
+#include "ns3/nstime.h"
+
+#include <cstdint>
+#include <string>
+
+namespace ns3
+{
+
+/// What an application posts to a queue pair's send queue.
+struct RdmaWorkRequest
+{
+    enum class Op : uint8_t
+    {
+        Send,
+        SendWithImm,
+        Write,
+        WriteWithImm,
+        Read,
+    };
+    Op op{Op::Write};
+    uint64_t bytes{0};
+    uint64_t wrId{0};
+    uint32_t imm{0};
+};
+
+const char* RdmaOpName(RdmaWorkRequest::Op op);
+
+/// What the application gets back.
+struct RdmaCompletion
+{
+    enum class Status : uint8_t
+    {
+        Success,
+        RetryExceeded, ///< the transport gave up after RetryCount timeouts
+        Flushed,       ///< the QP went to error before this request ran
+    };
+    uint64_t wrId{0};
+    RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
+    uint64_t bytes{0};
+    Status status{Status::Success};
+    bool receive{false}; ///< a receive completion (SEND, WRITE with immediate) at the responder
+    uint32_t imm{0};
+    Time posted;         ///< requester: when posted; responder: first packet's arrival
+    Time completed;
+};
+
+const char* RdmaStatusName(RdmaCompletion::Status s);
+
+/// One BTH-level packet as a queue pair sends or receives it, fabric-neutral:
+/// the NIC of each fabric wraps it in its own framing (RoCEv2, IB LRH, ...).
+struct TransportPacket
+{
+    uint8_t opcode{0};
+    uint32_t psn{0}; ///< 24 bits on the wire
+    uint32_t destQp{0};
+    bool ackRequest{false};
+    bool fecn{false};
+    bool becn{false};
+    RethHeader reth;
+    AethHeader aeth;
+    uint32_t imm{0};
+    uint32_t payload{0};
+
+    /// BTH, extension headers and payload with its pad: what ICRC covers after the BTH.
+    uint32_t TransportBytes() const;
+};
+
+} // namespace ns3
+
+#endif

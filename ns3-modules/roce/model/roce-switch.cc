@@ -1,0 +1,284 @@
+#include "roce-switch.h"
+
+#include "pfc-header.h"
+#include "roce-channel.h"
+#include "roce-packet.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RoceSwitch");
+NS_OBJECT_ENSURE_REGISTERED(RoceSwitch);
+
+const char*
+SwitchDropReasonName(SwitchDropReason r)
+{
+    switch (r)
+    {
+    case SwitchDropReason::BufferFull:
+        return "buffer_full";
+    case SwitchDropReason::HeadroomOverflow:
+        return "headroom_overflow";
+    case SwitchDropReason::NoRoute:
+        return "no_route";
+    case SwitchDropReason::NotIp:
+        return "not_ip";
+    case SwitchDropReason::Malformed:
+        return "malformed";
+    }
+    return "unknown";
+}
+
+TypeId
+RoceSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RoceSwitch")
+            .SetParent<Object>()
+            .SetGroupName("Roce")
+            .AddConstructor<RoceSwitch>()
+            .AddAttribute("EcmpSeed",
+                          "Added to the node id to seed this switch's ECMP hash",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RoceSwitch::m_ecmpSeed),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("PauseQuanta",
+                          "Quanta in each PFC XOFF frame (refreshed at half their time)",
+                          UintegerValue(0xffff),
+                          MakeUintegerAccessor(&RoceSwitch::m_pauseQuanta),
+                          MakeUintegerChecker<uint16_t>(1))
+            .AddAttribute("MaxFrameBytes",
+                          "Largest frame, for sizing PFC headroom",
+                          UintegerValue(9018),
+                          MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
+                          MakeUintegerChecker<uint32_t>(64))
+            .AddTraceSource("Drop",
+                            "A frame was dropped: (frame, ingress port, reason)",
+                            MakeTraceSourceAccessor(&RoceSwitch::m_dropTrace),
+                            "ns3::RoceSwitch::DropTracedCallback")
+            .AddTraceSource("EcnMark",
+                            "A frame was marked CE: (frame, egress port, priority)",
+                            MakeTraceSourceAccessor(&RoceSwitch::m_ecnTrace),
+                            "ns3::RoceSwitch::EcnTracedCallback")
+            .AddTraceSource("Pfc",
+                            "PFC sent upstream: (ingress port, priority, pause=true/resume)",
+                            MakeTraceSourceAccessor(&RoceSwitch::m_pfcTrace),
+                            "ns3::RoceSwitch::PfcTracedCallback");
+    return tid;
+}
+
+RoceSwitch::RoceSwitch()
+    : m_mmu(CreateObject<SwitchMmu>()),
+      m_uniform(CreateObject<UniformRandomVariable>())
+{
+}
+
+void
+RoceSwitch::DoDispose()
+{
+    for (auto& port : m_ports)
+    {
+        for (auto& ev : port.refresh)
+        {
+            ev.Cancel();
+        }
+        port.device = nullptr;
+    }
+    m_ports.clear();
+    m_mmu = nullptr;
+    Object::DoDispose();
+}
+
+uint32_t
+RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
+{
+    const uint32_t index = static_cast<uint32_t>(m_ports.size());
+    m_ports.push_back(Port{device, {}, {}, {}});
+    m_portOf[PeekPointer(device)] = index;
+    device->SetFrameCallback(MakeCallback(&RoceSwitch::Receive, this));
+    device->SetDequeueCallback(MakeCallback(&RoceSwitch::Dequeued, this));
+    return index;
+}
+
+void
+RoceSwitch::ConfigureMmu()
+{
+    // Headroom absorbs what arrives after XOFF is decided: the frame being
+    // received, the XOFF's own trip upstream behind a frame in transmission,
+    // the upstream frame already started, and two cable delays of data.
+    std::vector<uint64_t> headroom;
+    for (const auto& port : m_ports)
+    {
+        Ptr<RoceChannel> ch = DynamicCast<RoceChannel>(port.device->GetChannel());
+        const Time delay = ch ? ch->GetDelay() : Time(0);
+        const double bdp = port.device->GetDataRate().GetBitRate() * delay.GetSeconds() / 8;
+        headroom.push_back(static_cast<uint64_t>(2 * bdp) +
+                           3 * RoceNetDevice::WireBytes(m_maxFrameBytes) + 64);
+    }
+    m_mmu->ConfigurePorts(headroom);
+}
+
+void
+RoceSwitch::AddRoute(Ipv4Address dst, uint32_t port)
+{
+    NS_ABORT_MSG_IF(port >= m_ports.size(), "route to port " << port << " that does not exist");
+    m_routes4[dst.Get()].push_back(port);
+}
+
+void
+RoceSwitch::AddRoute(Ipv6Address dst, uint32_t port)
+{
+    NS_ABORT_MSG_IF(port >= m_ports.size(), "route to port " << port << " that does not exist");
+    uint8_t b[16];
+    dst.GetBytes(b);
+    m_routes6[std::string(reinterpret_cast<char*>(b), 16)].push_back(port);
+}
+
+const std::vector<uint32_t>*
+RoceSwitch::Lookup(const ParsedFrame& f) const
+{
+    if (f.ipVersion == 4)
+    {
+        const uint32_t dst = static_cast<uint32_t>(f.dstIp[0]) << 24 | f.dstIp[1] << 16 |
+                             f.dstIp[2] << 8 | f.dstIp[3];
+        auto it = m_routes4.find(dst);
+        return it == m_routes4.end() ? nullptr : &it->second;
+    }
+    auto it = m_routes6.find(std::string(reinterpret_cast<const char*>(f.dstIp.data()), 16));
+    return it == m_routes6.end() ? nullptr : &it->second;
+}
+
+uint32_t
+RoceSwitch::SelectPort(const std::vector<uint32_t>& ports, const ParsedFrame& f) const
+{
+    if (ports.size() == 1)
+    {
+        return ports[0];
+    }
+    // FNV-1a over the 5-tuple, seeded per switch so tiers do not polarise.
+    uint32_t h = 2166136261u ^ (m_ecmpSeed + (m_ports.empty() || !m_ports[0].device->GetNode()
+                                                  ? 0
+                                                  : m_ports[0].device->GetNode()->GetId()));
+    auto mix = [&h](uint8_t b) {
+        h ^= b;
+        h *= 16777619u;
+    };
+    const size_t ipBytes = f.ipVersion == 4 ? 4 : 16;
+    for (size_t i = 0; i < ipBytes; ++i)
+    {
+        mix(f.srcIp[i]);
+        mix(f.dstIp[i]);
+    }
+    mix(f.ipProtocol);
+    mix(f.srcPort >> 8);
+    mix(f.srcPort & 0xff);
+    mix(f.dstPort >> 8);
+    mix(f.dstPort & 0xff);
+    return ports[h % ports.size()];
+}
+
+void
+RoceSwitch::Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason)
+{
+    ++m_drops;
+    m_dropTrace(frame, port, reason);
+}
+
+void
+RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f)
+{
+    const uint32_t inPort = m_portOf.at(PeekPointer(dev));
+    if (f.kind == FrameKind::Malformed)
+    {
+        Drop(frame, inPort, SwitchDropReason::Malformed);
+        return;
+    }
+    if (f.kind != FrameKind::Roce && f.kind != FrameKind::Ip)
+    {
+        Drop(frame, inPort, SwitchDropReason::NotIp);
+        return;
+    }
+    const auto* ports = Lookup(f);
+    if (!ports)
+    {
+        Drop(frame, inPort, SwitchDropReason::NoRoute);
+        return;
+    }
+    const uint32_t outPort = SelectPort(*ports, f);
+    const uint8_t prio = f.vlan ? f.pcp : static_cast<uint8_t>(f.dscp >> 3);
+    const uint32_t bytes = frame->GetSize();
+
+    const auto charge = m_mmu->Admit(inPort, outPort, prio, bytes);
+    if (charge == SwitchMmu::Charge::Dropped)
+    {
+        Drop(frame,
+             inPort,
+             m_mmu->IsLossless(prio) ? SwitchDropReason::HeadroomOverflow
+                                     : SwitchDropReason::BufferFull);
+        return;
+    }
+    Port& out = m_ports[outPort];
+    const double p = m_mmu->MarkProbability(out.device->GetQueueBytes(prio));
+    if (p > 0 && (p >= 1 || m_uniform->GetValue() < p) && MarkCongestionExperienced(frame, f))
+    {
+        ++m_ecnMarks;
+        m_ecnTrace(frame, outPort, prio);
+    }
+    out.queued[prio].push_back(Queued{inPort, bytes, charge});
+    out.device->Enqueue(frame, prio);
+    CheckPause(inPort, prio);
+}
+
+void
+RoceSwitch::Dequeued(Ptr<RoceNetDevice> dev, Ptr<const Packet> /*frame*/, uint8_t prio)
+{
+    const uint32_t outPort = m_portOf.at(PeekPointer(dev));
+    auto& queue = m_ports[outPort].queued[prio];
+    NS_ABORT_MSG_IF(queue.empty(), "RoceSwitch: dequeue from an empty book on port " << outPort);
+    const Queued q = queue.front();
+    queue.pop_front();
+    m_mmu->Release(q.inPort, outPort, prio, q.bytes, q.charge);
+    CheckPause(q.inPort, prio);
+}
+
+void
+RoceSwitch::CheckPause(uint32_t inPort, uint8_t prio)
+{
+    Port& port = m_ports[inPort];
+    if (!port.pausing[prio] && m_mmu->ShouldPause(inPort, prio))
+    {
+        port.pausing[prio] = true;
+        m_pfcTrace(inPort, prio, true);
+        SendPause(inPort, prio);
+    }
+    else if (port.pausing[prio] && m_mmu->ShouldResume(inPort, prio))
+    {
+        port.pausing[prio] = false;
+        port.refresh[prio].Cancel();
+        ++m_pausesSent;
+        port.device->SendPause(prio, 0);
+        m_pfcTrace(inPort, prio, false);
+    }
+}
+
+void
+RoceSwitch::SendPause(uint32_t inPort, uint8_t prio)
+{
+    Port& port = m_ports[inPort];
+    if (!port.pausing[prio])
+    {
+        return;
+    }
+    ++m_pausesSent;
+    port.device->SendPause(prio, m_pauseQuanta);
+    const Time pause = PfcHeader::QuantaToTime(m_pauseQuanta, port.device->GetDataRate());
+    port.refresh[prio] = Simulator::Schedule(pause / 2, &RoceSwitch::SendPause, this, inPort, prio);
+}
+
+} // namespace ns3

@@ -1,0 +1,113 @@
+/*
+ * A RoCEv2 data-centre switch: ports are RoceNetDevices; frames are routed on
+ * their real IP destination (host routes, ECMP over the 5-tuple), admitted by
+ * the shared-buffer SwitchMmu, ECN-marked on enqueue by RED, and queued on the
+ * egress port's priority queue. The switch sends PFC on ingress ports as the
+ * MMU asks, refreshing a pause before it would expire.
+ *
+ * The priority of a frame is its 802.1Q PCP when tagged, else DSCP >> 3
+ * (so DSCP 26, RoCE's usual marking, maps to priority 3).
+ * MAC addresses and TTL are left as they are: the fabric carries frames
+ * between endpoints that believe they share one L2 segment.
+ */
+#ifndef FABEMU_ROCE_SWITCH_H
+#define FABEMU_ROCE_SWITCH_H
+
+#include "roce-net-device.h"
+#include "switch-mmu.h"
+
+#include "ns3/ipv4-address.h"
+#include "ns3/ipv6-address.h"
+#include "ns3/object.h"
+#include "ns3/random-variable-stream.h"
+#include "ns3/traced-callback.h"
+
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+/// Why a switch dropped a frame.
+enum class SwitchDropReason : uint8_t
+{
+    BufferFull,       ///< lossy priority over its threshold or the shared pool full
+    HeadroomOverflow, ///< lossless priority beyond its headroom: headroom too small
+    NoRoute,          ///< no route to the destination IP
+    NotIp,            ///< ARP or other non-IP frame (real endpoints: the edge answers ARP)
+    Malformed,
+};
+
+const char* SwitchDropReasonName(SwitchDropReason r);
+
+class RoceSwitch : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    RoceSwitch();
+
+    /// Adds a port; returns its index. Call before ConfigureMmu.
+    uint32_t AddPort(Ptr<RoceNetDevice> device);
+    /// Sizes the MMU: per-port headroom from each port's rate and cable delay.
+    void ConfigureMmu();
+    /// Frames to \p dst leave through \p port (several ports: ECMP).
+    void AddRoute(Ipv4Address dst, uint32_t port);
+    void AddRoute(Ipv6Address dst, uint32_t port);
+
+    Ptr<SwitchMmu> GetMmu() const { return m_mmu; }
+    Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_ports.at(i).device; }
+    uint32_t GetNPorts() const { return static_cast<uint32_t>(m_ports.size()); }
+    uint64_t GetDrops() const { return m_drops; }
+    uint64_t GetEcnMarks() const { return m_ecnMarks; }
+    uint64_t GetPausesSent() const { return m_pausesSent; }
+    /// The port ECMP picks for a frame (exposed for tests of hash spreading).
+    uint32_t SelectPort(const std::vector<uint32_t>& ports, const ParsedFrame& f) const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Queued
+    {
+        uint32_t inPort;
+        uint32_t bytes;
+        SwitchMmu::Charge charge;
+    };
+    struct Port
+    {
+        Ptr<RoceNetDevice> device;
+        std::array<std::deque<Queued>, SwitchMmu::kPriorities> queued; ///< FIFO as the device's
+        std::array<bool, SwitchMmu::kPriorities> pausing{};            ///< XOFF in force upstream
+        std::array<EventId, SwitchMmu::kPriorities> refresh;
+    };
+
+    void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
+    void Dequeued(Ptr<RoceNetDevice> dev, Ptr<const Packet> frame, uint8_t prio);
+    void Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason);
+    void CheckPause(uint32_t inPort, uint8_t prio);
+    void SendPause(uint32_t inPort, uint8_t prio);
+    const std::vector<uint32_t>* Lookup(const ParsedFrame& f) const;
+
+    Ptr<SwitchMmu> m_mmu;
+    std::vector<Port> m_ports;
+    std::unordered_map<const RoceNetDevice*, uint32_t> m_portOf;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> m_routes4;
+    std::unordered_map<std::string, std::vector<uint32_t>> m_routes6;
+    Ptr<UniformRandomVariable> m_uniform;
+    uint32_t m_ecmpSeed{0};
+    uint16_t m_pauseQuanta{0xffff};
+    uint32_t m_maxFrameBytes{9018};
+
+    uint64_t m_drops{0};
+    uint64_t m_ecnMarks{0};
+    uint64_t m_pausesSent{0};
+
+    TracedCallback<Ptr<const Packet>, uint32_t, SwitchDropReason> m_dropTrace;
+    TracedCallback<Ptr<const Packet>, uint32_t, uint8_t> m_ecnTrace;
+    TracedCallback<uint32_t, uint8_t, bool> m_pfcTrace;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,282 @@
+#include "switch-mmu.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(SwitchMmu);
+
+TypeId
+SwitchMmu::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::SwitchMmu")
+            .SetParent<Object>()
+            .SetGroupName("Roce")
+            .AddConstructor<SwitchMmu>()
+            .AddAttribute("BufferSize",
+                          "Total packet buffer of the switch, bytes (reserve + headroom + shared)",
+                          UintegerValue(12 * 1024 * 1024),
+                          MakeUintegerAccessor(&SwitchMmu::m_bufferSize),
+                          MakeUintegerChecker<uint64_t>(1))
+            .AddAttribute("ReservePerPg",
+                          "Guaranteed bytes per ingress (port, priority group)",
+                          UintegerValue(4096),
+                          MakeUintegerAccessor(&SwitchMmu::m_reservePerPg),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("Alpha",
+                          "Dynamic threshold: a PG may hold alpha x free shared bytes",
+                          DoubleValue(1.0 / 8),
+                          MakeDoubleAccessor(&SwitchMmu::m_alpha),
+                          MakeDoubleChecker<double>(1.0 / 1024, 64))
+            .AddAttribute("EgressAlpha",
+                          "Dynamic threshold of lossy egress queues",
+                          DoubleValue(1.0),
+                          MakeDoubleAccessor(&SwitchMmu::m_egressAlpha),
+                          MakeDoubleChecker<double>(1.0 / 1024, 64))
+            .AddAttribute("StaticThreshold",
+                          "Use StaticXoff instead of the dynamic threshold",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&SwitchMmu::m_staticThreshold),
+                          MakeBooleanChecker())
+            .AddAttribute("StaticXoff",
+                          "Shared bytes per PG at which PFC pauses, with StaticThreshold",
+                          UintegerValue(200 * 1024),
+                          MakeUintegerAccessor(&SwitchMmu::m_staticXoff),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("ResumeOffset",
+                          "XON once a PG is this far below its threshold, bytes",
+                          UintegerValue(3 * 1024),
+                          MakeUintegerAccessor(&SwitchMmu::m_resumeOffset),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("PfcEnabled",
+                          "Send PFC for lossless priorities (else every priority is lossy)",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&SwitchMmu::m_pfcEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("LosslessPriorities",
+                          "Bit mask of the priorities PFC protects",
+                          UintegerValue(0x08),
+                          MakeUintegerAccessor(&SwitchMmu::m_losslessMask),
+                          MakeUintegerChecker<uint8_t>())
+            .AddAttribute("EcnEnabled",
+                          "RED/ECN marking on egress queues",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&SwitchMmu::m_ecnEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("Kmin",
+                          "Egress queue bytes where marking starts",
+                          UintegerValue(5 * 1024),
+                          MakeUintegerAccessor(&SwitchMmu::m_kMin),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("Kmax",
+                          "Egress queue bytes above which every ECT frame is marked",
+                          UintegerValue(200 * 1024),
+                          MakeUintegerAccessor(&SwitchMmu::m_kMax),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("Pmax",
+                          "Marking probability at Kmax",
+                          DoubleValue(0.01),
+                          MakeDoubleAccessor(&SwitchMmu::m_pMax),
+                          MakeDoubleChecker<double>(0, 1));
+    return tid;
+}
+
+SwitchMmu::SwitchMmu() = default;
+
+void
+SwitchMmu::ConfigurePorts(const std::vector<uint64_t>& headroom)
+{
+    NS_ABORT_MSG_IF(m_kMax < m_kMin, "SwitchMmu: Kmax " << m_kMax << " < Kmin " << m_kMin);
+    m_ingress.assign(headroom.size(), {});
+    m_egress.assign(headroom.size(), {});
+    m_headroomPerPg = headroom;
+    m_headroomTotal = 0;
+    uint64_t lossless = 0;
+    for (uint8_t p = 0; p < kPriorities; ++p)
+    {
+        lossless += IsLossless(p);
+    }
+    for (uint64_t h : headroom)
+    {
+        m_headroomTotal += h * lossless;
+    }
+    m_reserveTotal = m_reservePerPg * kPriorities * headroom.size();
+    NS_ABORT_MSG_IF(m_reserveTotal + m_headroomTotal >= m_bufferSize,
+                    "SwitchMmu: BufferSize " << m_bufferSize << " bytes cannot hold reserve "
+                                             << m_reserveTotal << " + headroom "
+                                             << m_headroomTotal << " for " << headroom.size()
+                                             << " ports");
+}
+
+bool
+SwitchMmu::IsLossless(uint8_t prio) const
+{
+    return m_pfcEnabled && ((m_losslessMask >> prio) & 1);
+}
+
+uint64_t
+SwitchMmu::SharedPool() const
+{
+    return m_bufferSize - m_reserveTotal - m_headroomTotal;
+}
+
+uint64_t
+SwitchMmu::PgThreshold() const
+{
+    if (m_staticThreshold)
+    {
+        return m_staticXoff;
+    }
+    return static_cast<uint64_t>(m_alpha * static_cast<double>(SharedPool() - m_sharedUsed));
+}
+
+uint64_t
+SwitchMmu::EgressThreshold() const
+{
+    return static_cast<uint64_t>(m_egressAlpha * static_cast<double>(SharedPool() - m_sharedUsed));
+}
+
+SwitchMmu::Pg&
+SwitchMmu::At(uint32_t port, uint8_t prio)
+{
+    return m_ingress.at(port)[prio];
+}
+
+const SwitchMmu::Pg&
+SwitchMmu::At(uint32_t port, uint8_t prio) const
+{
+    return m_ingress.at(port)[prio];
+}
+
+SwitchMmu::Charge
+SwitchMmu::Admit(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes)
+{
+    Pg& pg = At(inPort, prio);
+    Charge charge = Charge::Dropped;
+    if (pg.reserve + bytes <= m_reservePerPg)
+    {
+        charge = Charge::Reserve;
+        pg.reserve += bytes;
+    }
+    else if (IsLossless(prio))
+    {
+        const bool sharedRoom = m_sharedUsed + bytes <= SharedPool();
+        // Once a PG has spilled into headroom (it has asked for XOFF), it stays
+        // there until the pause takes hold, so frames are not reordered in the books.
+        if (sharedRoom && pg.headroom == 0 && pg.shared + bytes <= PgThreshold())
+        {
+            charge = Charge::Shared;
+        }
+        else if (pg.headroom + bytes <= m_headroomPerPg.at(inPort))
+        {
+            charge = Charge::Headroom;
+            pg.headroom += bytes;
+        }
+    }
+    else
+    {
+        const uint64_t egress = m_egress.at(outPort)[prio];
+        if (m_sharedUsed + bytes <= SharedPool() && egress + bytes <= EgressThreshold())
+        {
+            charge = Charge::Shared;
+        }
+    }
+    if (charge == Charge::Shared)
+    {
+        pg.shared += bytes;
+        m_sharedUsed += bytes;
+    }
+    if (charge != Charge::Dropped)
+    {
+        m_egress.at(outPort)[prio] += bytes;
+        m_totalUsed += bytes;
+        m_peakUsed = std::max(m_peakUsed, m_totalUsed);
+        NS_ABORT_MSG_IF(m_totalUsed > m_bufferSize, "SwitchMmu: buffer overrun, " << m_totalUsed
+                                                   << " > " << m_bufferSize << " bytes");
+    }
+    return charge;
+}
+
+void
+SwitchMmu::Release(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes, Charge charge)
+{
+    Pg& pg = At(inPort, prio);
+    switch (charge)
+    {
+    case Charge::Reserve:
+        pg.reserve -= bytes;
+        break;
+    case Charge::Shared:
+        pg.shared -= bytes;
+        m_sharedUsed -= bytes;
+        break;
+    case Charge::Headroom:
+        pg.headroom -= bytes;
+        break;
+    case Charge::Dropped:
+        return;
+    }
+    m_egress.at(outPort)[prio] -= bytes;
+    m_totalUsed -= bytes;
+}
+
+bool
+SwitchMmu::ShouldPause(uint32_t inPort, uint8_t prio) const
+{
+    if (!IsLossless(prio))
+    {
+        return false;
+    }
+    const Pg& pg = At(inPort, prio);
+    return pg.headroom > 0 || pg.shared >= PgThreshold();
+}
+
+bool
+SwitchMmu::ShouldResume(uint32_t inPort, uint8_t prio) const
+{
+    const Pg& pg = At(inPort, prio);
+    return pg.headroom == 0 && (pg.shared == 0 || pg.shared + m_resumeOffset <= PgThreshold());
+}
+
+double
+SwitchMmu::MarkProbability(uint64_t queueBytes) const
+{
+    if (!m_ecnEnabled || queueBytes <= m_kMin)
+    {
+        return 0;
+    }
+    if (queueBytes >= m_kMax)
+    {
+        return 1;
+    }
+    return m_pMax * static_cast<double>(queueBytes - m_kMin) /
+           static_cast<double>(m_kMax - m_kMin);
+}
+
+uint64_t
+SwitchMmu::GetIngressBytes(uint32_t port, uint8_t prio) const
+{
+    const Pg& pg = At(port, prio);
+    return pg.reserve + pg.shared + pg.headroom;
+}
+
+uint64_t
+SwitchMmu::GetHeadroomUsed(uint32_t port, uint8_t prio) const
+{
+    return At(port, prio).headroom;
+}
+
+uint64_t
+SwitchMmu::GetEgressBytes(uint32_t port, uint8_t prio) const
+{
+    return m_egress.at(port)[prio];
+}
+
+} // namespace ns3
