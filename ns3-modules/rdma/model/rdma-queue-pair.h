@@ -50,6 +50,8 @@ class RdmaQueuePair : public Object
 
     /// Whether NextPacket would return a packet now.
     bool HasPacket() const;
+    /// Whether the next packet is an ACK or NAK (never paced by congestion control).
+    bool HasControlPacket() const { return !m_control.empty(); }
     /// The next packet to transmit: ACKs/NAKs first, then read responses, then requests.
     std::optional<TransportPacket> NextPacket();
     /// Hands a received packet addressed to this QP.

@@ -3,6 +3,9 @@
 #include "bth-header.h"
 #include "ib-opcode.h"
 
+#include "ns3/abort.h"
+#include "ns3/buffer.h"
+
 namespace ns3
 {
 
@@ -46,6 +49,95 @@ TransportPacket::TransportBytes() const
     const auto info = LookupIbOpcode(opcode);
     const uint32_t ext = info ? info->ExtensionBytes() + info->fixedPayload : 0;
     return BthHeader::kSize + ext + payload + BthPadFor(payload);
+}
+
+uint32_t
+WriteTransportHeaders(const TransportPacket& p, uint8_t pad, uint8_t* out)
+{
+    const auto info = LookupIbOpcode(p.opcode);
+    NS_ABORT_MSG_IF(!info, "no headers for " << IbOpcodeName(p.opcode));
+    BthHeader bth;
+    bth.SetOpcode(p.opcode);
+    bth.SetPadCount(pad);
+    bth.SetDestQp(p.destQp);
+    bth.SetPsn(p.psn);
+    bth.SetAckRequest(p.ackRequest);
+    bth.SetFecn(p.fecn);
+    bth.SetBecn(p.becn);
+    const uint32_t size = BthHeader::kSize + info->ExtensionBytes();
+    NS_ABORT_MSG_IF(size > kMaxTransportHeaderBytes, IbOpcodeName(p.opcode) << " is not modelled");
+    Buffer buf;
+    buf.AddAtStart(size);
+    Buffer::Iterator i = buf.Begin();
+    bth.Serialize(i);
+    i.Next(BthHeader::kSize);
+    if (info->hasReth)
+    {
+        p.reth.Serialize(i);
+        i.Next(RethHeader::kSize);
+    }
+    if (info->hasAeth)
+    {
+        p.aeth.Serialize(i);
+        i.Next(AethHeader::kSize);
+    }
+    if (info->hasImmDt || info->hasIeth)
+    {
+        ImmDtHeader imm;
+        imm.value = p.imm;
+        imm.Serialize(i);
+    }
+    buf.CopyData(out, size);
+    return size;
+}
+
+bool
+ReadTransportHeaders(const uint8_t* in, uint32_t len, TransportPacket& p)
+{
+    if (len < BthHeader::kSize)
+    {
+        return false;
+    }
+    const auto info = LookupIbOpcode(in[0]);
+    if (!info || info->hasDeth || info->hasAtomicEth || info->hasAtomicAckEth)
+    {
+        return false;
+    }
+    const uint32_t size = BthHeader::kSize + info->ExtensionBytes();
+    if (len < size)
+    {
+        return false;
+    }
+    Buffer buf;
+    buf.AddAtStart(size);
+    buf.Begin().Write(in, size);
+    Buffer::Iterator i = buf.Begin();
+    BthHeader bth;
+    bth.Deserialize(i);
+    i.Next(BthHeader::kSize);
+    p.opcode = bth.GetOpcode();
+    p.psn = bth.GetPsn();
+    p.destQp = bth.GetDestQp();
+    p.ackRequest = bth.GetAckRequest();
+    p.fecn = bth.GetFecn();
+    p.becn = bth.GetBecn();
+    if (info->hasReth)
+    {
+        p.reth.Deserialize(i);
+        i.Next(RethHeader::kSize);
+    }
+    if (info->hasAeth)
+    {
+        p.aeth.Deserialize(i);
+        i.Next(AethHeader::kSize);
+    }
+    if (info->hasImmDt || info->hasIeth)
+    {
+        ImmDtHeader imm;
+        imm.Deserialize(i);
+        p.imm = imm.value;
+    }
+    return true;
 }
 
 } // namespace ns3

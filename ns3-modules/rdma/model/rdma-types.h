@@ -74,6 +74,22 @@ struct TransportPacket
     uint32_t TransportBytes() const;
 };
 
+/// Most bytes of BTH + extension headers any opcode has (BTH + RETH + ImmDt; atomics are not modelled).
+constexpr uint32_t kMaxTransportHeaderBytes = 12 + 8 + 16 + 4 + 4;
+
+/**
+ * \brief Writes the BTH and the extension headers \p p's opcode calls for.
+ * \param pad the BTH pad count to write
+ * \return bytes written at \p out (at most kMaxTransportHeaderBytes)
+ */
+uint32_t WriteTransportHeaders(const TransportPacket& p, uint8_t pad, uint8_t* out);
+
+/**
+ * \brief Reads BTH and extension headers from \p in (\p len bytes available).
+ * \return false when the opcode is unknown or \p len is too short
+ */
+bool ReadTransportHeaders(const uint8_t* in, uint32_t len, TransportPacket& p);
+
 } // namespace ns3
 
 #endif

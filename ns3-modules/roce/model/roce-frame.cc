@@ -358,6 +358,7 @@ WriteRoceV2Headers(const RoceFrameSpec& s, uint8_t* out)
     bth.SetDestQp(s.destQp);
     bth.SetPsn(s.psn);
     bth.SetAckRequest(s.ackRequest);
+    bth.SetBecn(s.becn);
     Buffer buf;
     buf.AddAtStart(BthHeader::kSize);
     bth.Serialize(buf.Begin());

@@ -128,6 +128,7 @@ struct RoceFrameSpec
     uint32_t destQp{0};
     uint32_t psn{0};
     bool ackRequest{false};
+    bool becn{false};
     std::vector<uint8_t> extensionHeaders; ///< already serialized, in wire order
     uint32_t payloadLength{0};
     uint8_t payloadFill{0};

@@ -241,12 +241,13 @@ RoceNetDevice::TryTransmit()
     Ptr<Packet> p = m_queues[prio].front();
     m_queues[prio].pop_front();
     m_queueBytes[prio] -= p->GetSize();
+    // On the wire first: an owner may enqueue again from the callbacks below.
+    StartTransmission(p);
     m_macTxTrace(p, prio);
     if (!m_dequeueCallback.IsNull())
     {
         m_dequeueCallback(this, p, prio);
     }
-    StartTransmission(p);
 }
 
 void

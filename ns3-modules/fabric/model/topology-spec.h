@@ -1,0 +1,81 @@
+/*
+ * A fabric's shape, independent of the fabric: hosts, switches and the links
+ * between them, and the equal-cost next hops toward every host. Each fabric's
+ * helper turns a spec into its own nodes, ports and links, so builders are
+ * written once for RoCEv2, InfiniBand and iWARP.
+ */
+#ifndef FABEMU_TOPOLOGY_SPEC_H
+#define FABEMU_TOPOLOGY_SPEC_H
+
+#include "ns3/data-rate.h"
+#include "ns3/nstime.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/// Rate and propagation delay of a link.
+struct LinkParams
+{
+    DataRate rate{"100Gbps"};
+    Time delay{MicroSeconds(1)};
+};
+
+class TopologySpec
+{
+  public:
+    struct Node
+    {
+        std::string name; ///< h0, h1, ... for hosts; s0, s1, ... for switches
+        bool isSwitch;
+    };
+    struct Link
+    {
+        uint32_t a;
+        uint32_t b;
+        LinkParams params;
+    };
+
+    /// Two hosts on one cable, no switch.
+    static TopologySpec Pair(LinkParams link);
+    /// \p hosts hosts on one switch.
+    static TopologySpec Star(uint32_t hosts, LinkParams link);
+    /// Two switches joined by \p bottleneck; hosts split evenly between them.
+    static TopologySpec Dumbbell(uint32_t hosts, LinkParams edge, LinkParams bottleneck);
+    /// Every leaf linked to every spine; \p hostsPerLeaf hosts per leaf.
+    static TopologySpec LeafSpine(uint32_t leaves,
+                                  uint32_t spines,
+                                  uint32_t hostsPerLeaf,
+                                  LinkParams hostLink,
+                                  LinkParams fabricLink);
+    /// Three-tier k-ary fat tree (k even): k^3/4 hosts, 5k^2/4 switches.
+    static TopologySpec FatTree(uint32_t k, LinkParams hostLink, LinkParams fabricLink);
+
+    const std::vector<Node>& Nodes() const { return m_nodes; }
+    const std::vector<Link>& Links() const { return m_links; }
+    /// Node indices of the hosts, h0 first.
+    const std::vector<uint32_t>& Hosts() const { return m_hosts; }
+
+    /**
+     * \brief Equal-cost next hops.
+     * \return result[node][host]: the links (indices into Links()) on shortest
+     * paths from \p node toward host number \p host; hosts forward for no one.
+     */
+    std::vector<std::vector<std::vector<uint32_t>>> NextHops() const;
+
+  private:
+    uint32_t AddHost();
+    uint32_t AddSwitch();
+    void AddLink(uint32_t a, uint32_t b, LinkParams p);
+
+    std::vector<Node> m_nodes;
+    std::vector<Link> m_links;
+    std::vector<uint32_t> m_hosts;
+    uint32_t m_switches{0};
+};
+
+} // namespace ns3
+
+#endif

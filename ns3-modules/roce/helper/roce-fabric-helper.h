@@ -1,0 +1,55 @@
+/*
+ * Builds a RoCEv2 fabric from a TopologySpec: a RoceNetDevice per link end,
+ * a RoceSwitch on every switch node, a RoceNic on every host (10.0.0.1 up),
+ * ECMP host routes, MMUs sized from their ports. Attributes of the objects it
+ * creates come from their TypeId defaults (Config::SetDefault, scenarios).
+ */
+#ifndef FABEMU_ROCE_FABRIC_HELPER_H
+#define FABEMU_ROCE_FABRIC_HELPER_H
+
+#include "roce-nic.h"
+#include "roce-switch.h"
+#include "topology-spec.h"
+
+#include "ns3/node-container.h"
+
+#include <utility>
+#include <vector>
+
+namespace ns3
+{
+
+class RoceFabricHelper
+{
+  public:
+    void Install(const TopologySpec& spec);
+
+    uint32_t GetNHosts() const { return static_cast<uint32_t>(m_nics.size()); }
+    Ptr<Node> GetHost(uint32_t i) const { return m_hostNodes.Get(i); }
+    Ptr<RoceNic> GetNic(uint32_t i) const { return m_nics.at(i); }
+    Ipv4Address GetHostAddress(uint32_t i) const;
+    const std::vector<Ptr<RoceSwitch>>& GetSwitches() const { return m_switches; }
+    /// Every port in the fabric, host and switch.
+    const std::vector<Ptr<RoceNetDevice>>& GetDevices() const { return m_devices; }
+
+    /// Creates and connects a QP on host \p a and one on host \p b.
+    std::pair<Ptr<RdmaQueuePair>, Ptr<RdmaQueuePair>> Connect(uint32_t a, uint32_t b);
+
+    // Fabric-wide counters.
+    uint64_t TotalDrops() const;
+    uint64_t TotalPfcFrames() const;
+    uint64_t TotalEcnMarks() const;
+    uint64_t TotalCnps() const;
+
+  private:
+    NodeContainer m_hostNodes;
+    NodeContainer m_switchNodes;
+    std::vector<Ptr<RoceNic>> m_nics;
+    std::vector<Ptr<RoceSwitch>> m_switches;
+    std::vector<Ptr<RoceNetDevice>> m_devices;
+    uint32_t m_connections{0};
+};
+
+} // namespace ns3
+
+#endif

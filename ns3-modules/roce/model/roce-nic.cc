@@ -1,0 +1,323 @@
+#include "roce-nic.h"
+
+#include "bth-header.h"
+#include "ib-opcode.h"
+#include "roce-packet.h"
+
+#include "ns3/boolean.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RoceNic");
+NS_OBJECT_ENSURE_REGISTERED(RoceNic);
+
+TypeId
+RoceNic::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RoceNic")
+            .SetParent<Object>()
+            .SetGroupName("Roce")
+            .AddConstructor<RoceNic>()
+            .AddAttribute("Priority",
+                          "802.1Q priority (PCP) of RDMA traffic",
+                          UintegerValue(3),
+                          MakeUintegerAccessor(&RoceNic::m_priority),
+                          MakeUintegerChecker<uint8_t>(0, 7))
+            .AddAttribute("Dscp",
+                          "DSCP of RDMA traffic",
+                          UintegerValue(26),
+                          MakeUintegerAccessor(&RoceNic::m_dscp),
+                          MakeUintegerChecker<uint8_t>(0, 63))
+            .AddAttribute("Vlan",
+                          "Tag frames with 802.1Q (priority in the PCP)",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RoceNic::m_vlan),
+                          MakeBooleanChecker())
+            .AddAttribute("EcnCapable",
+                          "Send data as ECT(0), so switches may mark it",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RoceNic::m_ecnCapable),
+                          MakeBooleanChecker())
+            .AddAttribute("ComputeIcrc",
+                          "Compute each frame's ICRC (off saves time in large runs)",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RoceNic::m_computeIcrc),
+                          MakeBooleanChecker())
+            .AddAttribute("CongestionControl",
+                          "Reaction point per QP: ns3::DcqcnRateControl, or none",
+                          StringValue("none"),
+                          MakeStringAccessor(&RoceNic::m_cc),
+                          MakeStringChecker())
+            .AddAttribute("CnpInterval",
+                          "Notification point: at most one CNP per QP per interval",
+                          TimeValue(MicroSeconds(50)),
+                          MakeTimeAccessor(&RoceNic::m_cnpInterval),
+                          MakeTimeChecker(Time(0)))
+            .AddTraceSource("CnpSent",
+                            "This NIC sent a CNP: (QP number it is about)",
+                            MakeTraceSourceAccessor(&RoceNic::m_cnpTxTrace),
+                            "ns3::RoceNic::QpTracedCallback")
+            .AddTraceSource("CnpReceived",
+                            "A CNP arrived for a local QP: (QP number)",
+                            MakeTraceSourceAccessor(&RoceNic::m_cnpRxTrace),
+                            "ns3::RoceNic::QpTracedCallback");
+    return tid;
+}
+
+RoceNic::RoceNic() = default;
+
+void
+RoceNic::DoDispose()
+{
+    m_wake.Cancel();
+    for (auto& c : m_conns)
+    {
+        c.qp->Dispose();
+        if (c.cc)
+        {
+            c.cc->Dispose();
+        }
+    }
+    m_conns.clear();
+    m_device = nullptr;
+    Object::DoDispose();
+}
+
+void
+RoceNic::Setup(Ptr<RoceNetDevice> device, Ipv4Address address)
+{
+    m_device = device;
+    m_address = address;
+    device->SetFrameCallback(MakeCallback(&RoceNic::Receive, this));
+    device->SetDequeueCallback(MakeCallback(&RoceNic::Dequeued, this));
+}
+
+Ptr<RdmaQueuePair>
+RoceNic::CreateQp()
+{
+    Ptr<RdmaQueuePair> qp = CreateObject<RdmaQueuePair>();
+    qp->SetQpn(m_nextQpn++);
+    qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
+    m_byQpn[qp->GetQpn()] = m_conns.size();
+    m_conns.push_back(Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), Time::Min()});
+    return qp;
+}
+
+void
+RoceNic::Connect(Ptr<RdmaQueuePair> qp,
+                 Ipv4Address remoteIp,
+                 Mac48Address remoteMac,
+                 uint32_t remoteQpn,
+                 uint16_t srcPort)
+{
+    Conn& c = m_conns.at(m_byQpn.at(qp->GetQpn()));
+    qp->SetRemoteQpn(remoteQpn);
+    c.remoteIp = remoteIp;
+    c.remoteMac = remoteMac;
+    c.srcPort = srcPort;
+    if (m_cc == "ns3::DcqcnRateControl")
+    {
+        c.cc = CreateObject<DcqcnRateControl>();
+        c.cc->Start(m_device->GetDataRate());
+    }
+    else
+    {
+        NS_ABORT_MSG_IF(m_cc != "none",
+                        "ns3::RoceNic::CongestionControl: unknown '"
+                            << m_cc << "' (ns3::DcqcnRateControl or none)");
+    }
+}
+
+Ptr<DcqcnRateControl>
+RoceNic::GetRateControl(Ptr<RdmaQueuePair> qp) const
+{
+    return m_conns.at(m_byQpn.at(qp->GetQpn())).cc;
+}
+
+void
+RoceNic::ScheduleTrySend(Time at)
+{
+    const Time delay = std::max(Time(0), at - Simulator::Now());
+    if (m_wake.IsRunning())
+    {
+        if (Simulator::GetDelayLeft(m_wake) <= delay)
+        {
+            return;
+        }
+        m_wake.Cancel();
+    }
+    m_wake = Simulator::Schedule(delay, &RoceNic::TrySend, this);
+}
+
+void
+RoceNic::Wake()
+{
+    ScheduleTrySend(Time(0));
+}
+
+void
+RoceNic::Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t)
+{
+    ScheduleTrySend(Time(0));
+}
+
+Ptr<Packet>
+RoceNic::Frame(const Conn& c, const TransportPacket& p) const
+{
+    RoceFrameSpec spec;
+    Mac48Address src = Mac48Address::ConvertFrom(m_device->GetAddress());
+    src.CopyTo(spec.srcMac.data());
+    c.remoteMac.CopyTo(spec.dstMac.data());
+    spec.vlan = m_vlan;
+    spec.pcp = m_priority;
+    spec.dscp = m_dscp;
+    const bool data = p.payload > 0 || (p.opcode & 0x1f) == static_cast<uint8_t>(IbOperation::ReadRequest);
+    spec.ecn = m_ecnCapable && data ? 2 : 0;
+    spec.srcIpv4 = m_address.Get();
+    spec.dstIpv4 = c.remoteIp.Get();
+    spec.srcPort = c.srcPort;
+    spec.opcode = p.opcode;
+    spec.destQp = p.destQp;
+    spec.psn = p.psn;
+    spec.ackRequest = p.ackRequest;
+    spec.becn = p.becn;
+    uint8_t hdr[kMaxTransportHeaderBytes];
+    const uint32_t n = WriteTransportHeaders(p, 0, hdr);
+    spec.extensionHeaders.assign(hdr + BthHeader::kSize, hdr + n);
+    spec.payloadLength = p.payload;
+    return MakeRoceV2Packet(spec, m_computeIcrc);
+}
+
+void
+RoceNic::TrySend()
+{
+    if (!m_device)
+    {
+        return;
+    }
+    const Time now = Simulator::Now();
+    // One frame waits in the device at most: the QPs feel a pause at once.
+    while (m_device->GetQueueFrames(m_priority) == 0)
+    {
+        if (!m_cnps.empty())
+        {
+            m_device->Enqueue(m_cnps.front(), m_priority);
+            m_cnps.pop_front();
+            continue;
+        }
+        Time earliest = Time::Max();
+        Conn* pick = nullptr;
+        const size_t n = m_conns.size();
+        for (size_t k = 0; k < n && !pick; ++k)
+        {
+            const size_t idx = (m_rr + k) % n;
+            Conn& c = m_conns[idx];
+            if (!c.qp->HasPacket())
+            {
+                continue;
+            }
+            if (!c.qp->HasControlPacket() && c.nextSend > now)
+            {
+                earliest = std::min(earliest, c.nextSend);
+                continue;
+            }
+            pick = &c;
+            m_rr = (idx + 1) % n;
+        }
+        if (!pick)
+        {
+            if (earliest != Time::Max())
+            {
+                ScheduleTrySend(earliest);
+            }
+            return;
+        }
+        const bool control = pick->qp->HasControlPacket();
+        const auto p = pick->qp->NextPacket();
+        Ptr<Packet> frame = Frame(*pick, *p);
+        if (!control)
+        {
+            const DataRate rate = pick->cc ? pick->cc->GetRate() : m_device->GetDataRate();
+            const Time gap = rate.CalculateBytesTxTime(RoceNetDevice::WireBytes(frame->GetSize()));
+            pick->nextSend = std::max(now, pick->nextSend) + gap;
+            if (pick->cc)
+            {
+                pick->cc->OnBytesSent(frame->GetSize());
+            }
+        }
+        m_device->Enqueue(frame, m_priority);
+    }
+}
+
+void
+RoceNic::SendCnp(Conn& c)
+{
+    TransportPacket cnp;
+    cnp.opcode = kIbOpcodeCnp;
+    cnp.destQp = c.qp->GetRemoteQpn();
+    cnp.becn = true;
+    cnp.payload = 16; // reserved bytes (IBA annex A17.9.3)
+    const bool ecn = m_ecnCapable;
+    m_ecnCapable = false;
+    m_cnps.push_back(Frame(c, cnp));
+    m_ecnCapable = ecn;
+    c.lastCnp = Simulator::Now();
+    ++m_cnpsSent;
+    m_cnpTxTrace(c.qp->GetQpn());
+    ScheduleTrySend(Time(0));
+}
+
+void
+RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
+{
+    if (f.kind != FrameKind::Roce)
+    {
+        return;
+    }
+    auto it = m_byQpn.find(f.destQp);
+    if (it == m_byQpn.end())
+    {
+        return; // no such QP here: real NICs drop it silently too
+    }
+    Conn& c = m_conns[it->second];
+    if (f.opcode == kIbOpcodeCnp)
+    {
+        ++m_cnpsReceived;
+        m_cnpRxTrace(c.qp->GetQpn());
+        if (c.cc)
+        {
+            c.cc->OnCnp();
+        }
+        return;
+    }
+    // Headers only: the L2/L3/L4 prefix plus BTH and extension headers.
+    std::array<uint8_t, kFrameHeaderPrefix + kMaxTransportHeaderBytes> prefix;
+    const uint32_t got = frame->CopyData(
+        prefix.data(),
+        std::min<uint32_t>(frame->GetSize(), f.bthOffset + kMaxTransportHeaderBytes));
+    TransportPacket tp;
+    if (got <= f.bthOffset ||
+        !ReadTransportHeaders(prefix.data() + f.bthOffset, got - static_cast<uint32_t>(f.bthOffset), tp))
+    {
+        return;
+    }
+    tp.payload = static_cast<uint32_t>(f.payloadLength);
+    m_bytesReceived += tp.payload;
+    if (f.ecn == 3)
+    {
+        ++m_ceReceived;
+        if (Simulator::Now() - c.lastCnp >= m_cnpInterval)
+        {
+            SendCnp(c);
+        }
+    }
+    c.qp->Receive(tp);
+}
+
+} // namespace ns3

@@ -1,0 +1,112 @@
+/*
+ * A RoCEv2 host NIC: queue pairs on one RoceNetDevice.
+ *
+ * Transmit: round-robin over the QPs that have a packet and whose pacer
+ * allows it (DCQCN sets each QP's rate); one frame waits in the device at
+ * most, so a PFC pause on the port holds the QPs back instead of piling
+ * frames up. ACKs, NAKs and CNPs are not paced.
+ * Receive: frames go to their destination QP; as DCQCN notification point,
+ * a CE-marked data frame makes the NIC send a CNP to its sender, at most one
+ * per CnpInterval per QP.
+ */
+#ifndef FABEMU_ROCE_NIC_H
+#define FABEMU_ROCE_NIC_H
+
+#include "dcqcn-rate-control.h"
+#include "rdma-queue-pair.h"
+#include "roce-net-device.h"
+
+#include "ns3/ipv4-address.h"
+#include "ns3/mac48-address.h"
+#include "ns3/traced-callback.h"
+
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+class RoceNic : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    RoceNic();
+
+    void Setup(Ptr<RoceNetDevice> device, Ipv4Address address);
+    Ipv4Address GetAddress() const { return m_address; }
+    Ptr<RoceNetDevice> GetDevice() const { return m_device; }
+
+    /// Creates a QP on this NIC (attributes from its TypeId defaults).
+    Ptr<RdmaQueuePair> CreateQp();
+    /**
+     * \brief Points \p qp at a remote QP: frames go to \p remoteIp / \p remoteMac
+     * from UDP source port \p srcPort (the ECMP entropy of this connection).
+     */
+    void Connect(Ptr<RdmaQueuePair> qp,
+                 Ipv4Address remoteIp,
+                 Mac48Address remoteMac,
+                 uint32_t remoteQpn,
+                 uint16_t srcPort);
+
+    /// Congestion control of a QP, or null when CongestionControl is "none".
+    Ptr<DcqcnRateControl> GetRateControl(Ptr<RdmaQueuePair> qp) const;
+
+    uint64_t GetCnpsSent() const { return m_cnpsSent; }
+    uint64_t GetCnpsReceived() const { return m_cnpsReceived; }
+    uint64_t GetEcnMarkedReceived() const { return m_ceReceived; }
+    uint64_t GetBytesReceived() const { return m_bytesReceived; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Conn
+    {
+        Ptr<RdmaQueuePair> qp;
+        Ipv4Address remoteIp;
+        Mac48Address remoteMac;
+        uint16_t srcPort{0};
+        Ptr<DcqcnRateControl> cc;
+        Time nextSend;
+        Time lastCnp{Time::Min()};
+    };
+
+    void TrySend();
+    void Wake();
+    void ScheduleTrySend(Time at);
+    void Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t);
+    void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
+    void SendCnp(Conn& c);
+    Ptr<Packet> Frame(const Conn& c, const TransportPacket& p) const;
+
+    Ptr<RoceNetDevice> m_device;
+    Ipv4Address m_address;
+    std::vector<Conn> m_conns;
+    std::unordered_map<uint32_t, size_t> m_byQpn;
+    uint32_t m_nextQpn{0x11};
+    size_t m_rr{0};
+    std::deque<Ptr<Packet>> m_cnps;
+    EventId m_wake;
+    uint16_t m_ipId{0};
+
+    // Attributes
+    uint8_t m_priority;
+    uint8_t m_dscp;
+    bool m_vlan;
+    bool m_ecnCapable;
+    bool m_computeIcrc;
+    std::string m_cc;
+    Time m_cnpInterval;
+
+    uint64_t m_cnpsSent{0};
+    uint64_t m_cnpsReceived{0};
+    uint64_t m_ceReceived{0};
+    uint64_t m_bytesReceived{0};
+    TracedCallback<uint32_t> m_cnpTxTrace; ///< (QP the CNP is about)
+    TracedCallback<uint32_t> m_cnpRxTrace;
+};
+
+} // namespace ns3
+
+#endif
