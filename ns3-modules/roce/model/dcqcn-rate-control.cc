@@ -2,6 +2,8 @@
 
 #include "ns3/config.h"
 #include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/string.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -30,8 +32,13 @@ DcqcnRateControl::GetTypeId()
                           DoubleValue(1.0),
                           MakeDoubleAccessor(&DcqcnRateControl::m_initialAlpha),
                           MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("AlphaUpdate",
+                          "How alpha follows CNPs: PerCnp (paper) or PerInterval (ConnectX)",
+                          EnumValue(PerCnp),
+                          MakeEnumAccessor(&DcqcnRateControl::m_alphaUpdate),
+                          MakeEnumChecker(PerCnp, "PerCnp", PerInterval, "PerInterval"))
             .AddAttribute("AlphaUpdateInterval",
-                          "Alpha decays by (1 - g) each interval without a CNP (tau')",
+                          "Period of alpha updates (tau'; ConnectX dce_tcp_rtt)",
                           TimeValue(MicroSeconds(55)),
                           MakeTimeAccessor(&DcqcnRateControl::m_alphaInterval),
                           MakeTimeChecker(NanoSeconds(1)))
@@ -82,13 +89,16 @@ DcqcnRateControl::DcqcnRateControl() = default;
 bool
 DcqcnRateControl::ApplyPreset(const std::string& name)
 {
-    // Both from shared/reference/roce-congestion-control.md, section 2.
+    // Both from shared/reference/roce-congestion-control.md, section 2; the ConnectX
+    // values as its firmware reports them (mlxconfig: RPG_*, DCE_TCP_*, ...).
     auto set = [](const std::string& attr, const AttributeValue& v) {
         Config::SetDefault("ns3::DcqcnRateControl::" + attr, v);
     };
     if (name == "paper")
     {
         set("G", DoubleValue(1.0 / 256));
+        set("InitialAlpha", DoubleValue(1.0));
+        set("AlphaUpdate", EnumValue(PerCnp));
         set("AlphaUpdateInterval", TimeValue(MicroSeconds(55)));
         set("RateIncreaseInterval", TimeValue(MicroSeconds(55)));
         set("ByteCounter", UintegerValue(10 * 1000 * 1000));
@@ -97,20 +107,24 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("Rhai", DataRateValue(DataRate("200Mbps")));
         set("MinRate", DataRateValue(DataRate("100Mbps")));
         set("MinDecreaseInterval", TimeValue(Time(0)));
+        Config::SetDefault("ns3::RoceNic::CnpInterval", TimeValue(MicroSeconds(50)));
         return true;
     }
     if (name == "nvidia")
     {
-        // dce_tcp_g 1019 of 1024: alpha keeps 1019/1024 per update, so g = 5/1024.
-        set("G", DoubleValue(5.0 / 1024));
-        set("AlphaUpdateInterval", TimeValue(MicroSeconds(1)));
-        set("RateIncreaseInterval", TimeValue(MicroSeconds(300)));
-        set("ByteCounter", UintegerValue(32767));
-        set("FastRecoverySteps", UintegerValue(1));
-        set("Rai", DataRateValue(DataRate("5Mbps")));
-        set("Rhai", DataRateValue(DataRate("50Mbps")));
-        set("MinRate", DataRateValue(DataRate("100Mbps")));
-        set("MinDecreaseInterval", TimeValue(MicroSeconds(4)));
+        set("G", DoubleValue(1019.0 / 1024));           // DCE_TCP_G 1019
+        set("InitialAlpha", DoubleValue(1023.0 / 1024)); // INITIAL_ALPHA_VALUE 1023
+        set("AlphaUpdate", EnumValue(PerInterval));
+        set("AlphaUpdateInterval", TimeValue(MicroSeconds(1)));    // DCE_TCP_RTT 1
+        set("RateIncreaseInterval", TimeValue(MicroSeconds(300))); // RPG_TIME_RESET 300
+        set("ByteCounter", UintegerValue(32767));                 // RPG_BYTE_RESET
+        set("FastRecoverySteps", UintegerValue(1));               // RPG_THRESHOLD 1
+        set("Rai", DataRateValue(DataRate("5Mbps")));             // RPG_AI_RATE
+        set("Rhai", DataRateValue(DataRate("50Mbps")));           // RPG_HAI_RATE
+        set("MinRate", DataRateValue(DataRate("1Mbps")));         // RPG_MIN_RATE
+        set("MinDecreaseInterval", TimeValue(MicroSeconds(4)));   // RATE_REDUCE_MONITOR_PERIOD
+        Config::SetDefault("ns3::RoceNic::CnpInterval",
+                           TimeValue(MicroSeconds(4))); // MIN_TIME_BETWEEN_CNPS
         return true;
     }
     return false;
@@ -131,6 +145,10 @@ DcqcnRateControl::Start(DataRate lineRate)
     m_rt = m_lineRate;
     m_rc = m_lineRate;
     m_alpha = m_initialAlpha;
+    if (m_alphaUpdate == PerInterval)
+    {
+        m_alphaEvent = Simulator::Schedule(m_alphaInterval, &DcqcnRateControl::AlphaTimer, this);
+    }
 }
 
 void
@@ -143,9 +161,18 @@ void
 DcqcnRateControl::OnCnp()
 {
     const Time now = Simulator::Now();
-    m_alpha = (1 - m_g) * m_alpha + m_g;
-    if (m_minDecreaseInterval.IsStrictlyPositive() &&
-        now - m_lastDecrease < m_minDecreaseInterval)
+    if (m_alphaUpdate == PerCnp)
+    {
+        m_alpha = (1 - m_g) * m_alpha + m_g;
+    }
+    else if (!m_cnpInInterval)
+    {
+        // The interval's update counts its first CNP at once, so the cut below
+        // sees it; ticks without a CNP decay alpha.
+        m_alpha = (1 - m_g) * m_alpha + m_g;
+        m_cnpInInterval = true;
+    }
+    if (m_lastDecrease && now - *m_lastDecrease < m_minDecreaseInterval)
     {
         return;
     }
@@ -155,8 +182,12 @@ DcqcnRateControl::OnCnp()
     m_timerStage = 0;
     m_byteStage = 0;
     m_bytesSinceIncrease = 0;
-    m_alphaEvent.Cancel();
-    m_alphaEvent = Simulator::Schedule(m_alphaInterval, &DcqcnRateControl::AlphaTimer, this);
+    if (m_alphaUpdate == PerCnp)
+    {
+        // The paper's alpha timer counts from the last CNP.
+        m_alphaEvent.Cancel();
+        m_alphaEvent = Simulator::Schedule(m_alphaInterval, &DcqcnRateControl::AlphaTimer, this);
+    }
     m_increaseEvent.Cancel();
     m_increaseEvent =
         Simulator::Schedule(m_increaseInterval, &DcqcnRateControl::IncreaseTimer, this);
@@ -165,7 +196,11 @@ DcqcnRateControl::OnCnp()
 void
 DcqcnRateControl::AlphaTimer()
 {
-    m_alpha = (1 - m_g) * m_alpha;
+    if (m_alphaUpdate == PerCnp || !m_cnpInInterval)
+    {
+        m_alpha = (1 - m_g) * m_alpha;
+    }
+    m_cnpInInterval = false;
     m_alphaEvent = Simulator::Schedule(m_alphaInterval, &DcqcnRateControl::AlphaTimer, this);
 }
 

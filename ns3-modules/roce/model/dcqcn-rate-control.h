@@ -1,8 +1,14 @@
 /*
  * DCQCN reaction point (Zhu et al., SIGCOMM 2015), per queue pair.
  *
- * On a CNP: target rate Rt = current rate Rc, Rc *= (1 - alpha/2), alpha moves
- * toward 1 by g. Without CNPs alpha decays by (1 - g) every AlphaUpdateInterval.
+ * On a CNP: target rate Rt = current rate Rc, Rc *= (1 - alpha/2). Alpha, the
+ * congestion estimate, is updated in one of two ways (AlphaUpdate):
+ *  - PerCnp (the paper): alpha = (1 - g) alpha + g on each CNP, and
+ *    alpha = (1 - g) alpha after each AlphaUpdateInterval without one;
+ *  - PerInterval (NVIDIA ConnectX, dce_tcp_g/dce_tcp_rtt): every interval,
+ *    alpha = (1 - g) alpha + g x [a CNP arrived in that interval]; the first
+ *    CNP of an interval is counted when it arrives, so the cut it causes
+ *    uses it, and an interval without a CNP decays alpha at its end.
  * Rate increase events come from a timer (every RateIncreaseInterval) and a
  * byte counter (every ByteCounter bytes sent): while both stage counts are
  * below F, fast recovery (Rc = (Rt + Rc) / 2); once either passes F, additive
@@ -18,17 +24,27 @@
 #include "ns3/object.h"
 #include "ns3/traced-value.h"
 
+#include <optional>
+
 namespace ns3
 {
 
 class DcqcnRateControl : public Object
 {
   public:
+    enum AlphaUpdate
+    {
+        PerCnp,
+        PerInterval,
+    };
+
     static TypeId GetTypeId();
     DcqcnRateControl();
 
-    /// Sets the parameters of a named preset: "paper" (DCQCN, SIGCOMM 2015) or
-    /// "nvidia" (ConnectX defaults). Returns false for an unknown name.
+    /// Sets the defaults of both DCQCN ends (this reaction point and the
+    /// notification point's ns3::RoceNic::CnpInterval) to a named preset:
+    /// "paper" (DCQCN, SIGCOMM 2015) or "nvidia" (ConnectX firmware defaults).
+    /// Returns false for an unknown name.
     static bool ApplyPreset(const std::string& name);
 
     /// Starts at \p lineRate (flows start at line rate).
@@ -59,6 +75,8 @@ class DcqcnRateControl : public Object
     DataRate m_minRate;
     Time m_minDecreaseInterval;
     double m_initialAlpha;
+    AlphaUpdate m_alphaUpdate;
+    bool m_cnpInInterval{false};
 
     uint64_t m_lineRate{0};
     TracedValue<uint64_t> m_rc; ///< current rate, bit/s
@@ -67,7 +85,7 @@ class DcqcnRateControl : public Object
     uint32_t m_timerStage{0};
     uint32_t m_byteStage{0};
     uint64_t m_bytesSinceIncrease{0};
-    Time m_lastDecrease{Time::Min()};
+    std::optional<Time> m_lastDecrease;
     EventId m_alphaEvent;
     EventId m_increaseEvent;
 };

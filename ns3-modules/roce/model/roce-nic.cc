@@ -105,7 +105,7 @@ RoceNic::CreateQp()
     qp->SetQpn(m_nextQpn++);
     qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
     m_byQpn[qp->GetQpn()] = m_conns.size();
-    m_conns.push_back(Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), Time::Min()});
+    m_conns.push_back(Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt});
     return qp;
 }
 
@@ -312,7 +312,7 @@ RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
     if (f.ecn == 3)
     {
         ++m_ceReceived;
-        if (Simulator::Now() - c.lastCnp >= m_cnpInterval)
+        if (!c.lastCnp || Simulator::Now() - *c.lastCnp >= m_cnpInterval)
         {
             SendCnp(c);
         }

@@ -21,6 +21,7 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -69,7 +70,7 @@ class RoceNic : public Object
         uint16_t srcPort{0};
         Ptr<DcqcnRateControl> cc;
         Time nextSend;
-        Time lastCnp{Time::Min()};
+        std::optional<Time> lastCnp; ///< when this NIC last sent a CNP about the QP
     };
 
     void TrySend();
