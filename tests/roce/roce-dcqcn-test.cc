@@ -71,7 +71,9 @@ struct Flows
         fabric.Install(TopologySpec::Star(n + 1, LinkParams{rate, MicroSeconds(1)}));
         for (uint32_t s = 1; s <= n; ++s)
         {
-            auto [a, b] = fabric.Connect(s, 0);
+            const auto conn = fabric.Connect(s, 0);
+            Ptr<RdmaQueuePair> a = conn.requester;
+            Ptr<RdmaQueuePair> b = conn.responder;
             tx.push_back(a);
             rx.push_back(b);
             a->SetCompletionCallback(MakeCallback(&Flows::Done, this));

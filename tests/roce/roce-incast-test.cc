@@ -33,7 +33,9 @@ RunIncast(uint32_t senders, uint64_t bytes)
     std::vector<Ptr<RdmaQueuePair>> receivers;
     for (uint32_t s = 1; s <= senders; ++s)
     {
-        auto [tx, rx] = fabric.Connect(s, 0);
+        const auto conn = fabric.Connect(s, 0);
+        Ptr<RdmaQueuePair> tx = conn.requester;
+        Ptr<RdmaQueuePair> rx = conn.responder;
         receivers.push_back(rx);
         tx->SetCompletionCallback(MakeCallback(
             +[](IncastResult* res, const RdmaCompletion& c) {

@@ -1,9 +1,13 @@
 #include "roce-fabric-helper.h"
 
+#include "bth-header.h"
 #include "roce-channel.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/uinteger.h"
 
+#include <deque>
 #include <map>
 
 namespace ns3
@@ -18,6 +22,7 @@ RoceFabricHelper::GetHostAddress(uint32_t i) const
 void
 RoceFabricHelper::Install(const TopologySpec& spec)
 {
+    m_spec = spec;
     const auto& nodes = spec.Nodes();
     std::vector<Ptr<Node>> ns3Nodes(nodes.size());
     std::vector<uint32_t> hostIndex(nodes.size(), UINT32_MAX);
@@ -92,7 +97,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
     }
 }
 
-std::pair<Ptr<RdmaQueuePair>, Ptr<RdmaQueuePair>>
+RdmaFabric::Connection
 RoceFabricHelper::Connect(uint32_t a, uint32_t b)
 {
     Ptr<RoceNic> na = GetNic(a);
@@ -105,7 +110,117 @@ RoceFabricHelper::Connect(uint32_t a, uint32_t b)
                 qb->GetQpn(), port);
     nb->Connect(qb, na->GetAddress(), Mac48Address::ConvertFrom(na->GetDevice()->GetAddress()),
                 qa->GetQpn(), port);
-    return {qa, qb};
+    m_qpHost[PeekPointer(qa)] = a;
+    m_qpHost[PeekPointer(qb)] = b;
+    return Connection{qa, qb, port, kRoceV2UdpPort};
+}
+
+void
+RoceFabricHelper::Disconnect(const Connection& c)
+{
+    for (const auto& qp : {c.requester, c.responder})
+    {
+        auto it = m_qpHost.find(PeekPointer(qp));
+        if (it != m_qpHost.end())
+        {
+            GetNic(it->second)->DestroyQp(qp);
+            m_qpHost.erase(it);
+        }
+    }
+}
+
+RoceFabricHelper::Path
+RoceFabricHelper::PathBetween(uint32_t a, uint32_t b) const
+{
+    // Breadth-first from host a over switches to host b, keeping the first path found.
+    const auto& nodes = m_spec.Nodes();
+    const auto& links = m_spec.Links();
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(nodes.size());
+    for (uint32_t i = 0; i < links.size(); ++i)
+    {
+        adj[links[i].a].emplace_back(links[i].b, i);
+        adj[links[i].b].emplace_back(links[i].a, i);
+    }
+    const uint32_t from = m_spec.Hosts().at(a);
+    const uint32_t to = m_spec.Hosts().at(b);
+    std::vector<int64_t> via(nodes.size(), -1); // link by which a node was reached
+    std::vector<bool> seen(nodes.size(), false);
+    std::deque<uint32_t> queue{from};
+    seen[from] = true;
+    while (!queue.empty() && !seen[to])
+    {
+        const uint32_t u = queue.front();
+        queue.pop_front();
+        if (u != from && !nodes[u].isSwitch)
+        {
+            continue;
+        }
+        for (auto [v, link] : adj[u])
+        {
+            if (!seen[v])
+            {
+                seen[v] = true;
+                via[v] = link;
+                queue.push_back(v);
+            }
+        }
+    }
+    NS_ABORT_MSG_IF(!seen[to], "no path from h" << a << " to h" << b);
+    Path p;
+    for (uint32_t n = to; n != from;)
+    {
+        const auto& l = links[via[n]];
+        p.rates.insert(p.rates.begin(), l.params.rate);
+        p.delays.insert(p.delays.begin(), l.params.delay);
+        n = l.a == n ? l.b : l.a;
+    }
+    return p;
+}
+
+Time
+RoceFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
+{
+    // The flow alone on the fabric: its frames leave back to back and are stored
+    // and forwarded hop by hop (each frame leaves a link when it has fully arrived
+    // and the link is free), then the ACK of the last one returns.
+    const Path p = PathBetween(a, b);
+    TypeId::AttributeInformation mtuInfo;
+    TypeId::LookupByName("ns3::RdmaQueuePair").LookupAttributeByName("Mtu", &mtuInfo);
+    const uint64_t mtu = DynamicCast<const UintegerValue>(mtuInfo.initialValue)->Get();
+    BooleanValue vlan;
+    GetNic(a)->GetAttribute("Vlan", vlan);
+    // Ethernet 14, 802.1Q 4, IPv4 20, UDP 8, BTH 12, ICRC 4; RETH 16 on the first frame.
+    const uint32_t headers = 14 + (vlan.Get() ? 4 : 0) + 20 + 8 + 12 + 4;
+    const uint64_t packets = std::max<uint64_t>(1, (bytes + mtu - 1) / mtu);
+    auto frameBytes = [&](uint64_t k) {
+        const uint64_t payload = k + 1 < packets ? mtu : bytes - (packets - 1) * mtu;
+        const uint32_t pad = BthPadFor(static_cast<uint32_t>(payload));
+        return RoceNetDevice::WireBytes(
+            static_cast<uint32_t>(payload + pad + headers + (k == 0 ? 16 : 0)));
+    };
+    auto txTime = [](uint32_t wire, DataRate rate) {
+        return Seconds(wire * 8.0 / rate.GetBitRate());
+    };
+    const size_t hops = p.rates.size();
+    std::vector<Time> linkFree(hops); // when each link finishes its previous frame
+    Time arrival;                     // when the last frame has fully arrived at b
+    for (uint64_t k = 0; k < packets; ++k)
+    {
+        const uint32_t wire = frameBytes(k);
+        Time at; // the frame is at the start of link i, whole
+        for (size_t i = 0; i < hops; ++i)
+        {
+            linkFree[i] = std::max(at, linkFree[i]) + txTime(wire, p.rates[i]);
+            at = linkFree[i] + p.delays[i];
+        }
+        arrival = at;
+    }
+    const uint32_t ack = RoceNetDevice::WireBytes(headers + 4); // + AETH
+    for (size_t i = hops; i-- > 0;)
+    {
+        arrival += txTime(ack, p.rates[i]) + p.delays[i];
+    }
+    return arrival;
 }
 
 uint64_t

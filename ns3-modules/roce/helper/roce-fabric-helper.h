@@ -7,24 +7,33 @@
 #ifndef FABEMU_ROCE_FABRIC_HELPER_H
 #define FABEMU_ROCE_FABRIC_HELPER_H
 
+#include "rdma-fabric.h"
 #include "roce-nic.h"
 #include "roce-switch.h"
 #include "topology-spec.h"
 
 #include "ns3/node-container.h"
 
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace ns3
 {
 
-class RoceFabricHelper
+class RoceFabricHelper : public RdmaFabric
 {
   public:
     void Install(const TopologySpec& spec);
 
-    uint32_t GetNHosts() const { return static_cast<uint32_t>(m_nics.size()); }
+    // RdmaFabric
+    uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_nics.size()); }
+    uint32_t GetHostIpv4(uint32_t host) const override { return GetHostAddress(host).Get(); }
+    /// Creates and connects a QP on host \p a and one on host \p b.
+    Connection Connect(uint32_t a, uint32_t b) override;
+    void Disconnect(const Connection& c) override;
+    Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
+
     Ptr<Node> GetHost(uint32_t i) const { return m_hostNodes.Get(i); }
     Ptr<RoceNic> GetNic(uint32_t i) const { return m_nics.at(i); }
     Ipv4Address GetHostAddress(uint32_t i) const;
@@ -32,8 +41,6 @@ class RoceFabricHelper
     /// Every port in the fabric, host and switch.
     const std::vector<Ptr<RoceNetDevice>>& GetDevices() const { return m_devices; }
 
-    /// Creates and connects a QP on host \p a and one on host \p b.
-    std::pair<Ptr<RdmaQueuePair>, Ptr<RdmaQueuePair>> Connect(uint32_t a, uint32_t b);
 
     // Fabric-wide counters.
     uint64_t TotalDrops() const;
@@ -42,6 +49,16 @@ class RoceFabricHelper
     uint64_t TotalCnps() const;
 
   private:
+    /// The links of one shortest path, from the source host on.
+    struct Path
+    {
+        std::vector<DataRate> rates;
+        std::vector<Time> delays;
+    };
+    Path PathBetween(uint32_t a, uint32_t b) const;
+
+    TopologySpec m_spec;
+    std::unordered_map<const RdmaQueuePair*, uint32_t> m_qpHost; ///< the host of each live QP
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;
     std::vector<Ptr<RoceNic>> m_nics;

@@ -134,6 +134,33 @@ RoceNic::Connect(Ptr<RdmaQueuePair> qp,
     }
 }
 
+void
+RoceNic::DestroyQp(Ptr<RdmaQueuePair> qp)
+{
+    auto it = m_byQpn.find(qp->GetQpn());
+    if (it == m_byQpn.end())
+    {
+        return;
+    }
+    const size_t idx = it->second;
+    m_byQpn.erase(it);
+    m_conns[idx].qp->Dispose();
+    if (m_conns[idx].cc)
+    {
+        m_conns[idx].cc->Dispose();
+    }
+    if (idx + 1 != m_conns.size())
+    {
+        m_conns[idx] = m_conns.back();
+        m_byQpn[m_conns[idx].qp->GetQpn()] = idx;
+    }
+    m_conns.pop_back();
+    if (m_rr >= m_conns.size())
+    {
+        m_rr = 0;
+    }
+}
+
 Ptr<DcqcnRateControl>
 RoceNic::GetRateControl(Ptr<RdmaQueuePair> qp) const
 {

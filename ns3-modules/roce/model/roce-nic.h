@@ -50,6 +50,9 @@ class RoceNic : public Object
                  uint32_t remoteQpn,
                  uint16_t srcPort);
 
+    /// Removes a QP (and its congestion control) from this NIC; frames for it are ignored.
+    void DestroyQp(Ptr<RdmaQueuePair> qp);
+
     /// Congestion control of a QP, or null when CongestionControl is "none".
     Ptr<DcqcnRateControl> GetRateControl(Ptr<RdmaQueuePair> qp) const;
 

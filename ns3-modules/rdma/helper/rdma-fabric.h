@@ -1,0 +1,46 @@
+/*
+ * What workloads and recorders see of a fabric, whichever it is: hosts that
+ * can be connected by queue pairs, and what an ideal transfer between two of
+ * them would take. RoCEv2, InfiniBand and iWARP helpers implement it, so one
+ * workload runs on any fabric.
+ */
+#ifndef FABEMU_RDMA_FABRIC_H
+#define FABEMU_RDMA_FABRIC_H
+
+#include "rdma-queue-pair.h"
+
+#include "ns3/nstime.h"
+
+#include <utility>
+
+namespace ns3
+{
+
+class RdmaFabric
+{
+  public:
+    virtual ~RdmaFabric() = default;
+
+    virtual uint32_t GetNHosts() const = 0;
+    /// The host's IPv4 address, host order (also how FCT files name hosts).
+    virtual uint32_t GetHostIpv4(uint32_t host) const = 0;
+    /// A connected QP on \p a and one on \p b; the UDP source port they use.
+    struct Connection
+    {
+        Ptr<RdmaQueuePair> requester;
+        Ptr<RdmaQueuePair> responder;
+        uint16_t srcPort;
+        uint16_t dstPort;
+    };
+    virtual Connection Connect(uint32_t a, uint32_t b) = 0;
+    /// Releases a connection's QPs once its work is done.
+    virtual void Disconnect(const Connection& c) = 0;
+    /// What \p bytes from \p a to \p b would take alone on an idle fabric:
+    /// one round trip of propagation plus the bytes, headers included, at the
+    /// slowest link on the path (the "ideal FCT" of HPCC's FCT files).
+    virtual Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const = 0;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * Workloads on any RdmaFabric: flow lists from the usual generators (bulk,
+ * incast, permutation, all-to-all, Poisson arrivals at a target load with
+ * sizes from a CDF), and a runner that starts each flow on its own queue pair
+ * at its time, records its completion, and writes FCTs as the HPCC simulator
+ * does.
+ */
+#ifndef FABEMU_RDMA_WORKLOAD_H
+#define FABEMU_RDMA_WORKLOAD_H
+
+#include "flow-size-cdf.h"
+#include "rdma-fabric.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/random-variable-stream.h"
+
+#include <ostream>
+#include <vector>
+
+namespace ns3
+{
+
+struct FlowSpec
+{
+    uint32_t src{0};
+    uint32_t dst{0};
+    uint64_t bytes{0};
+    Time start;
+    RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
+};
+
+namespace workload
+{
+
+std::vector<FlowSpec> Bulk(uint32_t src, uint32_t dst, uint64_t bytes, Time start);
+/// Every host of \p srcs sends \p bytes to \p dst at once.
+std::vector<FlowSpec> Incast(uint32_t dst,
+                             const std::vector<uint32_t>& srcs,
+                             uint64_t bytes,
+                             Time start);
+/// Each host sends to one other, every host receiving from exactly one (a random derangement).
+std::vector<FlowSpec> Permutation(const std::vector<uint32_t>& hosts,
+                                  uint64_t bytes,
+                                  Time start,
+                                  Ptr<UniformRandomVariable> rng);
+/// Every host sends \p bytes to every other.
+std::vector<FlowSpec> AllToAll(const std::vector<uint32_t>& hosts, uint64_t bytes, Time start);
+/**
+ * \brief Poisson arrivals on each host from \p start to \p stop, at a rate that
+ * loads its link to \p load (0..1) with sizes from \p cdf; destinations uniform.
+ */
+std::vector<FlowSpec> Poisson(const std::vector<uint32_t>& hosts,
+                              double load,
+                              const FlowSizeCdf& cdf,
+                              DataRate hostRate,
+                              Time start,
+                              Time stop,
+                              Ptr<UniformRandomVariable> rng);
+
+} // namespace workload
+
+/// One finished (or failed) flow.
+struct FlowRecord
+{
+    uint32_t id{0};
+    FlowSpec spec;
+    uint16_t srcPort{0};
+    uint16_t dstPort{0};
+    Time fct;
+    Time idealFct;
+    bool ok{false};
+};
+
+class FlowRunner
+{
+  public:
+    explicit FlowRunner(RdmaFabric& fabric);
+
+    void Add(const std::vector<FlowSpec>& flows);
+    /// Schedules every flow added so far; call before Simulator::Run.
+    void Start();
+    /// Called once every flow has finished.
+    void SetAllDoneCallback(Callback<void> cb) { m_allDone = cb; }
+
+    const std::vector<FlowRecord>& Records() const { return m_records; }
+    size_t Pending() const { return m_flows.size() - m_records.size(); }
+
+    /// HPCC's fct.txt: "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns", IPs in hex.
+    void WriteFct(std::ostream& os) const;
+
+  private:
+    void Launch(uint32_t id);
+    void Finished(uint32_t id, const RdmaCompletion& done);
+
+    RdmaFabric& m_fabric;
+    std::vector<FlowSpec> m_flows;
+    std::vector<FlowRecord> m_records;
+    std::vector<RdmaFabric::Connection> m_connections;
+    Callback<void> m_allDone;
+};
+
+} // namespace ns3
+
+#endif

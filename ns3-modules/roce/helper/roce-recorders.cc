@@ -1,0 +1,85 @@
+#include "roce-recorders.h"
+
+#include "ns3/trace-helper.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+PfcLog::PfcLog(const RoceFabricHelper& fabric, std::ostream& out)
+    : m_out(out)
+{
+    for (const auto& sw : fabric.GetSwitches())
+    {
+        const uint32_t node = sw->GetPort(0)->GetNode()->GetId();
+        sw->TraceConnectWithoutContext("Pfc", MakeCallback(&PfcLog::OnPfc, this).Bind(node));
+    }
+}
+
+void
+PfcLog::OnPfc(uint32_t node, uint32_t port, uint8_t prio, bool pause)
+{
+    ++m_events;
+    m_out << Simulator::Now().GetNanoSeconds() << ' ' << node << ' ' << port << ' ' << +prio
+          << (pause ? " pause\n" : " resume\n");
+}
+
+PcapWriter::PcapWriter(Ptr<RoceNetDevice> port, const std::string& path)
+    : m_port(port)
+{
+    m_file.Open(path, std::ios::out | std::ios::binary);
+    NS_ABORT_MSG_IF(m_file.Fail(), "cannot write pcap file " << path);
+    m_file.Init(PcapHelper::DLT_EN10MB, 65535, PcapFile::ZONE_DEFAULT, false, true);
+    port->TraceConnectWithoutContext("Sniffer", MakeCallback(&PcapWriter::Write, this));
+}
+
+PcapWriter::~PcapWriter()
+{
+    m_port->TraceDisconnectWithoutContext("Sniffer", MakeCallback(&PcapWriter::Write, this));
+    m_file.Close();
+}
+
+void
+PcapWriter::Write(Ptr<const Packet> frame)
+{
+    const int64_t ns = Simulator::Now().GetNanoSeconds();
+    m_file.Write(static_cast<uint32_t>(ns / 1'000'000'000),
+                 static_cast<uint32_t>(ns % 1'000'000'000), frame);
+    ++m_frames;
+}
+
+QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval)
+    : m_fabric(fabric),
+      m_out(out),
+      m_interval(interval)
+{
+    Simulator::ScheduleNow(&QueueSampler::Sample, this);
+}
+
+void
+QueueSampler::Sample()
+{
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    for (const auto& sw : m_fabric.GetSwitches())
+    {
+        const uint32_t node = sw->GetPort(0)->GetNode()->GetId();
+        for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
+        {
+            for (uint8_t prio = 0; prio < SwitchMmu::kPriorities; ++prio)
+            {
+                const uint64_t bytes = sw->GetMmu()->GetEgressBytes(port, prio);
+                bool& busy = m_wasBusy[{node, port, prio}];
+                if (bytes > 0 || busy)
+                {
+                    m_out << now << ' ' << node << ' ' << port << ' ' << +prio << ' ' << bytes
+                          << '\n';
+                }
+                busy = bytes > 0;
+                m_peak = std::max(m_peak, bytes);
+            }
+        }
+    }
+    Simulator::Schedule(m_interval, &QueueSampler::Sample, this);
+}
+
+} // namespace ns3

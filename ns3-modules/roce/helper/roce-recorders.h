@@ -1,0 +1,72 @@
+/*
+ * Recorders that attach to a RoCEv2 fabric's trace sources from outside:
+ * the PFC log, pcap on chosen ports, queue-depth samples. Models never
+ * write files; these do.
+ */
+#ifndef FABEMU_ROCE_RECORDERS_H
+#define FABEMU_ROCE_RECORDERS_H
+
+#include "roce-fabric-helper.h"
+
+#include "ns3/pcap-file.h"
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace ns3
+{
+
+/// PFC events as "time_ns node port priority pause|resume", one per line.
+class PfcLog
+{
+  public:
+    PfcLog(const RoceFabricHelper& fabric, std::ostream& out);
+    uint64_t Events() const { return m_events; }
+
+  private:
+    void OnPfc(uint32_t node, uint32_t port, uint8_t prio, bool pause);
+    std::ostream& m_out;
+    uint64_t m_events{0};
+};
+
+/// Writes every frame a port sends or receives (PFC included) to a pcap file
+/// with nanosecond timestamps (Ethernet link type: Wireshark decodes RoCEv2 as
+/// RRoCE with the BTH). The file is complete once the writer is destroyed.
+class PcapWriter : public SimpleRefCount<PcapWriter>
+{
+  public:
+    PcapWriter(Ptr<RoceNetDevice> port, const std::string& path);
+    ~PcapWriter();
+    uint64_t Frames() const { return m_frames; }
+
+  private:
+    void Write(Ptr<const Packet> frame);
+    Ptr<RoceNetDevice> m_port;
+    PcapFile m_file;
+    uint64_t m_frames{0};
+};
+
+/// Samples every switch egress queue each interval, writing
+/// "time_ns node port priority bytes" for queues that hold bytes (and once
+/// more when one has drained to zero).
+class QueueSampler
+{
+  public:
+    QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval);
+    /// The largest sample seen, bytes.
+    uint64_t Peak() const { return m_peak; }
+
+  private:
+    void Sample();
+    const RoceFabricHelper& m_fabric;
+    std::ostream& m_out;
+    Time m_interval;
+    std::map<std::tuple<uint32_t, uint32_t, uint8_t>, bool> m_wasBusy;
+    uint64_t m_peak{0};
+};
+
+} // namespace ns3
+
+#endif
