@@ -260,9 +260,9 @@ RdmaQueuePair::NextPacket()
     const uint64_t sent = m_sndNxt;
     m_sndNxt = w->wr.op == RdmaWorkRequest::Op::Read ? w->lastPsn + 1 : m_sndNxt + 1;
     m_highestSent = std::max(m_highestSent, sent);
-    if (!m_timer.IsRunning())
+    if (m_deadline == Time::Max())
     {
-        ArmTimer();
+        ArmTimer(); // the first packet outstanding starts the clock
     }
     return p;
 }
@@ -502,20 +502,32 @@ RdmaQueuePair::GoBack(uint64_t psn)
 void
 RdmaQueuePair::ArmTimer()
 {
-    m_timer.Cancel();
+    // A lazy timer: progress only moves the deadline. Cancelling and rescheduling
+    // on every ACK would leave one dead event per ACK in the scheduler until its
+    // time came, a cost that grows with the fabric.
     if (m_error || m_sendQueue.empty() || m_sndUna >= m_sndNxt)
     {
+        m_deadline = Time::Max();
         return;
     }
-    m_timer = Simulator::Schedule(m_timeout, &RdmaQueuePair::OnTimeout, this);
+    m_deadline = Simulator::Now() + m_timeout;
+    if (!m_timer.IsRunning())
+    {
+        m_timer = Simulator::Schedule(m_timeout, &RdmaQueuePair::OnTimeout, this);
+    }
 }
 
 void
 RdmaQueuePair::OnTimeout()
 {
-    if (m_sendQueue.empty())
+    if (m_deadline == Time::Max() || m_sendQueue.empty())
     {
-        return;
+        return; // disarmed since
+    }
+    if (Simulator::Now() < m_deadline)
+    {
+        m_timer = Simulator::Schedule(m_deadline - Simulator::Now(), &RdmaQueuePair::OnTimeout, this);
+        return; // progress was made: wait for the moved deadline
     }
     ++m_timeouts;
     ++m_retries;
@@ -531,6 +543,7 @@ RdmaQueuePair::OnTimeout()
     {
         GoBack(from);
     }
+    m_deadline = Simulator::Now() + m_timeout;
     m_timer = Simulator::Schedule(m_timeout, &RdmaQueuePair::OnTimeout, this);
 }
 

@@ -119,6 +119,7 @@ class RdmaQueuePair : public Object
     uint64_t m_readRetryPsn{UINT64_MAX};
     uint32_t m_retries{0};
     EventId m_timer;
+    Time m_deadline{Time::Max()}; ///< when the retransmission timer expires; Max: disarmed
     bool m_error{false};
 
     // Responder

@@ -1,0 +1,342 @@
+// Speed of the RoCEv2 model against stock ns-3 on the same fat tree and flows.
+//
+// Both runs carry the same flow list (web-search sizes, Poisson arrivals at the
+// given load) over a k-ary fat tree for the same simulated time:
+//  - roce:  FabricEmu's RoCEv2 model (PFC, ECN, RC transport, ICRC off);
+//  - stock: ns-3's PointToPoint links, DropTail queues, UDP at host line rate,
+//           global routing with ECMP: the cheapest model of the same traffic.
+// Each run is a child process, so its peak memory is its own. The figure of
+// merit is wall time per packet-hop (a frame sent on one link), and the ratio
+// of the two costs is what is compared, never absolute times.
+#include "rdma-workload.h"
+#include "roce-fabric-helper.h"
+
+#include "ns3/applications-module.h"
+#include "ns3/config.h"
+#include "ns3/internet-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/simulator.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace ns3;
+
+namespace
+{
+
+struct Figures
+{
+    uint64_t hops{0};
+    double wallSeconds{0};
+    long peakRssKb{0};
+    uint64_t events{0};
+};
+
+struct Params
+{
+    uint32_t k{4};
+    double load{0.5};
+    Time duration{MilliSeconds(2)};
+    LinkParams host{DataRate("100Gbps"), MicroSeconds(1)};
+    LinkParams fabric{DataRate("400Gbps"), MicroSeconds(1)};
+};
+
+std::vector<FlowSpec>
+Flows(const Params& p, uint32_t hosts)
+{
+    Ptr<UniformRandomVariable> rng = CreateObject<UniformRandomVariable>();
+    rng->SetStream(42);
+    std::vector<uint32_t> all(hosts);
+    for (uint32_t i = 0; i < hosts; ++i)
+    {
+        all[i] = i;
+    }
+    const auto cdf =
+        FlowSizeCdf::Load(std::string(FABEMU_SOURCE_DIR) + "/scenarios/cdf/websearch.txt");
+    return workload::Poisson(all, p.load, cdf, p.host.rate, Time(0), p.duration, rng);
+}
+
+uint64_t g_hops = 0;
+std::string g_scheduler; ///< an ns-3 scheduler TypeId for both runs; empty: ns-3's default
+
+void
+CountHop(Ptr<const Packet>)
+{
+    ++g_hops;
+}
+
+void
+CountHopPrio(Ptr<const Packet>, uint8_t)
+{
+    ++g_hops;
+}
+
+Figures
+Measure(const std::function<void()>& build, Time duration)
+{
+    g_hops = 0;
+    build();
+    Simulator::Stop(duration);
+    const auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    const auto t1 = std::chrono::steady_clock::now();
+    Figures f;
+    f.hops = g_hops;
+    f.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
+    f.events = Simulator::GetEventCount();
+    Simulator::Destroy();
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    f.peakRssKb = ru.ru_maxrss;
+    return f;
+}
+
+Figures
+RunRoce(const Params& p)
+{
+    Config::SetDefault("ns3::RoceNic::ComputeIcrc", BooleanValue(false));
+    RoceFabricHelper fabric;
+    std::unique_ptr<FlowRunner> runner;
+    return Measure(
+        [&]() {
+            fabric.Install(TopologySpec::FatTree(p.k, p.host, p.fabric));
+            for (const auto& dev : fabric.GetDevices())
+            {
+                dev->TraceConnectWithoutContext("MacTx", MakeCallback(&CountHopPrio));
+            }
+            runner = std::make_unique<FlowRunner>(fabric);
+            runner->Add(Flows(p, fabric.GetNHosts()));
+            runner->Start();
+        },
+        p.duration);
+}
+
+/// Sends a flow's bytes as 1024-byte UDP datagrams at the host's line rate.
+class UdpFlow : public Application
+{
+  public:
+    UdpFlow(Address dst, uint64_t bytes, DataRate rate)
+        : m_dst(dst),
+          m_left(bytes),
+          m_rate(rate)
+    {
+    }
+
+  private:
+    void StartApplication() override
+    {
+        m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+        m_socket->Connect(m_dst);
+        Send();
+    }
+    void StopApplication() override
+    {
+        m_event.Cancel();
+        if (m_socket)
+        {
+            m_socket->Close();
+        }
+    }
+    void Send()
+    {
+        const uint32_t n = static_cast<uint32_t>(std::min<uint64_t>(m_left, 1024));
+        m_socket->Send(Create<Packet>(n));
+        m_left -= n;
+        if (m_left > 0)
+        {
+            m_event = Simulator::Schedule(m_rate.CalculateBytesTxTime(n + 66), &UdpFlow::Send, this);
+        }
+    }
+    Address m_dst;
+    uint64_t m_left;
+    DataRate m_rate;
+    Ptr<Socket> m_socket;
+    EventId m_event;
+};
+
+Figures
+RunStock(const Params& p)
+{
+    Config::SetDefault("ns3::Ipv4GlobalRouting::RandomEcmpRouting", BooleanValue(true));
+    return Measure(
+        [&]() {
+            const auto spec = TopologySpec::FatTree(p.k, p.host, p.fabric);
+            NodeContainer nodes;
+            nodes.Create(spec.Nodes().size());
+            InternetStackHelper stack;
+            stack.Install(nodes);
+            Ipv4AddressHelper ip;
+            ip.SetBase("10.0.0.0", "255.255.255.252");
+            std::vector<Ipv4Address> hostAddr(spec.Hosts().size());
+            std::map<uint32_t, uint32_t> hostOfNode;
+            for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+            {
+                hostOfNode[spec.Hosts()[h]] = h;
+            }
+            for (const auto& link : spec.Links())
+            {
+                PointToPointHelper p2p;
+                p2p.SetDeviceAttribute("DataRate", DataRateValue(link.params.rate));
+                p2p.SetChannelAttribute("Delay", TimeValue(link.params.delay));
+                NetDeviceContainer devs = p2p.Install(nodes.Get(link.a), nodes.Get(link.b));
+                for (uint32_t i = 0; i < 2; ++i)
+                {
+                    devs.Get(i)->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&CountHop));
+                }
+                Ipv4InterfaceContainer ifs = ip.Assign(devs);
+                ip.NewNetwork();
+                for (uint32_t i = 0; i < 2; ++i)
+                {
+                    const uint32_t node = i == 0 ? link.a : link.b;
+                    if (hostOfNode.count(node))
+                    {
+                        hostAddr[hostOfNode[node]] = ifs.GetAddress(i);
+                    }
+                }
+            }
+            Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+            for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+            {
+                Ptr<Socket> sink = Socket::CreateSocket(nodes.Get(spec.Hosts()[h]),
+                                                        UdpSocketFactory::GetTypeId());
+                sink->Bind(InetSocketAddress(Ipv4Address::GetAny(), 4791));
+            }
+            for (const auto& f : Flows(p, spec.Hosts().size()))
+            {
+                Ptr<UdpFlow> app = CreateObject<UdpFlow>(InetSocketAddress(hostAddr[f.dst], 4791),
+                                                         f.bytes, p.host.rate);
+                nodes.Get(spec.Hosts()[f.src])->AddApplication(app);
+                app->SetStartTime(f.start);
+            }
+        },
+        p.duration);
+}
+
+/// Runs \p fn in a child process and returns its figures through a pipe.
+Figures
+InChild(const std::function<Figures()>& fn)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+    {
+        perror("pipe");
+        exit(1);
+    }
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        close(fds[0]);
+        Time::SetResolution(Time::PS);
+        if (!g_scheduler.empty())
+        {
+            ObjectFactory factory;
+            factory.SetTypeId(g_scheduler);
+            Simulator::SetScheduler(factory);
+        }
+        const Figures f = fn();
+        if (write(fds[1], &f, sizeof(f)) != sizeof(f))
+        {
+            _exit(1);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    Figures f;
+    const ssize_t n = read(fds[0], &f, sizeof(f));
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (n != sizeof(f) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    {
+        std::cerr << "fat-tree-bench: a measurement child failed\n";
+        exit(1);
+    }
+    return f;
+}
+
+void
+Report(const char* name, uint32_t k, const Figures& f)
+{
+    std::printf("%-6s k=%u  packet-hops %10llu  wall %7.2f s  %8.0f ns/hop  %9.0f hops/s  "
+                "events %10llu  peak RSS %7.1f MiB\n",
+                name, k, static_cast<unsigned long long>(f.hops), f.wallSeconds,
+                f.wallSeconds * 1e9 / f.hops, f.hops / f.wallSeconds,
+                static_cast<unsigned long long>(f.events), f.peakRssKb / 1024.0);
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    Params p;
+    uint32_t bigK = 8;
+    std::string only; // "roce" or "stock": one run at --k in this process (for callgrind)
+    for (int i = 1; i < argc; ++i)
+    {
+        if (std::strcmp(argv[i], "--duration-us") == 0 && i + 1 < argc)
+        {
+            p.duration = MicroSeconds(std::stoul(argv[++i]));
+        }
+        else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+        {
+            only = argv[++i];
+        }
+        else if (std::strcmp(argv[i], "--k") == 0 && i + 1 < argc)
+        {
+            p.k = static_cast<uint32_t>(std::stoul(argv[++i]));
+        }
+        else if (std::strcmp(argv[i], "--scheduler") == 0 && i + 1 < argc)
+        {
+            g_scheduler = argv[++i];
+        }
+        else if (std::strcmp(argv[i], "--big-k") == 0 && i + 1 < argc)
+        {
+            bigK = static_cast<uint32_t>(std::stoul(argv[++i]));
+        }
+        else
+        {
+            std::cerr << "usage: fat-tree-bench [--duration-us N] [--big-k K] [--scheduler TYPEID]\n"
+                         "                      [--only roce|stock --k K]\n";
+            return 2;
+        }
+    }
+    if (!only.empty())
+    {
+        Time::SetResolution(Time::PS);
+        const Figures f = only == "roce" ? RunRoce(p) : RunStock(p);
+        Report(only.c_str(), p.k, f);
+        return 0;
+    }
+    std::printf("fat tree, web-search at %.0f%% load, %.0f us simulated, hosts %s / fabric %s\n",
+                p.load * 100, p.duration.GetMicroSeconds() * 1.0,
+                p.host.rate.GetBitRate() == 100'000'000'000ULL ? "100G" : "?", "400G");
+    const Figures stock = InChild([&]() { return RunStock(p); });
+    Report("stock", p.k, stock);
+    const Figures roce = InChild([&]() { return RunRoce(p); });
+    Report("roce", p.k, roce);
+    Params big = p;
+    big.k = bigK;
+    const Figures roceBig = InChild([&]() { return RunRoce(big); });
+    Report("roce", big.k, roceBig);
+    const Figures stockBig = InChild([&]() { return RunStock(big); });
+    Report("stock", big.k, stockBig);
+
+    const double costRatio = (roce.wallSeconds / roce.hops) / (stock.wallSeconds / stock.hops);
+    const double growth = (roceBig.wallSeconds / roceBig.hops) / (roce.wallSeconds / roce.hops);
+    std::printf("cost per packet-hop, roce / stock (k=%u): %.2f  (target <= 1.5)\n", p.k,
+                costRatio);
+    const double stockGrowth =
+        (stockBig.wallSeconds / stockBig.hops) / (stock.wallSeconds / stock.hops);
+    std::printf("cost per packet-hop, roce k=%u / k=%u: %.2f  (target within 1.2 of linear); "
+                "stock ns-3 on the same machine: %.2f\n",
+                big.k, p.k, growth, stockGrowth);
+    return 0;
+}
