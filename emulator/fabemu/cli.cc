@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include "demo.h"
 #include "exit-codes.h"
 #include "host-rdma-probe.h"
 
@@ -92,6 +93,19 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     auto* doctor = app.add_subcommand("doctor", "Report what this host can run: simulation, "
                                                 "real endpoints (taps, QEMU, KVM), Soft-RoCE");
 
+    DemoOptions demo;
+    auto* demoCmd = app.add_subcommand(
+        "demo", "Run a small built-in simulation: an N:1 RoCEv2 incast over one switch with "
+                "PFC and DCQCN; writes a results folder");
+    demoCmd->add_option("--senders", demo.senders, "Senders into h0")->capture_default_str();
+    demoCmd->add_option("--bytes", demo.bytes, "Bytes each sender writes")->capture_default_str();
+    demoCmd->add_option("--rate", demo.rate, "Link rate")->capture_default_str();
+    demoCmd->add_option("--pfc", demo.pfc, "PFC on the switch (true/false)")->capture_default_str();
+    demoCmd->add_option("--cc", demo.cc, "Congestion control: dcqcn or none")
+        ->capture_default_str();
+    demoCmd->add_option("--out", demo.out, "Results folder (replaced)")->capture_default_str();
+    demoCmd->add_flag("--quiet", demo.quiet, "Print nothing");
+
     // CLI11 reports a missing subcommand before a stray word: name the word first.
     if (!args.empty() && !args[0].empty() && args[0][0] != '-')
     {
@@ -139,6 +153,10 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (*doctor)
     {
         return Doctor(out);
+    }
+    if (*demoCmd)
+    {
+        return RunDemo(demo, out, err);
     }
     return kExitOk;
 }

@@ -3,7 +3,11 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 using namespace fabemu;
 
@@ -61,4 +65,68 @@ TEST_CASE("doctor reports the host's Soft-RoCE support with a reason")
     CHECK(r.code == kExitOk);
     CHECK(r.out.find("host Soft-RoCE") != std::string::npos);
     CHECK(r.out.find("endpoints run as") != std::string::npos);
+}
+
+namespace
+{
+std::string
+ScratchDir(const char* name)
+{
+    return (std::filesystem::temp_directory_path() /
+            (std::string("fabemu-cli-") + name + "-" + std::to_string(getpid())))
+        .string();
+}
+} // namespace
+
+TEST_CASE("demo writes a complete results folder whose figures add up")
+{
+    const std::string out = ScratchDir("demo");
+    const auto r = Fabemu({"demo", "--senders", "8", "--bytes", "1000000", "--cc", "none",
+                           "--out", out, "--quiet"});
+    REQUIRE(r.code == kExitOk);
+    CHECK(r.out.empty());
+    for (const char* f : {"summary.json", "fct.txt", "pfc.txt", "queue.txt", "h0.pcap"})
+    {
+        CAPTURE(f);
+        CHECK(std::filesystem::exists(std::filesystem::path(out) / f));
+    }
+    std::ifstream in(std::filesystem::path(out) / "summary.json");
+    const auto s = nlohmann::json::parse(in);
+    CHECK(s["totals"]["bytes_delivered"] == 8000000);
+    CHECK(s["totals"]["drops"] == 0);
+    CHECK(s["totals"]["pfc_pause_frames"].get<uint64_t>() > 0); // 8:1 at line rate, no CC
+    CHECK(s["totals"]["ecn_marks"].get<uint64_t>() > 0);
+    CHECK(s["flows_completed"] == 8);
+    std::ifstream fct(std::filesystem::path(out) / "fct.txt");
+    int lines = 0;
+    for (std::string line; std::getline(fct, line);)
+    {
+        ++lines;
+    }
+    CHECK(lines == 8);
+    // Nothing is left beside the results folder.
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
+    {
+        CHECK(e.path().filename().string().find(".fabemu-cli-demo-" + std::to_string(getpid()) +
+                                                ".tmp") == std::string::npos);
+    }
+    std::filesystem::remove_all(out);
+}
+
+TEST_CASE("demo rejects bad options with exit 2 and writes nothing")
+{
+    const std::string out = ScratchDir("bad");
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"demo", "--senders", "0", "--out", out},
+             {"demo", "--cc", "timely", "--out", out},
+             {"demo", "--rate", "fast", "--out", out},
+             {"demo", "--senders", "many", "--out", out},
+             {"demo", "--colour", "blue"}})
+    {
+        const auto r = Fabemu(args);
+        CAPTURE(args[1]);
+        CHECK(r.code == kExitBadInput);
+        CHECK_FALSE(r.err.empty());
+        CHECK_FALSE(std::filesystem::exists(out));
+    }
 }
