@@ -213,3 +213,56 @@ TEST_CASE("a port that does not honour PFC keeps sending")
     CHECK(link.txAtA.size() == 400);
     CHECK(link.txAtA.back().first < MicroSeconds(40));
 }
+
+TEST_CASE("the PFC watchdog reports a pause storm once, and only with the watchdog on")
+{
+    for (bool watchdog : {true, false})
+    {
+        CAPTURE(watchdog);
+        Link link;
+        if (watchdog)
+        {
+            link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
+        }
+        std::vector<Time> storms;
+        link.a->TraceConnectWithoutContext(
+            "PfcStorm",
+            MakeCallback(+[](std::vector<Time>* s, uint8_t, Time d) { s->push_back(d); })
+                .Bind(&storms));
+        link.Backlog(3, 100);
+        // A storm: pauses of 2000 quanta (10.24 us) refreshed every 5 us for 3 ms.
+        for (int i = 0; i < 600; ++i)
+        {
+            Simulator::Schedule(MicroSeconds(1 + 5 * i), &RoceNetDevice::SendPause, link.b, 3,
+                                2000);
+        }
+        Simulator::Run();
+        if (watchdog)
+        {
+            REQUIRE(storms.size() == 1);
+            CHECK(storms[0] >= MilliSeconds(1));
+            CHECK(storms[0] < MilliSeconds(1) + MicroSeconds(10));
+            CHECK(link.a->GetPfcStorms() == 1);
+        }
+        else
+        {
+            CHECK(storms.empty());
+        }
+        CHECK(link.txAtA.size() == 100); // the backlog still leaves once the storm ends
+        Simulator::Destroy();
+    }
+}
+
+TEST_CASE("pauses with breaks between them are not a storm")
+{
+    Link link;
+    link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
+    link.Backlog(3, 2000);
+    // 10.24 us pauses every 20 us: each runs out before the next.
+    for (int i = 0; i < 150; ++i)
+    {
+        Simulator::Schedule(MicroSeconds(1 + 20 * i), &RoceNetDevice::SendPause, link.b, 3, 2000);
+    }
+    Simulator::Run();
+    CHECK(link.a->GetPfcStorms() == 0);
+}

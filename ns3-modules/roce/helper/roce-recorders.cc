@@ -24,6 +24,23 @@ PfcLog::OnPfc(uint32_t node, uint32_t port, uint8_t prio, bool pause)
           << (pause ? " pause\n" : " resume\n");
 }
 
+RateLog::RateLog(const RoceFabricHelper& fabric, std::ostream& out)
+    : m_out(out)
+{
+    for (uint32_t h = 0; h < fabric.GetNHosts(); ++h)
+    {
+        fabric.GetNic(h)->TraceConnectWithoutContext("QpRate",
+                                                     MakeCallback(&RateLog::OnRate, this).Bind(h));
+    }
+}
+
+void
+RateLog::OnRate(uint32_t host, uint32_t qpn, uint64_t bps)
+{
+    ++m_changes;
+    m_out << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn << ' ' << bps << '\n';
+}
+
 PcapWriter::PcapWriter(Ptr<RoceNetDevice> port, const std::string& path)
     : m_port(port)
 {

@@ -31,6 +31,19 @@ class PfcLog
     uint64_t m_events{0};
 };
 
+/// Congestion-control rate changes as "time_ns host qpn rate_bps", one per line.
+class RateLog
+{
+  public:
+    RateLog(const RoceFabricHelper& fabric, std::ostream& out);
+    uint64_t Changes() const { return m_changes; }
+
+  private:
+    void OnRate(uint32_t host, uint32_t qpn, uint64_t bps);
+    std::ostream& m_out;
+    uint64_t m_changes{0};
+};
+
 /// Writes every frame a port sends or receives (PFC included) to a pcap file
 /// with nanosecond timestamps (Ethernet link type: Wireshark decodes RoCEv2 as
 /// RRoCE with the BTH). The file is complete once the writer is destroyed.

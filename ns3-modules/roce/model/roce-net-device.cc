@@ -49,6 +49,12 @@ RoceNetDevice::GetTypeId()
                           BooleanValue(true),
                           MakeBooleanAccessor(&RoceNetDevice::m_pfcEnabled),
                           MakeBooleanChecker())
+            .AddAttribute("PfcWatchdogTime",
+                          "Report a pause storm once a priority has been paused without a "
+                          "break this long with frames waiting (0: watchdog off)",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&RoceNetDevice::m_watchdogTime),
+                          MakeTimeChecker(Time(0)))
             .AddAttribute("Scheduler",
                           "How the transmitter chooses among priorities",
                           EnumValue(Scheduler::StrictPriority),
@@ -70,6 +76,10 @@ RoceNetDevice::GetTypeId()
                             "This port sent a PFC frame for a priority (quanta 0: resume)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_pfcTxTrace),
                             "ns3::RoceNetDevice::PfcTracedCallback")
+            .AddTraceSource("PfcStorm",
+                            "The PFC watchdog saw a pause storm: (priority, paused for)",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_stormTrace),
+                            "ns3::RoceNetDevice::StormTracedCallback")
             .AddTraceSource("Sniffer",
                             "Every frame sent or received, PFC included (for pcap)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_snifferTrace),
@@ -328,7 +338,24 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             continue;
         }
         const uint16_t quanta = f.pfcQuanta[p];
-        m_pausedUntil[p] = Simulator::Now() + PfcHeader::QuantaToTime(quanta, m_rate);
+        const Time now = Simulator::Now();
+        if (quanta == 0 || !IsPaused(p))
+        {
+            m_pauseStart[p].reset(); // resumed, or the last pause had run out: a break
+            m_stormReported[p] = false;
+        }
+        m_pausedUntil[p] = now + PfcHeader::QuantaToTime(quanta, m_rate);
+        if (quanta > 0 && !m_pauseStart[p])
+        {
+            m_pauseStart[p] = now;
+        }
+        if (m_watchdogTime.IsStrictlyPositive() && m_pauseStart[p] && !m_stormReported[p] &&
+            !m_queues[p].empty() && now - *m_pauseStart[p] >= m_watchdogTime)
+        {
+            m_stormReported[p] = true;
+            ++m_pfcStorms;
+            m_stormTrace(p, now - *m_pauseStart[p]);
+        }
         m_pfcRxTrace(p, quanta);
     }
     TryTransmit();

@@ -5,7 +5,9 @@
  * The device does not drop: whoever enqueues (the switch's MMU, the host's
  * transport) decides admission. It honours received pause frames per
  * priority (a pause expires after its quanta unless refreshed; quanta 0
- * resumes) and sends pause frames ahead of all data when asked.
+ * resumes) and sends pause frames ahead of all data when asked. Its PFC
+ * watchdog (off by default) reports a pause storm: a priority held paused
+ * without a break for PfcWatchdogTime while frames wait.
  */
 #ifndef FABEMU_ROCE_NET_DEVICE_H
 #define FABEMU_ROCE_NET_DEVICE_H
@@ -21,6 +23,7 @@
 
 #include <array>
 #include <deque>
+#include <optional>
 
 namespace ns3
 {
@@ -58,6 +61,8 @@ class RoceNetDevice : public NetDevice
         return static_cast<uint32_t>(m_queues[priority].size());
     }
     bool IsBusy() const { return m_busy; }
+    /// Pause storms the watchdog has reported (PfcWatchdogTime > 0).
+    uint64_t GetPfcStorms() const { return m_pfcStorms; }
     DataRate GetDataRate() const { return m_rate; }
     void SetDataRate(DataRate rate) { m_rate = rate; }
     void SetScheduler(Scheduler s) { m_scheduler = s; }
@@ -131,6 +136,10 @@ class RoceNetDevice : public NetDevice
     std::array<uint64_t, kPriorities> m_queueBytes{};
     std::deque<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     std::array<Time, kPriorities> m_pausedUntil{};
+    std::array<std::optional<Time>, kPriorities> m_pauseStart; ///< since when paused without a break
+    std::array<bool, kPriorities> m_stormReported{};
+    Time m_watchdogTime;
+    uint64_t m_pfcStorms{0};
     EventId m_resumeEvent;
     bool m_busy{false};
 
@@ -146,6 +155,7 @@ class RoceNetDevice : public NetDevice
 
     TracedCallback<uint8_t, uint16_t> m_pfcRxTrace;
     TracedCallback<uint8_t, uint16_t> m_pfcTxTrace;
+    TracedCallback<uint8_t, Time> m_stormTrace;
     TracedCallback<Ptr<const Packet>> m_snifferTrace;
     TracedCallback<Ptr<const Packet>, uint8_t> m_macTxTrace;
     TracedCallback<Ptr<const Packet>> m_macRxTrace;

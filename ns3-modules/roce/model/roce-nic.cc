@@ -34,6 +34,16 @@ RoceNic::GetTypeId()
                           UintegerValue(26),
                           MakeUintegerAccessor(&RoceNic::m_dscp),
                           MakeUintegerChecker<uint8_t>(0, 63))
+            .AddAttribute("CnpPriority",
+                          "802.1Q priority of CNPs (ConnectX: 6)",
+                          UintegerValue(6),
+                          MakeUintegerAccessor(&RoceNic::m_cnpPriority),
+                          MakeUintegerChecker<uint8_t>(0, 7))
+            .AddAttribute("CnpDscp",
+                          "DSCP of CNPs (ConnectX: 48)",
+                          UintegerValue(48),
+                          MakeUintegerAccessor(&RoceNic::m_cnpDscp),
+                          MakeUintegerChecker<uint8_t>(0, 63))
             .AddAttribute("Vlan",
                           "Tag frames with 802.1Q (priority in the PCP)",
                           BooleanValue(true),
@@ -63,6 +73,10 @@ RoceNic::GetTypeId()
                             "This NIC sent a CNP: (QP number it is about)",
                             MakeTraceSourceAccessor(&RoceNic::m_cnpTxTrace),
                             "ns3::RoceNic::QpTracedCallback")
+            .AddTraceSource("QpRate",
+                            "A QP's congestion control changed its rate: (QP, bit/s)",
+                            MakeTraceSourceAccessor(&RoceNic::m_rateTrace),
+                            "ns3::RoceNic::QpRateTracedCallback")
             .AddTraceSource("CnpReceived",
                             "A CNP arrived for a local QP: (QP number)",
                             MakeTraceSourceAccessor(&RoceNic::m_cnpRxTrace),
@@ -105,7 +119,8 @@ RoceNic::CreateQp()
     qp->SetQpn(m_nextQpn++);
     qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
     m_byQpn[qp->GetQpn()] = m_conns.size();
-    m_conns.push_back(Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt});
+    m_conns.push_back(
+        Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt, m_priority});
     return qp;
 }
 
@@ -124,6 +139,8 @@ RoceNic::Connect(Ptr<RdmaQueuePair> qp,
     if (m_cc == "ns3::DcqcnRateControl")
     {
         c.cc = CreateObject<DcqcnRateControl>();
+        c.cc->TraceConnectWithoutContext(
+            "Rate", MakeCallback(&RoceNic::OnRate, this).Bind(qp->GetQpn()));
         c.cc->Start(m_device->GetDataRate());
     }
     else
@@ -132,6 +149,19 @@ RoceNic::Connect(Ptr<RdmaQueuePair> qp,
                         "ns3::RoceNic::CongestionControl: unknown '"
                             << m_cc << "' (ns3::DcqcnRateControl or none)");
     }
+}
+
+void
+RoceNic::OnRate(uint32_t qpn, uint64_t /*oldRate*/, uint64_t newRate)
+{
+    m_rateTrace(qpn, newRate);
+}
+
+void
+RoceNic::SetQpPriority(Ptr<RdmaQueuePair> qp, uint8_t priority)
+{
+    NS_ABORT_MSG_IF(priority > 7, "QP priority " << +priority << " is out of range 0..7");
+    m_conns.at(m_byQpn.at(qp->GetQpn())).priority = priority;
 }
 
 void
@@ -195,17 +225,21 @@ RoceNic::Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t)
 }
 
 Ptr<Packet>
-RoceNic::Frame(const Conn& c, const TransportPacket& p) const
+RoceNic::Frame(const Conn& c,
+               const TransportPacket& p,
+               uint8_t priority,
+               uint8_t dscp,
+               bool ecnCapable) const
 {
     RoceFrameSpec spec;
     Mac48Address src = Mac48Address::ConvertFrom(m_device->GetAddress());
     src.CopyTo(spec.srcMac.data());
     c.remoteMac.CopyTo(spec.dstMac.data());
     spec.vlan = m_vlan;
-    spec.pcp = m_priority;
-    spec.dscp = m_dscp;
+    spec.pcp = priority;
+    spec.dscp = dscp;
     const bool data = p.payload > 0 || (p.opcode & 0x1f) == static_cast<uint8_t>(IbOperation::ReadRequest);
-    spec.ecn = m_ecnCapable && data ? 2 : 0;
+    spec.ecn = ecnCapable && data ? 2 : 0;
     spec.srcIpv4 = m_address.Get();
     spec.dstIpv4 = c.remoteIp.Get();
     spec.srcPort = c.srcPort;
@@ -229,12 +263,13 @@ RoceNic::TrySend()
         return;
     }
     const Time now = Simulator::Now();
-    // One frame waits in the device at most: the QPs feel a pause at once.
-    while (m_device->GetQueueFrames(m_priority) == 0)
+    // One frame at most waits in each priority queue: the QPs feel a pause at once.
+    auto roomFor = [this](uint8_t prio) { return m_device->GetQueueFrames(prio) == 0; };
+    for (;;)
     {
-        if (!m_cnps.empty())
+        if (!m_cnps.empty() && roomFor(m_cnpPriority))
         {
-            m_device->Enqueue(m_cnps.front(), m_priority);
+            m_device->Enqueue(m_cnps.front(), m_cnpPriority);
             m_cnps.pop_front();
             continue;
         }
@@ -245,7 +280,7 @@ RoceNic::TrySend()
         {
             const size_t idx = (m_rr + k) % n;
             Conn& c = m_conns[idx];
-            if (!c.qp->HasPacket())
+            if (!roomFor(c.priority) || !c.qp->HasPacket())
             {
                 continue;
             }
@@ -267,7 +302,7 @@ RoceNic::TrySend()
         }
         const bool control = pick->qp->HasControlPacket();
         const auto p = pick->qp->NextPacket();
-        Ptr<Packet> frame = Frame(*pick, *p);
+        Ptr<Packet> frame = Frame(*pick, *p, pick->priority, m_dscp, m_ecnCapable);
         if (!control)
         {
             const DataRate rate = pick->cc ? pick->cc->GetRate() : m_device->GetDataRate();
@@ -278,7 +313,7 @@ RoceNic::TrySend()
                 pick->cc->OnBytesSent(frame->GetSize());
             }
         }
-        m_device->Enqueue(frame, m_priority);
+        m_device->Enqueue(frame, pick->priority);
     }
 }
 
@@ -290,10 +325,7 @@ RoceNic::SendCnp(Conn& c)
     cnp.destQp = c.qp->GetRemoteQpn();
     cnp.becn = true;
     cnp.payload = 16; // reserved bytes (IBA annex A17.9.3)
-    const bool ecn = m_ecnCapable;
-    m_ecnCapable = false;
-    m_cnps.push_back(Frame(c, cnp));
-    m_ecnCapable = ecn;
+    m_cnps.push_back(Frame(c, cnp, m_cnpPriority, m_cnpDscp, false));
     c.lastCnp = Simulator::Now();
     ++m_cnpsSent;
     m_cnpTxTrace(c.qp->GetQpn());

@@ -2,9 +2,11 @@
  * A RoCEv2 host NIC: queue pairs on one RoceNetDevice.
  *
  * Transmit: round-robin over the QPs that have a packet and whose pacer
- * allows it (DCQCN sets each QP's rate); one frame waits in the device at
- * most, so a PFC pause on the port holds the QPs back instead of piling
- * frames up. ACKs, NAKs and CNPs are not paced.
+ * allows it (DCQCN sets each QP's rate); each QP has a priority (802.1Q PCP
+ * and DSCP), and one frame at most waits in each priority queue of the
+ * device, so a PFC pause of that priority holds its QPs back instead of
+ * piling frames up. ACKs, NAKs and CNPs are not paced; CNPs go on their own
+ * priority (ConnectX: 6, DSCP 48).
  * Receive: frames go to their destination QP; as DCQCN notification point,
  * a CE-marked data frame makes the NIC send a CNP to its sender, at most one
  * per CnpInterval per QP.
@@ -50,6 +52,9 @@ class RoceNic : public Object
                  uint32_t remoteQpn,
                  uint16_t srcPort);
 
+    /// Sends \p qp's frames on priority \p priority (0..7) instead of the NIC's Priority.
+    void SetQpPriority(Ptr<RdmaQueuePair> qp, uint8_t priority);
+
     /// Removes a QP (and its congestion control) from this NIC; frames for it are ignored.
     void DestroyQp(Ptr<RdmaQueuePair> qp);
 
@@ -74,6 +79,7 @@ class RoceNic : public Object
         Ptr<DcqcnRateControl> cc;
         Time nextSend;
         std::optional<Time> lastCnp; ///< when this NIC last sent a CNP about the QP
+        uint8_t priority{0};
     };
 
     void TrySend();
@@ -82,7 +88,12 @@ class RoceNic : public Object
     void Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t);
     void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
     void SendCnp(Conn& c);
-    Ptr<Packet> Frame(const Conn& c, const TransportPacket& p) const;
+    /// A frame for \p p; only data frames are sent ECN-capable, and only if \p ecnCapable.
+    Ptr<Packet> Frame(const Conn& c,
+                      const TransportPacket& p,
+                      uint8_t priority,
+                      uint8_t dscp,
+                      bool ecnCapable) const;
 
     Ptr<RoceNetDevice> m_device;
     Ipv4Address m_address;
@@ -97,6 +108,8 @@ class RoceNic : public Object
     // Attributes
     uint8_t m_priority;
     uint8_t m_dscp;
+    uint8_t m_cnpPriority;
+    uint8_t m_cnpDscp;
     bool m_vlan;
     bool m_ecnCapable;
     bool m_computeIcrc;
@@ -109,6 +122,8 @@ class RoceNic : public Object
     uint64_t m_bytesReceived{0};
     TracedCallback<uint32_t> m_cnpTxTrace; ///< (QP the CNP is about)
     TracedCallback<uint32_t> m_cnpRxTrace;
+    TracedCallback<uint32_t, uint64_t> m_rateTrace; ///< (QP, new DCQCN rate in bit/s)
+    void OnRate(uint32_t qpn, uint64_t oldRate, uint64_t newRate);
 };
 
 } // namespace ns3
