@@ -1,6 +1,7 @@
 #include "ib-opcode.h"
 #include "rdma-queue-pair.h"
 
+#include "ns3/enum.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -218,4 +219,60 @@ TEST_CASE("completions come back in the order the requests were posted")
         CHECK(w.doneA[i].wrId == i + 1);
         CHECK(w.doneA[i].status == RdmaCompletion::Status::Success);
     }
+}
+
+TEST_CASE("UD: datagrams arrive with their immediate, and a lost one stays lost")
+{
+    Wire w;
+    for (auto qp : {w.a, w.b})
+    {
+        qp->SetAttribute("Service", EnumValue(RdmaQueuePair::UD));
+    }
+    int n = 0;
+    w.drop = [&n](const TransportPacket& p, bool) {
+        CHECK(p.opcode == 0x64 + (p.imm ? 1 : 0)); // UD SEND Only (with immediate)
+        CHECK(p.deth.srcQp == 0x11);
+        return ++n == 2; // the second datagram is lost
+    };
+    for (uint32_t i = 1; i <= 3; ++i)
+    {
+        RdmaWorkRequest wr = Wr(i == 3 ? RdmaWorkRequest::Op::SendWithImm : RdmaWorkRequest::Op::Send,
+                                100 * i, i);
+        wr.imm = i == 3 ? 0xabcd : 0;
+        w.a->PostSend(wr);
+    }
+    Simulator::Run();
+    REQUIRE(w.doneA.size() == 3); // every send completes once it has left
+    CHECK(n == 3);                 // and none was sent again
+    REQUIRE(w.doneB.size() == 2);
+    CHECK(w.doneB[0].bytes == 100);
+    CHECK(w.doneB[1].bytes == 300);
+    CHECK(w.doneB[1].imm == 0xabcd);
+    CHECK(w.a->GetTimeouts() == 0);
+}
+
+TEST_CASE("UD refuses what it cannot do: more than the path MTU, or RDMA")
+{
+    Wire w;
+    w.a->SetAttribute("Service", EnumValue(RdmaQueuePair::UD));
+    w.a->PostSend(Wr(RdmaWorkRequest::Op::Send, 1025, 1));
+    w.a->PostSend(Wr(RdmaWorkRequest::Op::Write, 10, 2));
+    REQUIRE(w.doneA.size() == 2);
+    CHECK(w.doneA[0].status == RdmaCompletion::Status::LengthError);
+    CHECK(w.doneA[1].status == RdmaCompletion::Status::LengthError);
+    CHECK_FALSE(w.a->HasPacket());
+}
+
+TEST_CASE("UD drops a datagram whose Q_Key is not the receiver's")
+{
+    Wire w;
+    for (auto qp : {w.a, w.b})
+    {
+        qp->SetAttribute("Service", EnumValue(RdmaQueuePair::UD));
+    }
+    w.b->SetAttribute("Qkey", UintegerValue(0x2222));
+    w.a->PostSend(Wr(RdmaWorkRequest::Op::Send, 64));
+    Simulator::Run();
+    CHECK(w.doneB.empty());
+    CHECK(w.b->GetDatagramsDropped() == 1);
 }

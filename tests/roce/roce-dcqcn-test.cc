@@ -1,4 +1,5 @@
 #include "dcqcn-rate-control.h"
+#include "lossless.h"
 #include "roce-fabric-helper.h"
 #include "roce-packet.h"
 
@@ -139,6 +140,7 @@ TEST_CASE("DCQCN: two long flows on a 40 Gb/s bottleneck converge to 20 Gb/s eac
     CHECK(std::abs(g[1] - 20) <= 2);
     CHECK(Jain(g) >= 0.99);
     CHECK(f.fabric.TotalCnps() > 0);
+    CheckLossless(f.fabric, f.tx, f.rx);
 }
 
 TEST_CASE("DCQCN: a third flow joining brings all three to C/3")
@@ -153,6 +155,7 @@ TEST_CASE("DCQCN: a third flow joining brings all three to C/3")
     {
         CHECK(std::abs(v - 40.0 / 3) <= 0.15 * 40.0 / 3); // C/3 +/- 15%
     }
+    CheckLossless(f.fabric, f.tx, f.rx);
 }
 
 
@@ -189,6 +192,7 @@ Incast(uint64_t bytes)
     r.pauses = f.fabric.TotalPfcFrames();
     r.drops = f.fabric.TotalDrops();
     r.completed = f.completed;
+    CheckLossless(f.fabric, f.tx, f.rx);
     r.lastCompletion = f.lastCompletion;
     std::sort(samples.begin(), samples.end());
     r.p95QueueBytes = samples.empty() ? 0 : samples[samples.size() * 95 / 100];

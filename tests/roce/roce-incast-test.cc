@@ -1,3 +1,4 @@
+#include "lossless.h"
 #include "roce-fabric-helper.h"
 
 #include "ns3/boolean.h"
@@ -14,6 +15,7 @@ namespace
 
 struct IncastResult
 {
+    bool lossless{false};
     uint64_t drops{0};
     uint64_t pfcFrames{0};
     uint64_t bytesDelivered{0};
@@ -31,12 +33,14 @@ RunIncast(uint32_t senders, uint64_t bytes)
     fabric.Install(TopologySpec::Star(senders + 1, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
     IncastResult r;
     std::vector<Ptr<RdmaQueuePair>> receivers;
+    std::vector<Ptr<RdmaQueuePair>> requesters;
     for (uint32_t s = 1; s <= senders; ++s)
     {
         const auto conn = fabric.Connect(s, 0);
         Ptr<RdmaQueuePair> tx = conn.requester;
         Ptr<RdmaQueuePair> rx = conn.responder;
         receivers.push_back(rx);
+        requesters.push_back(tx);
         tx->SetCompletionCallback(MakeCallback(
             +[](IncastResult* res, const RdmaCompletion& c) {
                 if (c.status == RdmaCompletion::Status::Success)
@@ -63,7 +67,13 @@ RunIncast(uint32_t senders, uint64_t bytes)
     {
         r.bytesDelivered += rx->GetBytesReceived();
     }
-    // The lossless invariant's other half: nothing left in any queue at the end.
+    BooleanValue pfc;
+    fabric.GetSwitches().at(0)->GetMmu()->GetAttribute("PfcEnabled", pfc);
+    if (pfc.Get())
+    {
+        CheckLossless(fabric, requesters, receivers);
+    }
+    // Nothing left in any queue at the end.
     for (const auto& sw : fabric.GetSwitches())
     {
         CHECK(sw->GetMmu()->GetTotalUsed() == 0);

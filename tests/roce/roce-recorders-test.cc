@@ -3,6 +3,7 @@
 #include "roce-recorders.h"
 
 #include "ns3/config.h"
+#include "ns3/enum.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>
@@ -76,6 +77,15 @@ TEST_CASE("frames the model writes to pcap decode in tshark as RoCEv2 BTH, none 
             wr.bytes = 5000;
             c.requester->PostSend(wr);
         }
+        const auto ud = fabric.Connect(1, 0);
+        for (auto qp : {ud.requester, ud.responder})
+        {
+            qp->SetAttribute("Service", EnumValue(RdmaQueuePair::UD));
+        }
+        RdmaWorkRequest datagram;
+        datagram.op = RdmaWorkRequest::Op::Send;
+        datagram.bytes = 512;
+        ud.requester->PostSend(datagram);
         Simulator::Run();
         frames = pcap->Frames();
         pcap = nullptr;
@@ -98,8 +108,8 @@ TEST_CASE("frames the model writes to pcap decode in tshark as RoCEv2 BTH, none 
     }
     CHECK(decoded == frames); // every frame is RoCEv2 with a BTH
     // WRITE F/M/L, READ request and responses F/M/L, SEND F/M/L with immediate,
-    // WRITE Last with immediate, ACK.
-    for (int op : {6, 7, 8, 12, 13, 14, 15, 0, 1, 3, 9, 17})
+    // WRITE Last with immediate, ACK, UD SEND Only.
+    for (int op : {6, 7, 8, 12, 13, 14, 15, 0, 1, 3, 9, 17, 100})
     {
         CAPTURE(op);
         CHECK(seen[op] > 0);

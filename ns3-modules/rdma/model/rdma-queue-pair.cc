@@ -3,6 +3,7 @@
 #include "bth-header.h"
 #include "ib-opcode.h"
 
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -61,6 +62,16 @@ RdmaQueuePair::GetTypeId()
                           UintegerValue(7),
                           MakeUintegerAccessor(&RdmaQueuePair::m_retryCount),
                           MakeUintegerChecker<uint32_t>(0, 7))
+            .AddAttribute("Service",
+                          "Transport service: RC (reliable connected) or UD (unreliable datagram)",
+                          EnumValue(RC),
+                          MakeEnumAccessor(&RdmaQueuePair::m_service),
+                          MakeEnumChecker(RC, "RC", UD, "UD"))
+            .AddAttribute("Qkey",
+                          "UD: the Q_Key this QP sends with and accepts",
+                          UintegerValue(0x11111111),
+                          MakeUintegerAccessor(&RdmaQueuePair::m_qkey),
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("AckInterval",
                           "The responder acknowledges at least every this many packets",
                           UintegerValue(4),
@@ -134,6 +145,21 @@ RdmaQueuePair::PostSend(const RdmaWorkRequest& wr)
         c.op = wr.op;
         c.bytes = wr.bytes;
         c.status = RdmaCompletion::Status::Flushed;
+        c.posted = c.completed = Simulator::Now();
+        if (!m_completion.IsNull())
+        {
+            m_completion(c);
+        }
+        return;
+    }
+    const bool send = wr.op == RdmaWorkRequest::Op::Send || wr.op == RdmaWorkRequest::Op::SendWithImm;
+    if (m_service == UD && (!send || wr.bytes > m_mtu))
+    {
+        RdmaCompletion c;
+        c.wrId = wr.wrId;
+        c.op = wr.op;
+        c.bytes = wr.bytes;
+        c.status = RdmaCompletion::Status::LengthError;
         c.posted = c.completed = Simulator::Now();
         if (!m_completion.IsNull())
         {
@@ -216,6 +242,10 @@ RdmaQueuePair::MakeRequest(const PendingWr& w, uint64_t psn) const
 std::optional<TransportPacket>
 RdmaQueuePair::NextPacket()
 {
+    if (m_service == UD)
+    {
+        return NextDatagram();
+    }
     if (!m_control.empty())
     {
         TransportPacket p = m_control.front();
@@ -253,6 +283,7 @@ RdmaQueuePair::NextPacket()
     const PendingWr* w = FindWr(m_sndNxt);
     NS_ASSERT_MSG(w, "no work request holds PSN " << m_sndNxt);
     TransportPacket p = MakeRequest(*w, m_sndNxt);
+    m_bytesSent += p.payload;
     if (m_sndNxt <= m_highestSent)
     {
         ++m_retransmitted;
@@ -267,9 +298,61 @@ RdmaQueuePair::NextPacket()
     return p;
 }
 
+std::optional<TransportPacket>
+RdmaQueuePair::NextDatagram()
+{
+    if (m_sendQueue.empty())
+    {
+        return std::nullopt;
+    }
+    const PendingWr w = m_sendQueue.front();
+    TransportPacket p;
+    const bool imm = w.wr.op == RdmaWorkRequest::Op::SendWithImm;
+    p.opcode = IbOpcode(IbTransport::UD, imm ? IbOperation::SendOnlyImm : IbOperation::SendOnly);
+    p.psn = static_cast<uint32_t>(w.firstPsn & BthHeader::kPsnMask);
+    p.destQp = m_remoteQpn;
+    p.deth.qkey = m_qkey;
+    p.deth.srcQp = m_qpn;
+    p.imm = w.wr.imm;
+    p.payload = static_cast<uint32_t>(w.wr.bytes);
+    m_sndNxt = m_sndUna = w.lastPsn + 1;
+    CompleteFront(RdmaCompletion::Status::Success); // a datagram is done once it leaves
+    return p;
+}
+
+void
+RdmaQueuePair::ReceiveDatagram(const TransportPacket& p)
+{
+    const auto op = static_cast<IbOperation>(p.opcode & 0x1f);
+    const bool ud = (p.opcode & 0xe0) == static_cast<uint8_t>(IbTransport::UD);
+    if (!ud || p.deth.qkey != m_qkey ||
+        (op != IbOperation::SendOnly && op != IbOperation::SendOnlyImm))
+    {
+        ++m_udDropped; // IBA 10.2.5: a datagram with the wrong Q_Key is silently dropped
+        return;
+    }
+    m_bytesReceived += p.payload;
+    if (!m_completion.IsNull())
+    {
+        RdmaCompletion c;
+        c.receive = true;
+        c.op = op == IbOperation::SendOnlyImm ? RdmaWorkRequest::Op::SendWithImm
+                                              : RdmaWorkRequest::Op::Send;
+        c.bytes = p.payload;
+        c.imm = p.imm;
+        c.posted = c.completed = Simulator::Now();
+        m_completion(c);
+    }
+}
+
 void
 RdmaQueuePair::Receive(const TransportPacket& p)
 {
+    if (m_service == UD)
+    {
+        ReceiveDatagram(p);
+        return;
+    }
     if (IsResponse(p.opcode))
     {
         ReceiveResponse(p);

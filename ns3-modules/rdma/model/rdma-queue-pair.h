@@ -11,6 +11,12 @@
  * per gap, re-acknowledges duplicates and serves READ requests.
  *
  * PSNs are 24 bits on the wire and unbounded counters inside.
+ *
+ * With Service UD the QP sends datagrams: SEND Only (with immediate) of at most
+ * one path MTU, with a DETH carrying the Q_Key and source QP; no ACK, no
+ * retransmission; a send completes once it is on its way, and the receiver
+ * drops a datagram whose Q_Key is not its own. The peer is fixed at connection
+ * time (one address handle per QP, which is how the workloads use UD).
  */
 #ifndef FABEMU_RDMA_QUEUE_PAIR_H
 #define FABEMU_RDMA_QUEUE_PAIR_H
@@ -31,6 +37,13 @@ namespace ns3
 class RdmaQueuePair : public Object
 {
   public:
+    /// The transport service (IBA 9.8.1): reliable connected, or unreliable datagram.
+    enum Service
+    {
+        RC,
+        UD,
+    };
+
     static TypeId GetTypeId();
     RdmaQueuePair();
 
@@ -61,11 +74,15 @@ class RdmaQueuePair : public Object
     /// Work requests posted and not yet completed.
     size_t GetOutstanding() const { return m_sendQueue.size(); }
     uint64_t GetBytesAcked() const { return m_bytesAcked; }
+    /// Request payload bytes put on the wire, retransmissions included.
+    uint64_t GetBytesSent() const { return m_bytesSent; }
     uint64_t GetBytesReceived() const { return m_bytesReceived; }
     uint64_t GetRetransmittedPackets() const { return m_retransmitted; }
     uint64_t GetTimeouts() const { return m_timeouts; }
     uint64_t GetNaksSent() const { return m_naksSent; }
     uint32_t GetMtu() const { return m_mtu; }
+    Service GetService() const { return m_service; }
+    uint64_t GetDatagramsDropped() const { return m_udDropped; }
 
   protected:
     void DoDispose() override;
@@ -100,6 +117,8 @@ class RdmaQueuePair : public Object
     void OnTimeout();
     void Fail();
     void Wake();
+    std::optional<TransportPacket> NextDatagram();
+    void ReceiveDatagram(const TransportPacket& p);
 
     uint32_t m_qpn{0};
     uint32_t m_remoteQpn{0};
@@ -108,6 +127,9 @@ class RdmaQueuePair : public Object
     Time m_timeout;
     uint32_t m_retryCount;
     uint32_t m_ackInterval;
+    Service m_service;
+    uint32_t m_qkey;
+    uint64_t m_udDropped{0};
 
     // Requester
     std::deque<PendingWr> m_sendQueue;
@@ -134,6 +156,7 @@ class RdmaQueuePair : public Object
 
     // Counters
     uint64_t m_bytesAcked{0};
+    uint64_t m_bytesSent{0};
     uint64_t m_bytesReceived{0};
     uint64_t m_retransmitted{0};
     uint64_t m_timeouts{0};

@@ -39,6 +39,8 @@ RdmaStatusName(RdmaCompletion::Status s)
         return "retry_exceeded";
     case RdmaCompletion::Status::Flushed:
         return "flushed";
+    case RdmaCompletion::Status::LengthError:
+        return "length_error";
     }
     return "unknown";
 }
@@ -71,6 +73,11 @@ WriteTransportHeaders(const TransportPacket& p, uint8_t pad, uint8_t* out)
     Buffer::Iterator i = buf.Begin();
     bth.Serialize(i);
     i.Next(BthHeader::kSize);
+    if (info->hasDeth)
+    {
+        p.deth.Serialize(i);
+        i.Next(DethHeader::kSize);
+    }
     if (info->hasReth)
     {
         p.reth.Serialize(i);
@@ -99,7 +106,7 @@ ReadTransportHeaders(const uint8_t* in, uint32_t len, TransportPacket& p)
         return false;
     }
     const auto info = LookupIbOpcode(in[0]);
-    if (!info || info->hasDeth || info->hasAtomicEth || info->hasAtomicAckEth)
+    if (!info || info->hasAtomicEth || info->hasAtomicAckEth)
     {
         return false;
     }
@@ -121,6 +128,11 @@ ReadTransportHeaders(const uint8_t* in, uint32_t len, TransportPacket& p)
     p.ackRequest = bth.GetAckRequest();
     p.fecn = bth.GetFecn();
     p.becn = bth.GetBecn();
+    if (info->hasDeth)
+    {
+        p.deth.Deserialize(i);
+        i.Next(DethHeader::kSize);
+    }
     if (info->hasReth)
     {
         p.reth.Deserialize(i);

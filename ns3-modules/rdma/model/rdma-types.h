@@ -42,6 +42,7 @@ struct RdmaCompletion
         Success,
         RetryExceeded, ///< the transport gave up after RetryCount timeouts
         Flushed,       ///< the QP went to error before this request ran
+        LengthError,   ///< a UD send larger than the path MTU, or an operation UD lacks
     };
     uint64_t wrId{0};
     RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
@@ -69,12 +70,13 @@ struct TransportPacket
     AethHeader aeth;
     uint32_t imm{0};
     uint32_t payload{0};
+    DethHeader deth; ///< UD only: Q_Key and source QP
 
     /// BTH, extension headers and payload with its pad: what ICRC covers after the BTH.
     uint32_t TransportBytes() const;
 };
 
-/// Most bytes of BTH + extension headers any opcode has (BTH + RETH + ImmDt; atomics are not modelled).
+/// Most bytes of BTH + extension headers any modelled opcode has (atomics are not modelled).
 constexpr uint32_t kMaxTransportHeaderBytes = 12 + 8 + 16 + 4 + 4;
 
 /**

@@ -224,7 +224,7 @@ RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame
         return;
     }
     Port& out = m_ports[outPort];
-    const double p = m_mmu->MarkProbability(out.device->GetQueueBytes(prio));
+    const double p = m_mmu->MarkProbability(outPort, prio, out.device->GetQueueBytes(prio));
     if (p > 0 && (p >= 1 || m_uniform->GetValue() < p) && MarkCongestionExperienced(frame, f))
     {
         ++m_ecnMarks;

@@ -246,18 +246,45 @@ SwitchMmu::ShouldResume(uint32_t inPort, uint8_t prio) const
 }
 
 double
-SwitchMmu::MarkProbability(uint64_t queueBytes) const
+SwitchMmu::Probability(const Red& red, uint64_t queueBytes)
 {
-    if (!m_ecnEnabled || queueBytes <= m_kMin)
+    if (queueBytes <= red.kmin)
     {
         return 0;
     }
-    if (queueBytes >= m_kMax)
+    if (queueBytes >= red.kmax)
     {
         return 1;
     }
-    return m_pMax * static_cast<double>(queueBytes - m_kMin) /
-           static_cast<double>(m_kMax - m_kMin);
+    return red.pmax * static_cast<double>(queueBytes - red.kmin) /
+           static_cast<double>(red.kmax - red.kmin);
+}
+
+double
+SwitchMmu::MarkProbability(uint64_t queueBytes) const
+{
+    return m_ecnEnabled ? Probability(Red{m_kMin, m_kMax, m_pMax}, queueBytes) : 0;
+}
+
+double
+SwitchMmu::MarkProbability(uint32_t port, uint8_t prio, uint64_t queueBytes) const
+{
+    if (!m_ecnEnabled)
+    {
+        return 0;
+    }
+    auto it = m_redOverride.find({port, prio});
+    return it == m_redOverride.end() ? MarkProbability(queueBytes)
+                                     : Probability(it->second, queueBytes);
+}
+
+void
+SwitchMmu::SetEcnThresholds(uint32_t port, uint8_t prio, uint64_t kmin, uint64_t kmax, double pmax)
+{
+    NS_ABORT_MSG_IF(kmax < kmin, "SwitchMmu: Kmax " << kmax << " < Kmin " << kmin << " on port "
+                                                    << port << " priority " << +prio);
+    NS_ABORT_MSG_IF(pmax < 0 || pmax > 1, "SwitchMmu: Pmax " << pmax << " is not in 0..1");
+    m_redOverride[{port, prio}] = Red{kmin, kmax, pmax};
 }
 
 uint64_t

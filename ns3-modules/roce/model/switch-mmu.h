@@ -20,6 +20,7 @@
 #include "ns3/object.h"
 
 #include <array>
+#include <map>
 #include <vector>
 
 namespace ns3
@@ -54,8 +55,13 @@ class SwitchMmu : public Object
     bool ShouldResume(uint32_t inPort, uint8_t prio) const;
     bool IsEcnEnabled() const { return m_ecnEnabled; }
 
-    /// RED marking probability for an egress queue holding \p queueBytes.
+    /// RED marking probability for an egress queue holding \p queueBytes, with the
+    /// switch-wide Kmin/Kmax/Pmax.
     double MarkProbability(uint64_t queueBytes) const;
+    /// The same for one egress queue, which may have thresholds of its own.
+    double MarkProbability(uint32_t port, uint8_t prio, uint64_t queueBytes) const;
+    /// Gives one egress queue its own RED thresholds (bytes) and Pmax.
+    void SetEcnThresholds(uint32_t port, uint8_t prio, uint64_t kmin, uint64_t kmax, double pmax);
 
     uint64_t GetSharedUsed() const { return m_sharedUsed; }
     uint64_t GetTotalUsed() const { return m_totalUsed; }
@@ -93,6 +99,15 @@ class SwitchMmu : public Object
     uint64_t m_kMin;
     uint64_t m_kMax;
     double m_pMax;
+
+    struct Red
+    {
+        uint64_t kmin;
+        uint64_t kmax;
+        double pmax;
+    };
+    static double Probability(const Red& red, uint64_t queueBytes);
+    std::map<std::pair<uint32_t, uint8_t>, Red> m_redOverride;
 
     std::vector<std::array<Pg, kPriorities>> m_ingress;
     std::vector<std::array<uint64_t, kPriorities>> m_egress;
