@@ -1,0 +1,59 @@
+#!/bin/busybox sh
+# /init of the FabricEmu endpoint VM: load modules, bring the network and the
+# soft RDMA device up, then hand over to the guest agent as PID 1.
+# Kernel command line: fabemu.name= fabemu.ip=A.B.C.D/N fabemu.mtu= fabemu.dev=rxe|siw
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mkdir -p /proc /sys /dev /tmp /run
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+
+status=/run/fabemu-init.status
+fail() { echo "fabemu-init: $*" | tee -a "$status" >/dev/console; }
+
+name=endpoint ip= mtu=1500 dev=rxe
+for arg in $(cat /proc/cmdline); do
+  case "$arg" in
+    fabemu.name=*) name=${arg#*=} ;;
+    fabemu.ip=*) ip=${arg#*=} ;;
+    fabemu.mtu=*) mtu=${arg#*=} ;;
+    fabemu.dev=*) dev=${arg#*=} ;;
+  esac
+done
+hostname "$name"
+
+while read -r module; do
+  case "$module" in ''|'#'*) continue ;; esac
+  insmod "/lib/modules/$module" 2>/dev/null || grep -q "^$(basename "$module" .ko | tr - _) " /proc/modules \
+    || fail "insmod $module failed"
+done < /etc/fabemu/modules.order
+[ "$dev" = siw ] && { insmod /lib/modules/siw.ko || fail "insmod siw.ko failed"; }
+
+ip link set lo up
+ip link set eth0 mtu "$mtu" || fail "cannot set MTU $mtu on eth0"
+[ -n "$ip" ] && { ip addr add "$ip" dev eth0 || fail "cannot set address $ip"; }
+ip link set eth0 up || fail "eth0 does not come up"
+ethtool -K eth0 tso off gso off gro off >/dev/null 2>&1
+
+rdma link add "${dev}0" type "$dev" netdev eth0 || fail "rdma link add ${dev}0 type $dev failed"
+state=""
+for i in $(seq 1 100); do
+  state=$(cat "/sys/class/infiniband/${dev}0/ports/1/state" 2>/dev/null)
+  case "$state" in *ACTIVE*) break ;; esac
+  sleep 0.1
+done
+case "$state" in *ACTIVE*) ;; *) fail "${dev}0 port is not ACTIVE (state: ${state:-none})" ;; esac
+
+port=
+for p in /sys/class/virtio-ports/*; do
+  [ "$(cat "$p/name" 2>/dev/null)" = org.fabemu.agent ] && port=/dev/$(basename "$p")
+done
+[ -n "$port" ] || fail "no virtio-serial port org.fabemu.agent"
+echo "fabemu-init: $name ready, ${dev}0 on eth0 ${ip} mtu ${mtu}" >/dev/console
+exec /usr/sbin/fabemu-agent --port "$port" --name "$name" --device "${dev}0" --status "$status"
