@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "demo.h"
+#include "endpoints.h"
 #include "exit-codes.h"
 #include "host-rdma-probe.h"
 
@@ -106,6 +107,30 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     demoCmd->add_option("--out", demo.out, "Results folder (replaced)")->capture_default_str();
     demoCmd->add_flag("--quiet", demo.quiet, "Print nothing");
 
+    auto* image = app.add_subcommand("image", "The endpoint VM image");
+    image->require_subcommand(1);
+    std::string imageCache;
+    std::string imageExtra;
+    auto* imageBuild = image->add_subcommand(
+        "build", "Build the endpoint VM image from Debian packages (or find it cached); "
+                 "prints its folder");
+    imageBuild->add_option("--cache", imageCache, "Cache folder (default: $FABEMU_CACHE or ~/.cache/fabemu)");
+    imageBuild->add_option("--extra", imageExtra, "List of extra host files for the image")
+        ->check(CLI::ExistingFile);
+
+    VmOptions vm;
+    auto* vmCmd = app.add_subcommand(
+        "vm", "Start endpoint VMs (h0, h1, ... at 10.0.0.1, ...) with Soft-RoCE or Soft-iWARP; "
+              "run commands on them, or hold them until SIGINT/SIGTERM");
+    vmCmd->add_option("--count", vm.count, "How many VMs")->capture_default_str();
+    vmCmd->add_option("--device", vm.device, "rxe or siw")->capture_default_str();
+    vmCmd->add_option("--mtu", vm.mtu, "eth0 MTU")->capture_default_str();
+    vmCmd->add_flag("--bridge", vm.bridge, "Join their taps on a plain Linux bridge");
+    vmCmd->add_option("--run", vm.run, "A command to run on every VM (repeatable)");
+    vmCmd->add_flag("--hold", vm.hold, "Keep them until SIGINT or SIGTERM");
+    vmCmd->add_option("--accel", vm.accel, "auto, kvm or tcg")->capture_default_str();
+    vmCmd->add_option("--cache", vm.cache, "Image cache folder");
+
     // CLI11 reports a missing subcommand before a stray word: name the word first.
     if (!args.empty() && !args[0].empty() && args[0][0] != '-')
     {
@@ -157,6 +182,21 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (*demoCmd)
     {
         return RunDemo(demo, out, err);
+    }
+    if (*imageBuild)
+    {
+        const std::string path =
+            BuildImage(imageCache.empty() ? DefaultCacheDir() : imageCache, imageExtra, err);
+        if (path.empty())
+        {
+            return kExitFailure;
+        }
+        out << path << "\n";
+        return kExitOk;
+    }
+    if (*vmCmd)
+    {
+        return RunVms(vm, out, err);
     }
     return kExitOk;
 }

@@ -1,0 +1,329 @@
+#include "vm-launcher.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace fabemu
+{
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace
+{
+
+std::string
+Tail(const std::string& path, size_t lines)
+{
+    std::ifstream in(path);
+    std::deque<std::string> last;
+    std::string line;
+    while (std::getline(in, line))
+    {
+        last.push_back(line);
+        if (last.size() > lines)
+        {
+            last.pop_front();
+        }
+    }
+    std::string out;
+    for (const auto& l : last)
+    {
+        out += "  | " + l + "\n";
+    }
+    return out.empty() ? "  | (nothing)\n" : out;
+}
+
+bool
+ProcessAlive(pid_t pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+} // namespace
+
+VmImage
+VmImage::In(const std::string& dir)
+{
+    VmImage image{dir + "/vmlinuz", dir + "/initramfs.cpio.gz"};
+    for (const auto& f : {image.kernel, image.initramfs})
+    {
+        if (!fs::exists(f))
+        {
+            throw LaunchError("VM image incomplete: " + f + " is missing (run fabemu image build)");
+        }
+    }
+    return image;
+}
+
+Vm::~Vm()
+{
+    Shutdown(std::chrono::seconds(3));
+}
+
+bool
+Vm::Alive()
+{
+    if (m_pid <= 0)
+    {
+        return false;
+    }
+    int status = 0;
+    if (waitpid(m_pid, &status, WNOHANG) == m_pid)
+    {
+        m_pid = -1;
+        return false;
+    }
+    return true;
+}
+
+std::string
+Vm::ConsoleTail(size_t lines) const
+{
+    return Tail(m_runDir + "/console.log", lines);
+}
+
+void
+Vm::Reap(milliseconds timeout)
+{
+    const auto deadline = Clock::now() + timeout;
+    while (m_pid > 0 && Clock::now() < deadline)
+    {
+        if (!Alive())
+        {
+            return;
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+    }
+    if (m_pid > 0)
+    {
+        kill(m_pid, SIGKILL);
+        waitpid(m_pid, nullptr, 0);
+        m_pid = -1;
+    }
+}
+
+void
+Vm::Shutdown(milliseconds timeout)
+{
+    if (m_agent && m_pid > 0)
+    {
+        m_agent->Shutdown();
+    }
+    m_agent.reset();
+    Reap(timeout);
+    if (!m_runDir.empty())
+    {
+        std::error_code ec;
+        fs::remove_all(m_runDir, ec);
+        m_runDir.clear();
+    }
+}
+
+void
+Vm::Kill()
+{
+    if (m_pid > 0)
+    {
+        kill(m_pid, SIGKILL);
+        waitpid(m_pid, nullptr, 0);
+        m_pid = -1;
+    }
+}
+
+VmLauncher::VmLauncher(VmImage image, Accel accel, std::string runRoot)
+    : m_image(std::move(image)),
+      m_accel(accel),
+      m_runRoot(std::move(runRoot))
+{
+    SweepStale(m_runRoot);
+    if (m_accel == Accel::Auto)
+    {
+        // KVM only where /dev/kvm is usable and a probe VM boots with it in time: on
+        // machines with broken nested virtualisation KVM guests hang at boot.
+        m_accel = Accel::Tcg;
+        if (access("/dev/kvm", R_OK | W_OK) == 0)
+        {
+            try
+            {
+                VmSpec probe{"kvm-probe", "", "52:54:00:ff:ff:fe", 1500, "rxe",
+                             "fekvm" + std::to_string(getpid()), 256};
+                auto vm = Boot(probe, true, std::chrono::seconds(10));
+                m_accel = Accel::Kvm;
+            }
+            catch (const LaunchError&)
+            {
+                // TCG it is.
+            }
+        }
+    }
+}
+
+void
+VmLauncher::SweepStale(const std::string& runRoot)
+{
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(runRoot, ec))
+    {
+        const std::string name = entry.path().filename().string();
+        pid_t owner = 0;
+        if (name.rfind("fabemu-vm-", 0) == 0 && std::sscanf(name.c_str(), "fabemu-vm-%d-", &owner) == 1 &&
+            !ProcessAlive(owner))
+        {
+            fs::remove_all(entry.path(), ec);
+        }
+    }
+    // Bridges made for plain-bridge runs are named febr<owner pid>.
+    for (const auto& entry : fs::directory_iterator("/sys/class/net", ec))
+    {
+        const std::string name = entry.path().filename().string();
+        pid_t owner = 0;
+        if (std::sscanf(name.c_str(), "febr%d", &owner) == 1 && !ProcessAlive(owner))
+        {
+            std::string cmd = "ip link del " + name + " 2>/dev/null";
+            if (std::system(cmd.c_str()) != 0)
+            {
+                // Someone else removed it first.
+            }
+        }
+    }
+}
+
+std::unique_ptr<Vm>
+VmLauncher::Start(const VmSpec& spec, std::chrono::seconds readyTimeout)
+{
+    return Boot(spec, m_accel == Accel::Kvm, readyTimeout);
+}
+
+std::unique_ptr<Vm>
+VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout)
+{
+    if (spec.device != "rxe" && spec.device != "siw")
+    {
+        throw LaunchError("endpoint " + spec.name + ": device '" + spec.device +
+                          "' is not rxe or siw");
+    }
+    std::unique_ptr<Vm> vm(new Vm());
+    vm->m_spec = spec;
+    std::string tmpl = m_runRoot + "/fabemu-vm-" + std::to_string(getpid()) + "-" + spec.name +
+                       "-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data()))
+    {
+        throw LaunchError("endpoint " + spec.name + ": cannot create a run folder under " +
+                          m_runRoot + ": " + strerror(errno));
+    }
+    vm->m_runDir = buf.data();
+    const std::string sock = vm->m_runDir + "/agent.sock";
+    const std::string console = vm->m_runDir + "/console.log";
+
+    std::ostringstream append;
+    append << "console=ttyS0 panic=-1 quiet fabemu.name=" << spec.name << " fabemu.mtu=" << spec.mtu
+           << " fabemu.dev=" << spec.device;
+    if (!spec.ipv4.empty())
+    {
+        append << " fabemu.ip=" << spec.ipv4;
+    }
+    std::vector<std::string> args = {
+        "qemu-system-x86_64", "-accel", kvm ? "kvm" : "tcg", "-m", std::to_string(spec.memoryMb),
+        "-nographic", "-nodefaults", "-no-user-config", "-no-reboot",
+        "-kernel", m_image.kernel, "-initrd", m_image.initramfs, "-append", append.str(),
+        "-serial", "file:" + console,
+        "-netdev", "tap,id=n0,ifname=" + spec.tap + ",script=no,downscript=no,vhost=off",
+        // Checksums offloaded by the guest break once frames leave for a user-space fabric.
+        "-device", "virtio-net-pci,netdev=n0,mac=" + spec.mac + ",csum=off,guest_csum=off,host_mtu=" +
+                       std::to_string(spec.mtu),
+        "-chardev", "socket,id=agent,path=" + sock + ",server=on,wait=off",
+        "-device", "virtio-serial-pci",
+        "-device", "virtserialport,chardev=agent,name=org.fabemu.agent"};
+
+    const auto t0 = Clock::now();
+    const pid_t pid = fork();
+    if (pid < 0)
+    {
+        throw LaunchError("endpoint " + spec.name + ": fork failed: " + strerror(errno));
+    }
+    if (pid == 0)
+    {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); // QEMU dies with us, whatever kills us
+        const int log = open((vm->m_runDir + "/qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (log >= 0)
+        {
+            dup2(log, 1);
+            dup2(log, 2);
+        }
+        std::vector<char*> argv;
+        for (auto& a : args)
+        {
+            argv.push_back(a.data());
+        }
+        argv.push_back(nullptr);
+        execvp(argv[0], argv.data());
+        _exit(127);
+    }
+    vm->m_pid = pid;
+    vm->m_agent = std::make_unique<AgentClient>(spec.name, sock);
+
+    auto fail = [&vm](const std::string& why) {
+        const std::string tail = vm->ConsoleTail(15);
+        const std::string qemu = Tail(vm->m_runDir + "/qemu.log", 5);
+        vm->Kill();
+        return LaunchError("endpoint " + vm->m_spec.name + ": " + why + "\nconsole:\n" + tail +
+                           "qemu:\n" + qemu);
+    };
+    nlohmann::json ready;
+    const auto deadline = t0 + readyTimeout;
+    try
+    {
+        vm->m_agent->Connect(milliseconds(10000)); // QEMU makes the socket as it starts
+    }
+    catch (const AgentError& e)
+    {
+        throw fail(e.what());
+    }
+    for (;;)
+    {
+        if (!vm->Alive())
+        {
+            throw fail("QEMU exited during boot");
+        }
+        try
+        {
+            ready = vm->m_agent->WaitReady(milliseconds(500));
+            break;
+        }
+        catch (const AgentTimeout&)
+        {
+            if (Clock::now() >= deadline)
+            {
+                throw fail("not ready within " + std::to_string(readyTimeout.count()) + " s");
+            }
+        }
+        catch (const AgentError& e)
+        {
+            throw fail(e.what());
+        }
+    }
+    if (ready.value("init", "") != "ok")
+    {
+        throw fail("its set-up failed: " + ready.value("init", "?"));
+    }
+    vm->m_guestBoot = milliseconds(ready.value("uptime_ms", int64_t{0}));
+    vm->m_ready = std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
+    return vm;
+}
+
+} // namespace fabemu

@@ -1,0 +1,188 @@
+#include "endpoints.h"
+
+#include "exit-codes.h"
+#include "vm-launcher.h"
+
+#include <boost/asio.hpp>
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <unistd.h>
+
+namespace fabemu
+{
+
+std::string
+DefaultCacheDir()
+{
+    if (const char* c = std::getenv("FABEMU_CACHE"))
+    {
+        return c;
+    }
+    if (const char* x = std::getenv("XDG_CACHE_HOME"))
+    {
+        return std::string(x) + "/fabemu";
+    }
+    const char* home = std::getenv("HOME");
+    return std::string(home ? home : "/tmp") + "/.cache/fabemu";
+}
+
+std::string
+BuildImage(const std::string& cache, const std::string& extra, std::ostream& err)
+{
+    std::string cmd = fmt::format("'{}' --cache '{}' --agent '{}'", FABEMU_IMAGE_SCRIPT, cache,
+                                  FABEMU_AGENT_PATH);
+    if (!extra.empty())
+    {
+        cmd += fmt::format(" --extra '{}'", extra);
+    }
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    if (!pipe)
+    {
+        err << "fabemu image: cannot run " << FABEMU_IMAGE_SCRIPT << "\n";
+        return "";
+    }
+    std::string path;
+    std::array<char, 4096> buf;
+    while (fgets(buf.data(), buf.size(), pipe.get()))
+    {
+        path = buf.data();
+    }
+    const int status = pclose(pipe.release());
+    while (!path.empty() && (path.back() == '\n' || path.back() == ' '))
+    {
+        path.pop_back();
+    }
+    if (status != 0 || path.empty())
+    {
+        return ""; // the script said why on stderr
+    }
+    return path;
+}
+
+namespace
+{
+
+/// A Linux bridge the VMs' taps join, named febr<our pid> so a crashed run's is swept.
+class Bridge
+{
+  public:
+    Bridge()
+        : m_name("febr" + std::to_string(getpid()))
+    {
+        Ip("link add " + m_name + " type bridge");
+        Ip("link set " + m_name + " up");
+    }
+    ~Bridge() { Ip("link del " + m_name); }
+    void Join(const std::string& tap)
+    {
+        Ip("link set " + tap + " master " + m_name);
+        Ip("link set " + tap + " up");
+    }
+
+  private:
+    static void Ip(const std::string& args)
+    {
+        const std::string cmd = "ip " + args + " 2>/dev/null";
+        if (std::system(cmd.c_str()) != 0)
+        {
+            throw LaunchError("bridge: 'ip " + args + "' failed");
+        }
+    }
+    std::string m_name;
+};
+
+} // namespace
+
+int
+RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
+{
+    if (opt.count < 1 || opt.count > 64)
+    {
+        err << "fabemu vm: --count must be 1..64, not " << opt.count << "\n";
+        return kExitBadInput;
+    }
+    if (opt.device != "rxe" && opt.device != "siw")
+    {
+        err << "fabemu vm: --device must be rxe or siw, not '" << opt.device << "'\n";
+        return kExitBadInput;
+    }
+    if (opt.accel != "auto" && opt.accel != "kvm" && opt.accel != "tcg")
+    {
+        err << "fabemu vm: --accel must be auto, kvm or tcg, not '" << opt.accel << "'\n";
+        return kExitBadInput;
+    }
+    if (geteuid() != 0)
+    {
+        err << "fabemu vm: taps and bridges need root\n";
+        return kExitFailure;
+    }
+    const std::string image = BuildImage(opt.cache.empty() ? DefaultCacheDir() : opt.cache, "", err);
+    if (image.empty())
+    {
+        return kExitFailure;
+    }
+    try
+    {
+        const Accel accel = opt.accel == "kvm" ? Accel::Kvm : opt.accel == "tcg" ? Accel::Tcg
+                                                                                 : Accel::Auto;
+        VmLauncher launcher(VmImage::In(image), accel);
+        std::unique_ptr<Bridge> bridge;
+        if (opt.bridge)
+        {
+            bridge = std::make_unique<Bridge>();
+        }
+        std::vector<std::unique_ptr<Vm>> vms;
+        for (unsigned i = 0; i < opt.count; ++i)
+        {
+            VmSpec spec;
+            spec.name = "h" + std::to_string(i);
+            spec.ipv4 = fmt::format("10.0.0.{}/24", i + 1);
+            spec.mac = fmt::format("52:54:00:00:00:{:02x}", i + 1);
+            spec.mtu = opt.mtu;
+            spec.device = opt.device;
+            spec.tap = fmt::format("fe{}t{}", getpid(), i);
+            vms.push_back(launcher.Start(spec));
+            if (bridge)
+            {
+                bridge->Join(spec.tap);
+            }
+            out << fmt::format("{}: {} ready on tap {} ({}), guest boot {} ms, ready after {} ms\n",
+                               spec.name, opt.device + "0", spec.tap,
+                               launcher.GetAccel() == Accel::Kvm ? "KVM" : "TCG",
+                               vms.back()->GuestBootTime().count(), vms.back()->ReadyTime().count());
+        }
+        int worst = 0;
+        for (const auto& cmd : opt.run)
+        {
+            for (auto& vm : vms)
+            {
+                const auto r = vm->Agent().Run(cmd, std::chrono::seconds(120));
+                out << fmt::format("--- {}: {} (exit {})\n{}{}", vm->Spec().name, cmd, r.exitCode,
+                                   r.out, r.err);
+                worst = std::max(worst, r.exitCode == 0 ? 0 : 1);
+            }
+        }
+        if (opt.hold)
+        {
+            out << "holding; SIGINT or SIGTERM tears everything down\n" << std::flush;
+            boost::asio::io_context io;
+            boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+            signals.async_wait([&out](const boost::system::error_code&, int sig) {
+                out << "fabemu vm: signal " << sig << ": shutting down\n";
+            });
+            io.run();
+        }
+        return worst == 0 ? kExitOk : kExitFailure;
+    }
+    catch (const std::exception& e)
+    {
+        err << "fabemu vm: " << e.what() << "\n";
+        return kExitFailure;
+    }
+}
+
+} // namespace fabemu

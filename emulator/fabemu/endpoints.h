@@ -1,0 +1,34 @@
+// fabemu image build, fabemu vm: the endpoint VMs from the command line.
+#ifndef FABEMU_ENDPOINTS_H
+#define FABEMU_ENDPOINTS_H
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+/// The image cache: --cache, else $FABEMU_CACHE, else $XDG_CACHE_HOME/fabemu, else ~/.cache/fabemu.
+std::string DefaultCacheDir();
+
+/// Builds (or finds cached) the endpoint image; returns its folder, or "" after printing why not.
+std::string BuildImage(const std::string& cache, const std::string& extra, std::ostream& err);
+
+struct VmOptions
+{
+    unsigned count{1};
+    std::string device{"rxe"};
+    unsigned mtu{1500};
+    bool bridge{false};
+    std::vector<std::string> run; ///< commands run on every VM, in turn
+    bool hold{false};             ///< keep the VMs until SIGINT or SIGTERM
+    std::string accel{"auto"};
+    std::string cache;
+};
+
+int RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err);
+
+} // namespace fabemu
+
+#endif
