@@ -1,0 +1,254 @@
+// Real endpoint VMs (validation of the endpoint issue): boot, RDMA tools between
+// two VMs on a plain Linux bridge, a VM killed mid-command, and signals.
+#include "../skip.h"
+#include "vm-support.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sys/wait.h>
+#include <thread>
+
+using namespace fabemu;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+#define REQUIRE_VMS()                                                                              \
+    do                                                                                             \
+    {                                                                                              \
+        const std::string why = vmtest::WhyNoVms();                                                \
+        if (!why.empty())                                                                          \
+        {                                                                                          \
+            FABEMU_SKIP(why);                                                                      \
+        }                                                                                          \
+    } while (0)
+
+/// A plain Linux bridge for the test, removed at scope exit.
+struct TestBridge
+{
+    std::string name = "febr" + std::to_string(getpid());
+    TestBridge()
+    {
+        REQUIRE(system(("ip link add " + name + " type bridge && ip link set " + name + " up")
+                           .c_str()) == 0);
+    }
+    ~TestBridge() { (void)!system(("ip link del " + name + " 2>/dev/null").c_str()); }
+    void Join(const std::string& tap)
+    {
+        REQUIRE(system(("ip link set " + tap + " master " + name + " && ip link set " + tap +
+                        " up")
+                           .c_str()) == 0);
+    }
+};
+
+/// Runs \p server on a, then \p client on b; both must exit 0.
+void
+Pair(Vm& a, Vm& b, const std::string& server, const std::string& client)
+{
+    CAPTURE(client);
+    const uint64_t id = a.Agent().Start(server, 120s);
+    std::this_thread::sleep_for(1500ms); // let the server listen
+    const CommandResult c = b.Agent().Run(client, 120s);
+    const CommandResult s = a.Agent().Wait(id, 130s);
+    INFO("client out: " << c.out << c.err);
+    INFO("server out: " << s.out << s.err);
+    CHECK(c.exitCode == 0);
+    CHECK(s.exitCode == 0);
+    std::cout << "--- " << client << "\n" << c.out.substr(c.out.size() > 800 ? c.out.size() - 800 : 0);
+}
+
+} // namespace
+
+TEST_CASE("one VM boots; ibv_devices lists rxe0, or siw0 with siw")
+{
+    REQUIRE_VMS();
+    VmLauncher launcher(VmImage::In(vmtest::Image()));
+    for (const char* device : {"rxe", "siw"})
+    {
+        CAPTURE(device);
+        auto vm = launcher.Start(vmtest::Spec(0, device, device));
+        const auto r = vm->Agent().Run("ibv_devices", 30s);
+        CHECK(r.exitCode == 0);
+        CHECK(r.out.find(std::string(device) + "0") != std::string::npos);
+        std::cout << device << " VM: guest boot " << vm->GuestBootTime().count()
+                  << " ms, launch to ready " << vm->ReadyTime().count() << " ms ("
+                  << (launcher.GetAccel() == Accel::Kvm ? "KVM" : "TCG") << ")\n";
+        CHECK(vm->ReadyTime() < 60s);
+    }
+}
+
+TEST_CASE("two rxe VMs on a Linux bridge: pingpong, perftest and rping all succeed")
+{
+    REQUIRE_VMS();
+    VmLauncher launcher(VmImage::In(vmtest::Image()));
+    TestBridge bridge;
+    auto a = launcher.Start(vmtest::Spec(0, "rxe", "r"));
+    auto b = launcher.Start(vmtest::Spec(1, "rxe", "r"));
+    bridge.Join(a->Spec().tap);
+    bridge.Join(b->Spec().tap);
+    const std::string peer = "10.0.0.1";
+    // GID 1 is the IPv4-mapped RoCEv2 GID; -g/-x pick it.
+    Pair(*a, *b, "ibv_rc_pingpong -d rxe0 -g 1 -n 20", "ibv_rc_pingpong -d rxe0 -g 1 -n 20 " + peer);
+    Pair(*a, *b, "ibv_ud_pingpong -d rxe0 -g 1 -n 20", "ibv_ud_pingpong -d rxe0 -g 1 -n 20 " + peer);
+    Pair(*a, *b, "ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536",
+         "ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536 " + peer);
+    Pair(*a, *b, "ib_read_bw -d rxe0 -x 1 -F -n 100 -s 65536",
+         "ib_read_bw -d rxe0 -x 1 -F -n 100 -s 65536 " + peer);
+    Pair(*a, *b, "ib_send_lat -d rxe0 -x 1 -F -n 200", "ib_send_lat -d rxe0 -x 1 -F -n 200 " + peer);
+    Pair(*a, *b, "rping -s -a " + peer + " -C 10 -v", "rping -c -a " + peer + " -C 10 -v");
+}
+
+TEST_CASE("two siw VMs on a Linux bridge: rping succeeds")
+{
+    REQUIRE_VMS();
+    VmLauncher launcher(VmImage::In(vmtest::Image()));
+    TestBridge bridge;
+    auto a = launcher.Start(vmtest::Spec(0, "siw", "s"));
+    auto b = launcher.Start(vmtest::Spec(1, "siw", "s"));
+    bridge.Join(a->Spec().tap);
+    bridge.Join(b->Spec().tap);
+    Pair(*a, *b, "rping -s -a 10.0.0.1 -C 10 -v", "rping -c -a 10.0.0.1 -C 10 -v");
+}
+
+TEST_CASE("a VM killed mid-command: a clear error naming it, and nothing left behind")
+{
+    REQUIRE_VMS();
+    VmLauncher launcher(VmImage::In(vmtest::Image()));
+    auto vm = launcher.Start(vmtest::Spec(0, "rxe", "k"));
+    const std::string tap = vm->Spec().tap;
+    const std::string runDir = vm->RunDir();
+    const pid_t qemu = vm->Pid();
+    CHECK(vmtest::NetDeviceExists(tap));
+    CHECK(fs::exists(runDir));
+    const uint64_t id = vm->Agent().Start("sleep 60", 90s);
+    std::this_thread::sleep_for(1s);
+    vm->Kill();
+    try
+    {
+        vm->Agent().Wait(id, 10s);
+        FAIL("the command 'finished' on a dead VM");
+    }
+    catch (const AgentError& e)
+    {
+        const std::string what = e.what();
+        CHECK(what.find("endpoint h0") != std::string::npos);
+        CHECK(what.find("lost") != std::string::npos);
+    }
+    vm.reset();
+    CHECK_FALSE(vmtest::ProcessExists(qemu));
+    CHECK_FALSE(vmtest::NetDeviceExists(tap));
+    CHECK_FALSE(fs::exists(runDir));
+}
+
+namespace
+{
+
+struct Held
+{
+    pid_t pid{-1};
+    FILE* out{nullptr};
+};
+
+/// Starts `fabemu vm --count 1 --bridge --hold` and waits until it holds.
+Held
+StartHolding()
+{
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execl(FABEMU_BINARY, "fabemu", "vm", "--count", "1", "--bridge", "--hold", "--cache",
+              FABEMU_TEST_CACHE_DIR, static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(fds[1]);
+    Held h{pid, fdopen(fds[0], "r")};
+    char line[512];
+    bool holding = false;
+    while (!holding && fgets(line, sizeof(line), h.out))
+    {
+        holding = std::string(line).find("holding") != std::string::npos;
+    }
+    REQUIRE(holding);
+    return h;
+}
+
+std::vector<pid_t>
+Children(pid_t parent)
+{
+    std::vector<pid_t> kids;
+    for (const auto& e : fs::directory_iterator("/proc"))
+    {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos)
+        {
+            continue;
+        }
+        std::ifstream stat(e.path() / "stat");
+        std::string pid, comm, state;
+        pid_t ppid = 0;
+        if (stat >> pid >> comm >> state >> ppid && ppid == parent)
+        {
+            kids.push_back(std::stoi(pid));
+        }
+    }
+    return kids;
+}
+
+bool
+RunDirsOf(pid_t owner)
+{
+    for (const auto& e : fs::directory_iterator("/tmp"))
+    {
+        if (e.path().filename().string().rfind("fabemu-vm-" + std::to_string(owner) + "-", 0) == 0)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("SIGINT, SIGTERM or SIGKILL to fabemu vm: no VM, tap, bridge or run folder outlives it")
+{
+    REQUIRE_VMS();
+    vmtest::Image();
+    for (int sig : {SIGINT, SIGTERM, SIGKILL})
+    {
+        CAPTURE(sig);
+        Held h = StartHolding();
+        const auto qemus = Children(h.pid);
+        REQUIRE(qemus.size() == 1);
+        const std::string tap = "fe" + std::to_string(h.pid) + "t0";
+        const std::string bridge = "febr" + std::to_string(h.pid);
+        CHECK(vmtest::NetDeviceExists(tap));
+        CHECK(vmtest::NetDeviceExists(bridge));
+        kill(h.pid, sig);
+        int status = 0;
+        waitpid(h.pid, &status, 0);
+        fclose(h.out);
+        for (int i = 0; i < 100 && vmtest::ProcessExists(qemus[0]); ++i)
+        {
+            std::this_thread::sleep_for(50ms); // PR_SET_PDEATHSIG is delivered at once; reaping takes a moment
+        }
+        CHECK_FALSE(vmtest::ProcessExists(qemus[0]));
+        CHECK_FALSE(vmtest::NetDeviceExists(tap)); // QEMU's tap goes with QEMU
+        if (sig == SIGKILL)
+        {
+            // A killed process cleans nothing: the next start sweeps what it left.
+            VmLauncher::SweepStale("/tmp");
+        }
+        CHECK_FALSE(vmtest::NetDeviceExists(bridge));
+        CHECK_FALSE(RunDirsOf(h.pid));
+    }
+}
