@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "demo.h"
+#include "emulate.h"
 #include "endpoints.h"
 #include "exit-codes.h"
 #include "host-rdma-probe.h"
@@ -131,6 +132,19 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     vmCmd->add_option("--accel", vm.accel, "auto, kvm or tcg")->capture_default_str();
     vmCmd->add_option("--cache", vm.cache, "Image cache folder");
 
+    EmulateOptions em;
+    auto* emCmd = app.add_subcommand(
+        "emulate", "Real endpoint VMs over the modelled RoCEv2 fabric (a star), in real time: "
+                   "start servers, run commands, report fabric counters and lag");
+    emCmd->add_option("--count", em.count, "Endpoints h0..hN-1 (10.0.0.1, ...)")->capture_default_str();
+    emCmd->add_option("--rate", em.rate, "Link rate")->capture_default_str();
+    emCmd->add_option("--delay", em.delay, "Link delay")->capture_default_str();
+    emCmd->add_option("--server", em.servers, "'hN: command' started in the background first");
+    emCmd->add_option("--run", em.run, "'hN: command' run in turn; {hM} is hM's address");
+    emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
+        ->capture_default_str();
+    emCmd->add_option("--cache", em.cache, "Image cache folder");
+
     // CLI11 reports a missing subcommand before a stray word: name the word first.
     if (!args.empty() && !args[0].empty() && args[0][0] != '-')
     {
@@ -197,6 +211,10 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (*vmCmd)
     {
         return RunVms(vm, out, err);
+    }
+    if (*emCmd)
+    {
+        return RunEmulation(em, out, err).exitCode;
     }
     return kExitOk;
 }

@@ -1,0 +1,159 @@
+#include "edge-port.h"
+
+#include "ns3/node.h"
+#include "ns3/simulator.h"
+
+#include <cstring>
+
+namespace fabemu
+{
+
+using namespace ns3;
+
+EdgePort::EdgePort(std::string name,
+                   Ptr<RoceNetDevice> port,
+                   std::unique_ptr<TapPort> tap,
+                   uint32_t mtu,
+                   uint8_t rocePriority,
+                   std::vector<EndpointAddress> directory)
+    : m_name(std::move(name)),
+      m_port(port),
+      m_tap(std::move(tap)),
+      m_rocePriority(rocePriority),
+      m_directory(std::move(directory)),
+      m_context(port->GetNode()->GetId()),
+      m_filter(mtu)
+{
+    m_port->SetFrameCallback(MakeCallback(&EdgePort::FromFabric, this));
+}
+
+EdgePort::~EdgePort()
+{
+    Stop();
+}
+
+void
+EdgePort::Start()
+{
+    m_tap->Start([this](const uint8_t* frame, size_t len) { OnTapFrame(frame, len); });
+}
+
+void
+EdgePort::Stop()
+{
+    m_tap->Stop();
+}
+
+void
+EdgePort::OnTapFrame(const uint8_t* frame, size_t len)
+{
+    {
+        std::lock_guard<std::mutex> lock(m_filterMutex);
+        if (!m_filter.Classify(frame, len).admit)
+        {
+            return;
+        }
+    }
+    auto copy = std::make_shared<std::vector<uint8_t>>(frame, frame + len);
+    // Thread-safe in the real-time simulator: runs "now" on the simulation thread.
+    Simulator::ScheduleWithContext(m_context, Time(0), &EdgePort::Inject, this, copy);
+}
+
+void
+EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
+{
+    const ParsedFrame f = ParseEthernetFrame(frame->data(), frame->size(), false);
+    if (f.kind == FrameKind::Arp)
+    {
+        AnswerArp(*frame);
+        return;
+    }
+    if (f.vlan)
+    {
+        ++m_counters.drops["tagged_from_endpoint"];
+        return;
+    }
+    // 802.1Q: the fabric reads the priority from the PCP; the far edge removes it.
+    const uint8_t prio = f.kind == FrameKind::Roce ? m_rocePriority : 0;
+    std::vector<uint8_t> tagged(frame->size() + kVlanTagSize);
+    std::memcpy(tagged.data(), frame->data(), 12);
+    tagged[12] = 0x81;
+    tagged[13] = 0x00;
+    tagged[14] = static_cast<uint8_t>(prio << 5);
+    tagged[15] = 0;
+    std::memcpy(tagged.data() + 16, frame->data() + 12, frame->size() - 12);
+    ++m_counters.fromTap;
+    m_port->Enqueue(Create<Packet>(tagged.data(), static_cast<uint32_t>(tagged.size())), prio);
+}
+
+void
+EdgePort::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
+{
+    std::vector<uint8_t> bytes(frame->GetSize());
+    frame->CopyData(bytes.data(), static_cast<uint32_t>(bytes.size()));
+    if (f.vlan && bytes.size() >= 18)
+    {
+        std::memmove(bytes.data() + 12, bytes.data() + 16, bytes.size() - 16);
+        bytes.resize(bytes.size() - kVlanTagSize);
+    }
+    if (m_tap->Write(bytes.data(), bytes.size()))
+    {
+        ++m_counters.toTap;
+    }
+    else
+    {
+        ++m_counters.tapWriteFailures;
+    }
+}
+
+void
+EdgePort::AnswerArp(const std::vector<uint8_t>& req)
+{
+    // Ethernet(14) + ARP(28): htype 1, ptype 0x0800, hlen 6, plen 4, op 1 = request.
+    if (req.size() < 42 || req[14] != 0 || req[15] != 1 || req[16] != 0x08 || req[17] != 0 ||
+        req[20] != 0 || req[21] != 1)
+    {
+        ++m_counters.drops["arp_not_a_request"];
+        return;
+    }
+    const uint32_t target = static_cast<uint32_t>(req[38]) << 24 | req[39] << 16 | req[40] << 8 |
+                            req[41];
+    for (const auto& e : m_directory)
+    {
+        if (e.ipv4 != target)
+        {
+            continue;
+        }
+        std::vector<uint8_t> reply(42, 0);
+        std::memcpy(reply.data(), req.data() + 6, 6);    // to the asker
+        std::memcpy(reply.data() + 6, e.mac.data(), 6);  // from the target
+        reply[12] = 0x08;
+        reply[13] = 0x06;
+        std::memcpy(reply.data() + 14, req.data() + 14, 6); // htype, ptype, hlen, plen
+        reply[21] = 2;                                      // reply
+        std::memcpy(reply.data() + 22, e.mac.data(), 6);    // sender: the target
+        std::memcpy(reply.data() + 28, req.data() + 38, 4);
+        std::memcpy(reply.data() + 32, req.data() + 22, 10); // target: the asker's MAC and IP
+        if (m_tap->Write(reply.data(), reply.size()))
+        {
+            ++m_counters.arpReplies;
+        }
+        return;
+    }
+    ++m_counters.drops["arp_unknown_target"];
+}
+
+EdgePort::Counters
+EdgePort::GetCounters() const
+{
+    Counters c = m_counters;
+    c.tapWriteFailures = m_tap->WriteFailures();
+    std::lock_guard<std::mutex> lock(m_filterMutex);
+    for (const auto& [reason, n] : m_filter.DropsByReason())
+    {
+        c.drops[reason] += n;
+    }
+    return c;
+}
+
+} // namespace fabemu

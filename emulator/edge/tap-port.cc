@@ -1,0 +1,169 @@
+#include "tap-port.h"
+
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef PACKET_IGNORE_OUTGOING
+#define PACKET_IGNORE_OUTGOING 23
+#endif
+
+namespace fabemu
+{
+
+namespace
+{
+
+/// Brings \p ifname up through rtnetlink (libnl-route); every handle freed on every path.
+void
+BringUp(const std::string& ifname)
+{
+    std::unique_ptr<nl_sock, void (*)(nl_sock*)> sock(nl_socket_alloc(), nl_socket_free);
+    if (!sock || nl_connect(sock.get(), NETLINK_ROUTE) != 0)
+    {
+        throw TapError(ifname + ": cannot open a netlink socket");
+    }
+    rtnl_link* raw = nullptr;
+    int rc = rtnl_link_get_kernel(sock.get(), 0, ifname.c_str(), &raw);
+    std::unique_ptr<rtnl_link, void (*)(rtnl_link*)> link(raw, rtnl_link_put);
+    if (rc != 0)
+    {
+        throw TapError(ifname + ": " + nl_geterror(rc));
+    }
+    std::unique_ptr<rtnl_link, void (*)(rtnl_link*)> change(rtnl_link_alloc(), rtnl_link_put);
+    rtnl_link_set_flags(change.get(), IFF_UP);
+    rc = rtnl_link_change(sock.get(), link.get(), change.get(), 0);
+    if (rc != 0)
+    {
+        throw TapError(ifname + ": cannot bring it up: " + nl_geterror(rc));
+    }
+}
+
+} // namespace
+
+TapPort::TapPort(std::string ifname)
+    : m_ifname(std::move(ifname))
+{
+    const unsigned index = if_nametoindex(m_ifname.c_str());
+    if (index == 0)
+    {
+        throw TapError("interface " + m_ifname + " does not exist");
+    }
+    BringUp(m_ifname); // QEMU creates the tap but leaves our side of it down
+    m_fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+    if (m_fd < 0)
+    {
+        throw TapError("AF_PACKET socket for " + m_ifname + ": " + strerror(errno));
+    }
+    const int one = 1;
+    if (setsockopt(m_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0)
+    {
+        const std::string why = strerror(errno);
+        close(m_fd);
+        throw TapError(m_ifname + ": PACKET_IGNORE_OUTGOING: " + why +
+                       " (without it the emulator would read back its own frames)");
+    }
+    sockaddr_ll addr{};
+    addr.sll_family = AF_PACKET;
+    addr.sll_protocol = htons(ETH_P_ALL);
+    addr.sll_ifindex = static_cast<int>(index);
+    if (bind(m_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    {
+        const std::string why = strerror(errno);
+        close(m_fd);
+        throw TapError("bind to " + m_ifname + ": " + why);
+    }
+    if (pipe2(m_wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    {
+        close(m_fd);
+        throw TapError("pipe: " + std::string(strerror(errno)));
+    }
+}
+
+TapPort::~TapPort()
+{
+    Stop();
+    for (int fd : {m_fd, m_wake[0], m_wake[1]})
+    {
+        if (fd >= 0)
+        {
+            close(fd);
+        }
+    }
+}
+
+void
+TapPort::Start(Handler handler)
+{
+    m_stop = false;
+    m_reader = std::thread(&TapPort::ReadLoop, this, std::move(handler));
+}
+
+void
+TapPort::Stop()
+{
+    if (m_reader.joinable())
+    {
+        m_stop = true;
+        const char c = 0;
+        (void)!write(m_wake[1], &c, 1);
+        m_reader.join();
+    }
+}
+
+void
+TapPort::ReadLoop(Handler handler)
+{
+    std::vector<uint8_t> buf(65536);
+    pollfd fds[2] = {{m_fd, POLLIN, 0}, {m_wake[0], POLLIN, 0}};
+    while (!m_stop)
+    {
+        if (poll(fds, 2, 500) < 0 && errno != EINTR)
+        {
+            return;
+        }
+        for (;;)
+        {
+            sockaddr_ll from{};
+            socklen_t fromLen = sizeof(from);
+            const ssize_t n = recvfrom(m_fd, buf.data(), buf.size(), 0,
+                                       reinterpret_cast<sockaddr*>(&from), &fromLen);
+            if (n <= 0)
+            {
+                break;
+            }
+            if (from.sll_pkttype == PACKET_OUTGOING)
+            {
+                continue; // kernels without PACKET_IGNORE_OUTGOING honoured
+            }
+            ++m_read;
+            handler(buf.data(), static_cast<size_t>(n));
+        }
+    }
+}
+
+bool
+TapPort::Write(const uint8_t* frame, size_t len)
+{
+    const ssize_t n = send(m_fd, frame, len, MSG_DONTWAIT);
+    if (n != static_cast<ssize_t>(len))
+    {
+        ++m_writeFailures;
+        return false;
+    }
+    ++m_written;
+    return true;
+}
+
+} // namespace fabemu

@@ -1,0 +1,64 @@
+/*
+ * Frame I/O on a Linux network interface the emulator does not own (a tap that
+ * QEMU holds): an AF_PACKET socket bound to it, with PACKET_IGNORE_OUTGOING so
+ * the frames we write are not read back. A reader thread takes frames as they
+ * come and passes each to a handler; writes come from the simulation thread.
+ */
+#ifndef FABEMU_TAP_PORT_H
+#define FABEMU_TAP_PORT_H
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fabemu
+{
+
+class TapError : public std::runtime_error
+{
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+class TapPort
+{
+  public:
+    /// Called on the reader thread with each frame read (no FCS).
+    using Handler = std::function<void(const uint8_t* frame, size_t len)>;
+
+    /// Opens \p ifname; throws TapError naming it on failure. Reading starts with Start.
+    explicit TapPort(std::string ifname);
+    ~TapPort();
+    TapPort(const TapPort&) = delete;
+    TapPort& operator=(const TapPort&) = delete;
+
+    void Start(Handler handler);
+    void Stop();
+    /// Writes one frame; false (and counted) when the interface cannot take it now.
+    bool Write(const uint8_t* frame, size_t len);
+
+    const std::string& Name() const { return m_ifname; }
+    uint64_t FramesRead() const { return m_read; }
+    uint64_t FramesWritten() const { return m_written; }
+    uint64_t WriteFailures() const { return m_writeFailures; }
+
+  private:
+    void ReadLoop(Handler handler);
+
+    std::string m_ifname;
+    int m_fd{-1};
+    int m_wake[2]{-1, -1};
+    std::thread m_reader;
+    std::atomic<bool> m_stop{false};
+    std::atomic<uint64_t> m_read{0};
+    uint64_t m_written{0};
+    uint64_t m_writeFailures{0};
+};
+
+} // namespace fabemu
+
+#endif
