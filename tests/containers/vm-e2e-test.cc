@@ -47,6 +47,22 @@ struct TestBridge
     }
 };
 
+/// Two VMs with \p device joined on a fresh bridge (all torn down with the struct).
+struct BridgedPair
+{
+    VmLauncher launcher{VmImage::In(vmtest::Image())};
+    TestBridge bridge;
+    std::unique_ptr<Vm> a;
+    std::unique_ptr<Vm> b;
+    BridgedPair(const std::string& device, const std::string& tag)
+    {
+        a = launcher.Start(vmtest::Spec(0, device, tag));
+        b = launcher.Start(vmtest::Spec(1, device, tag));
+        bridge.Join(a->Spec().tap);
+        bridge.Join(b->Spec().tap);
+    }
+};
+
 /// Runs \p server on a, then \p client on b; both must exit 0.
 void
 Pair(Vm& a, Vm& b, const std::string& server, const std::string& client)
@@ -86,12 +102,9 @@ TEST_CASE("one VM boots; ibv_devices lists rxe0, or siw0 with siw")
 TEST_CASE("two rxe VMs on a Linux bridge: pingpong, perftest and rping all succeed")
 {
     REQUIRE_VMS();
-    VmLauncher launcher(VmImage::In(vmtest::Image()));
-    TestBridge bridge;
-    auto a = launcher.Start(vmtest::Spec(0, "rxe", "r"));
-    auto b = launcher.Start(vmtest::Spec(1, "rxe", "r"));
-    bridge.Join(a->Spec().tap);
-    bridge.Join(b->Spec().tap);
+    BridgedPair vms("rxe", "r");
+    Vm* a = vms.a.get();
+    Vm* b = vms.b.get();
     const std::string peer = "10.0.0.1";
     // GID 1 is the IPv4-mapped RoCEv2 GID; -g/-x pick it.
     Pair(*a, *b, "ibv_rc_pingpong -d rxe0 -g 1 -n 20", "ibv_rc_pingpong -d rxe0 -g 1 -n 20 " + peer);
@@ -107,13 +120,8 @@ TEST_CASE("two rxe VMs on a Linux bridge: pingpong, perftest and rping all succe
 TEST_CASE("two siw VMs on a Linux bridge: rping succeeds")
 {
     REQUIRE_VMS();
-    VmLauncher launcher(VmImage::In(vmtest::Image()));
-    TestBridge bridge;
-    auto a = launcher.Start(vmtest::Spec(0, "siw", "s"));
-    auto b = launcher.Start(vmtest::Spec(1, "siw", "s"));
-    bridge.Join(a->Spec().tap);
-    bridge.Join(b->Spec().tap);
-    Pair(*a, *b, "rping -s -a 10.0.0.1 -C 10 -v", "rping -c -a 10.0.0.1 -C 10 -v");
+    BridgedPair vms("siw", "s");
+    Pair(*vms.a, *vms.b, "rping -s -a 10.0.0.1 -C 10 -v", "rping -c -a 10.0.0.1 -C 10 -v");
 }
 
 TEST_CASE("a VM killed mid-command: a clear error naming it, and nothing left behind")

@@ -135,36 +135,33 @@ RdmaQueuePair::PacketsFor(uint64_t bytes) const
 }
 
 void
+RdmaQueuePair::CompleteAtOnce(const RdmaWorkRequest& wr, RdmaCompletion::Status status)
+{
+    RdmaCompletion c;
+    c.wrId = wr.wrId;
+    c.op = wr.op;
+    c.bytes = wr.bytes;
+    c.status = status;
+    c.posted = c.completed = Simulator::Now();
+    if (!m_completion.IsNull())
+    {
+        m_completion(c);
+    }
+}
+
+void
 RdmaQueuePair::PostSend(const RdmaWorkRequest& wr)
 {
     NS_LOG_FUNCTION(this << RdmaOpName(wr.op) << wr.bytes);
     if (m_error)
     {
-        RdmaCompletion c;
-        c.wrId = wr.wrId;
-        c.op = wr.op;
-        c.bytes = wr.bytes;
-        c.status = RdmaCompletion::Status::Flushed;
-        c.posted = c.completed = Simulator::Now();
-        if (!m_completion.IsNull())
-        {
-            m_completion(c);
-        }
+        CompleteAtOnce(wr, RdmaCompletion::Status::Flushed);
         return;
     }
     const bool send = wr.op == RdmaWorkRequest::Op::Send || wr.op == RdmaWorkRequest::Op::SendWithImm;
     if (m_service == UD && (!send || wr.bytes > m_mtu))
     {
-        RdmaCompletion c;
-        c.wrId = wr.wrId;
-        c.op = wr.op;
-        c.bytes = wr.bytes;
-        c.status = RdmaCompletion::Status::LengthError;
-        c.posted = c.completed = Simulator::Now();
-        if (!m_completion.IsNull())
-        {
-            m_completion(c);
-        }
+        CompleteAtOnce(wr, RdmaCompletion::Status::LengthError);
         return;
     }
     const uint32_t n = PacketsFor(wr.bytes);

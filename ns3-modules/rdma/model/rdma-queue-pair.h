@@ -112,6 +112,8 @@ class RdmaQueuePair : public Object
     void ReceiveResponse(const TransportPacket& p);
     void RetireUpTo(uint64_t psnExclusive);
     void CompleteFront(RdmaCompletion::Status status);
+    /// Completes a request that never made it into the send queue.
+    void CompleteAtOnce(const RdmaWorkRequest& wr, RdmaCompletion::Status status);
     void GoBack(uint64_t psn);
     void ArmTimer();
     void OnTimeout();
