@@ -259,6 +259,9 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
     if (pid == 0)
     {
         prctl(PR_SET_PDEATHSIG, SIGKILL); // QEMU dies with us, whatever kills us
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr); // our caller may block signals for its own use
         const int log = open((vm->m_runDir + "/qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (log >= 0)
         {

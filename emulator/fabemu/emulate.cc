@@ -18,6 +18,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <mutex>
+#include <pthread.h>
 #include <thread>
 #include <unistd.h>
 
@@ -89,6 +93,63 @@ class SimulatorThread
     std::thread m_thread;
 };
 
+/// Turns SIGINT/SIGTERM into a clean stop: the signals are blocked in every thread
+/// (threads made later inherit the mask) and one thread waits for them; on one it
+/// kills the VMs' QEMU processes, so every agent call fails and the run unwinds
+/// through its destructors, leaving nothing behind.
+class SignalGuard
+{
+  public:
+    SignalGuard()
+    {
+        sigemptyset(&m_set);
+        sigaddset(&m_set, SIGINT);
+        sigaddset(&m_set, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &m_set, &m_old);
+        m_thread = std::thread([this] {
+            const timespec tick{0, 200'000'000};
+            while (!m_done)
+            {
+                const int sig = sigtimedwait(&m_set, nullptr, &tick);
+                if (sig > 0)
+                {
+                    m_signal = sig;
+                    std::lock_guard<std::mutex> lock(m_mutex);
+                    for (pid_t pid : m_pids)
+                    {
+                        kill(pid, SIGKILL);
+                    }
+                }
+            }
+        });
+    }
+    ~SignalGuard()
+    {
+        m_done = true;
+        m_thread.join();
+        pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+    }
+    void Watch(pid_t qemu)
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_pids.push_back(qemu);
+        if (m_signal)
+        {
+            kill(qemu, SIGKILL);
+        }
+    }
+    int Signal() const { return m_signal; }
+
+  private:
+    sigset_t m_set;
+    sigset_t m_old;
+    std::thread m_thread;
+    std::atomic<bool> m_done{false};
+    std::atomic<int> m_signal{0};
+    std::mutex m_mutex;
+    std::vector<pid_t> m_pids;
+};
+
 /// Samples how far simulated time lags the wall clock, every millisecond.
 struct LagMonitor
 {
@@ -141,6 +202,15 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu emulate: --rate, --delay or --lag-threshold is not a rate or a time\n";
         return result;
     }
+    for (const auto& kv : opt.set)
+    {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || kv.rfind("ns3::", 0) != 0)
+        {
+            err << "fabemu emulate: --set '" << kv << "' is not ns3::Class::Attribute=value\n";
+            return result;
+        }
+    }
     result.exitCode = kExitFailure;
     if (geteuid() != 0)
     {
@@ -153,6 +223,7 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         return result;
     }
 
+    SignalGuard signals;
     try
     {
         // The VMs first: their taps must exist before the edge opens them.
@@ -167,11 +238,14 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             spec.mac = fmt::format("52:54:00:00:00:{:02x}", i + 1);
             spec.tap = fmt::format("fe{}t{}", getpid(), i);
             vms.push_back(launcher.Start(spec));
+            signals.Watch(vms.back()->Pid());
             EndpointAddress a;
             a.ipv4 = 0x0a000001 + i;
             a.mac = {0x52, 0x54, 0, 0, 0, static_cast<uint8_t>(i + 1)};
             directory.push_back(a);
-            out << fmt::format("{}: rxe0 ready ({} ms)\n", spec.name, vms.back()->ReadyTime().count());
+            // Progress goes out at once, also into a pipe (block-buffered otherwise).
+            out << fmt::format("{}: rxe0 ready ({} ms)\n", spec.name, vms.back()->ReadyTime().count())
+                << std::flush;
         }
 
         // Config::Reset also resets globals, so it comes first; the binding takes effect
@@ -181,6 +255,17 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         GlobalValue::Bind("SimulatorImplementationType",
                           StringValue("ns3::RealtimeSimulatorImpl"));
         UsePicoseconds();
+        for (const auto& kv : opt.set)
+        {
+            const auto eq = kv.find('=');
+            if (!Config::SetDefaultFailSafe(kv.substr(0, eq), StringValue(kv.substr(eq + 1))))
+            {
+                err << "fabemu emulate: --set '" << kv
+                    << "': no such attribute, or the value does not fit it\n";
+                result.exitCode = kExitBadInput;
+                return result;
+            }
+        }
         EmulateResult r = result;
         {
             RoceFabricHelper fabric;
@@ -208,11 +293,32 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(servers.empty() ? 0 : 1500));
             bool ok = true;
-            for (const auto& t : runs)
+            if (opt.parallel)
             {
-                const auto c = vms[t.host]->Agent().Run(t.cmd, std::chrono::seconds(300));
-                r.commands.push_back({"h" + std::to_string(t.host), t.cmd, c.exitCode, c.out + c.err});
-                ok = ok && c.exitCode == 0;
+                std::vector<std::pair<size_t, uint64_t>> running;
+                for (const auto& t : runs)
+                {
+                    running.emplace_back(t.host, vms[t.host]->Agent().Start(t.cmd, std::chrono::seconds(300)));
+                    r.commands.push_back({"h" + std::to_string(t.host), t.cmd, -1, ""});
+                }
+                for (size_t i = 0; i < running.size(); ++i)
+                {
+                    const auto c = vms[running[i].first]->Agent().Wait(running[i].second,
+                                                                       std::chrono::seconds(310));
+                    auto& rec = r.commands[started.size() + i];
+                    rec.exitCode = c.exitCode;
+                    rec.out = c.out + c.err;
+                    ok = ok && c.exitCode == 0;
+                }
+            }
+            else
+            {
+                for (const auto& t : runs)
+                {
+                    const auto c = vms[t.host]->Agent().Run(t.cmd, std::chrono::seconds(300));
+                    r.commands.push_back({"h" + std::to_string(t.host), t.cmd, c.exitCode, c.out + c.err});
+                    ok = ok && c.exitCode == 0;
+                }
             }
             for (size_t i = 0; i < started.size(); ++i)
             {
@@ -236,6 +342,11 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
                 }
             }
             r.fabricDrops = fabric.TotalDrops();
+            for (const auto& sw : fabric.GetSwitches())
+            {
+                r.congestionDrops += sw->GetDrops(SwitchDropReason::BufferFull) +
+                                     sw->GetDrops(SwitchDropReason::HeadroomOverflow);
+            }
             r.pfcFrames = fabric.TotalPfcFrames();
             std::sort(lag.lagNs.begin(), lag.lagNs.end());
             if (!lag.lagNs.empty())
@@ -253,9 +364,9 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
         }
         out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
-                           "{} dropped in switches, {} PFC frames\n",
+                           "{} dropped in switches ({} for lack of buffer), {} PFC frames\n",
                            r.framesFromEndpoints, r.framesToEndpoints, r.arpReplies, r.fabricDrops,
-                           r.pfcFrames);
+                           r.congestionDrops, r.pfcFrames);
         for (const auto& [why, n] : r.edgeDrops)
         {
             out << fmt::format("edge drops: {} {}\n", n, why);
@@ -267,7 +378,16 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     }
     catch (const std::exception& e)
     {
-        err << "fabemu emulate: " << e.what() << "\n";
+        if (signals.Signal())
+        {
+            err << "fabemu emulate: interrupted by signal " << signals.Signal()
+                << "; VMs stopped, taps and run folders removed\n";
+            result.interruptedBy = signals.Signal();
+        }
+        else
+        {
+            err << "fabemu emulate: " << e.what() << "\n";
+        }
         return result;
     }
 }

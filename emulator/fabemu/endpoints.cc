@@ -153,7 +153,8 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
             out << fmt::format("{}: {} ready on tap {} ({}), guest boot {} ms, ready after {} ms\n",
                                spec.name, opt.device + "0", spec.tap,
                                launcher.GetAccel() == Accel::Kvm ? "KVM" : "TCG",
-                               vms.back()->GuestBootTime().count(), vms.back()->ReadyTime().count());
+                               vms.back()->GuestBootTime().count(), vms.back()->ReadyTime().count())
+                << std::flush;
         }
         int worst = 0;
         for (const auto& cmd : opt.run)

@@ -5,7 +5,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <csignal>
+#include <filesystem>
 #include <iostream>
+#include <sys/wait.h>
+#include <thread>
 #include <sstream>
 
 using namespace fabemu;
@@ -14,10 +19,17 @@ namespace
 {
 
 EmulateResult
-Emulate(std::vector<std::string> servers, std::vector<std::string> runs)
+Emulate(std::vector<std::string> servers,
+        std::vector<std::string> runs,
+        unsigned count = 2,
+        std::vector<std::string> set = {},
+        const std::string& rate = "100Gbps")
 {
     EmulateOptions opt;
-    opt.count = 2;
+    opt.count = count;
+    opt.rate = rate;
+    opt.set = std::move(set);
+    opt.parallel = count > 2;
     opt.cache = vmtest::Cache();
     opt.servers = std::move(servers);
     opt.run = std::move(runs);
@@ -41,7 +53,6 @@ CheckCarried(const EmulateResult& r, uint64_t atLeast)
     CHECK(r.framesFromEndpoints >= atLeast); // the traffic really crossed the model
     CHECK(r.framesToEndpoints >= atLeast);
     CHECK(r.arpReplies >= 2);                // the edge answered ARP for both
-    CHECK(r.pfcFrames == 0);                 // two endpoints at 100 Gb/s: no congestion
     for (const auto& [why, n] : r.edgeDrops)
     {
         CAPTURE(why);
@@ -62,6 +73,7 @@ TEST_CASE("ib_write_bw between two rxe VMs across the emulated RoCEv2 fabric")
     const auto r = Emulate({"h0: ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536"},
                            {"h1: ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536 {h0}"});
     CheckCarried(r, 1000);
+    CHECK(r.pfcFrames == 0); // two endpoints at 100 Gb/s: no congestion
     REQUIRE(r.commands.size() == 2);
     CHECK(r.commands[1].out.find("BW average") != std::string::npos);
 }
@@ -101,4 +113,127 @@ TEST_CASE("bad emulate input is refused before anything starts")
     opt.rate = "100Gbps";
     opt.count = 1;
     CHECK(RunEmulation(opt, out, err).exitCode == 2);
+}
+
+namespace
+{
+
+/// Two ib_write_bw clients (h1, h2) into h0 over a 100 Mb/s star: slower than rxe sends.
+EmulateResult
+TwoClients(std::vector<std::string> set, int iterations)
+{
+    const std::string n = " -n " + std::to_string(iterations) + " -s 65536";
+    return Emulate({"h0: ib_write_bw -d rxe0 -x 1 -F -p 18515" + n,
+                    "h0: ib_write_bw -d rxe0 -x 1 -F -p 18516" + n},
+                   {"h1: ib_write_bw -d rxe0 -x 1 -F -p 18515" + n + " {h0}",
+                    "h2: ib_write_bw -d rxe0 -x 1 -F -p 18516" + n + " {h0}"},
+                   3, std::move(set), "100Mbps");
+}
+
+double
+AverageMBps(const std::string& perftest)
+{
+    // The results line: "#bytes #iterations BW-peak BW-average MsgRate".
+    const auto at = perftest.find("\n 65536");
+    REQUIRE(at != std::string::npos);
+    std::istringstream line(perftest.substr(at + 1));
+    double bytes = 0, iters = 0, peak = 0, average = 0;
+    line >> bytes >> iters >> peak >> average;
+    return average;
+}
+
+} // namespace
+
+TEST_CASE("two clients into one server over a 100 Mb/s bottleneck, PFC on: no drop, pauses")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // rxe keeps few frames in flight, so a low static XOFF makes the switch pause.
+    const auto r = TwoClients({"ns3::SwitchMmu::StaticThreshold=true",
+                               "ns3::SwitchMmu::StaticXoff=16384",
+                               "ns3::SwitchMmu::ResumeOffset=4096"},
+                              200);
+    CheckCarried(r, 1000);
+    CHECK(r.congestionDrops == 0);
+    CHECK(r.pfcFrames > 0);
+    REQUIRE(r.commands.size() == 4);
+    const double a = AverageMBps(r.commands[2].out);
+    const double b = AverageMBps(r.commands[3].out);
+    CHECK(a > 0);
+    CHECK(std::abs(a - b) <= 0.2 * std::max(a, b)); // the two clients within 20% of each other
+}
+
+TEST_CASE("the same with PFC off and a tiny buffer: drops, and both applications still finish")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    const auto r = TwoClients({"ns3::SwitchMmu::PfcEnabled=false", "ns3::SwitchMmu::ReservePerPg=0",
+                               "ns3::SwitchMmu::BufferSize=20000"},
+                              50);
+    CHECK(r.exitCode == 0);
+    CHECK(r.congestionDrops > 0);
+    CHECK(r.pfcFrames == 0);
+    for (const auto& c : r.commands)
+    {
+        CHECK(c.exitCode == 0);
+    }
+}
+
+TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        execl(FABEMU_BINARY, "fabemu", "emulate", "--count", "2", "--cache", FABEMU_TEST_CACHE_DIR,
+              "--server", "h0: sleep 100", "--run", "h1: sleep 100", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE* out = fdopen(fds[0], "r");
+    char line[512];
+    int ready = 0;
+    while (ready < 2 && fgets(line, sizeof(line), out))
+    {
+        ready += std::string(line).find("rxe0 ready") != std::string::npos;
+    }
+    REQUIRE(ready == 2);
+    std::this_thread::sleep_for(std::chrono::seconds(3)); // the commands are running
+    kill(pid, SIGINT);
+    std::string rest;
+    while (fgets(line, sizeof(line), out))
+    {
+        rest += line;
+    }
+    fclose(out);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(rest.find("interrupted by signal 2") != std::string::npos);
+    for (int i = 0; i < 2; ++i)
+    {
+        CHECK_FALSE(vmtest::NetDeviceExists("fe" + std::to_string(pid) + "t" + std::to_string(i)));
+    }
+    for (const auto& e : std::filesystem::directory_iterator("/tmp"))
+    {
+        CHECK(e.path().filename().string().rfind("fabemu-vm-" + std::to_string(pid) + "-", 0) ==
+              std::string::npos);
+    }
+    CHECK(system(("pgrep -P " + std::to_string(pid) + " >/dev/null").c_str()) != 0);
 }

@@ -187,6 +187,7 @@ void
 RoceSwitch::Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason)
 {
     ++m_drops;
+    ++m_dropsByReason[static_cast<size_t>(reason)];
     m_dropTrace(frame, port, reason);
 }
 

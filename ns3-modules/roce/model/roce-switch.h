@@ -59,6 +59,11 @@ class RoceSwitch : public Object
     Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_ports.at(i).device; }
     uint32_t GetNPorts() const { return static_cast<uint32_t>(m_ports.size()); }
     uint64_t GetDrops() const { return m_drops; }
+    /// Drops by reason (index: SwitchDropReason).
+    uint64_t GetDrops(SwitchDropReason reason) const
+    {
+        return m_dropsByReason[static_cast<size_t>(reason)];
+    }
     uint64_t GetEcnMarks() const { return m_ecnMarks; }
     uint64_t GetPausesSent() const { return m_pausesSent; }
     /// The port ECMP picks for a frame (exposed for tests of hash spreading).
@@ -100,6 +105,7 @@ class RoceSwitch : public Object
     uint32_t m_maxFrameBytes{9018};
 
     uint64_t m_drops{0};
+    std::array<uint64_t, 5> m_dropsByReason{};
     uint64_t m_ecnMarks{0};
     uint64_t m_pausesSent{0};
 
