@@ -348,6 +348,7 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
                                      sw->GetDrops(SwitchDropReason::HeadroomOverflow);
             }
             r.pfcFrames = fabric.TotalPfcFrames();
+            r.ecnMarks = fabric.TotalEcnMarks();
             std::sort(lag.lagNs.begin(), lag.lagNs.end());
             if (!lag.lagNs.empty())
             {
@@ -364,9 +365,10 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
         }
         out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
-                           "{} dropped in switches ({} for lack of buffer), {} PFC frames\n",
+                           "{} dropped in switches ({} for lack of buffer), {} PFC frames, "
+                           "{} ECN marks\n",
                            r.framesFromEndpoints, r.framesToEndpoints, r.arpReplies, r.fabricDrops,
-                           r.congestionDrops, r.pfcFrames);
+                           r.congestionDrops, r.pfcFrames, r.ecnMarks);
         for (const auto& [why, n] : r.edgeDrops)
         {
             out << fmt::format("edge drops: {} {}\n", n, why);

@@ -42,6 +42,7 @@ struct EmulateResult
     uint64_t fabricDrops{0};
     uint64_t congestionDrops{0}; ///< buffer_full + headroom_overflow: what PFC must prevent
     uint64_t pfcFrames{0};
+    uint64_t ecnMarks{0}; ///< CE written into real frames by the switches
     std::map<std::string, uint64_t> edgeDrops;
     double lagMaxMs{0};
     double lagP99Ms{0};

@@ -120,9 +120,9 @@ namespace
 
 /// Two ib_write_bw clients (h1, h2) into h0 over a 100 Mb/s star: slower than rxe sends.
 EmulateResult
-TwoClients(std::vector<std::string> set, int iterations)
+TwoClients(std::vector<std::string> set, int iterations, const std::string& extra = "")
 {
-    const std::string n = " -n " + std::to_string(iterations) + " -s 65536";
+    const std::string n = " -n " + std::to_string(iterations) + " -s 65536" + extra;
     return Emulate({"h0: ib_write_bw -d rxe0 -x 1 -F -p 18515" + n,
                     "h0: ib_write_bw -d rxe0 -x 1 -F -p 18516" + n},
                    {"h1: ib_write_bw -d rxe0 -x 1 -F -p 18515" + n + " {h0}",
@@ -236,4 +236,25 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
               std::string::npos);
     }
     CHECK(system(("pgrep -P " + std::to_string(pid) + " >/dev/null").c_str()) != 0);
+}
+
+TEST_CASE("ECN-capable rxe traffic is marked CE in its real IP header, and rxe still accepts it")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // --tclass=2: rxe copies the GRH traffic class into the IPv4 TOS, i.e. ECT(0).
+    const auto r = TwoClients({"ns3::SwitchMmu::Kmin=2048", "ns3::SwitchMmu::Kmax=16384",
+                               "ns3::SwitchMmu::Pmax=0.2"},
+                              100, " --tclass=2");
+    CheckCarried(r, 1000);
+    CHECK(r.ecnMarks > 100);
+    // Every marked frame was accepted by the receiving rxe (the applications finished):
+    // the ICRC masks the ECN bits, and the switch fixed the IPv4 checksum.
+    for (const auto& c : r.commands)
+    {
+        CHECK(c.exitCode == 0);
+    }
 }
