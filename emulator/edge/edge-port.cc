@@ -10,6 +10,45 @@ namespace fabemu
 
 using namespace ns3;
 
+std::array<uint8_t, 16>
+EndpointAddress::LinkLocal() const
+{
+    return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(mac[0] ^ 0x02), mac[1], mac[2],
+            0xff, 0xfe, mac[3], mac[4], mac[5]};
+}
+
+namespace
+{
+
+/// The ICMPv6 checksum (RFC 4443 2.3) over the pseudo-header and \p msg.
+uint16_t
+Icmpv6Checksum(const uint8_t* src, const uint8_t* dst, const uint8_t* msg, size_t len)
+{
+    uint32_t sum = 0;
+    auto add = [&sum](const uint8_t* p, size_t n) {
+        for (size_t i = 0; i + 1 < n; i += 2)
+        {
+            sum += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+        }
+        if (n % 2)
+        {
+            sum += static_cast<uint32_t>(p[n - 1] << 8);
+        }
+    };
+    add(src, 16);
+    add(dst, 16);
+    sum += static_cast<uint32_t>(len);
+    sum += 58; // next header: ICMPv6
+    add(msg, len);
+    while (sum >> 16)
+    {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    return static_cast<uint16_t>(~sum);
+}
+
+} // namespace
+
 EdgePort::EdgePort(std::string name,
                    Ptr<RoceNetDevice> port,
                    std::unique_ptr<TapPort> tap,
@@ -71,6 +110,10 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
     if (f.vlan)
     {
         ++m_counters.drops["tagged_from_endpoint"];
+        return;
+    }
+    if (HandleNeighbourDiscovery(*frame, f))
+    {
         return;
     }
     // 802.1Q: the fabric reads the priority from the PCP; the far edge removes it.
@@ -141,6 +184,70 @@ EdgePort::AnswerArp(const std::vector<uint8_t>& req)
         return;
     }
     ++m_counters.drops["arp_unknown_target"];
+}
+
+bool
+EdgePort::HandleNeighbourDiscovery(const std::vector<uint8_t>& req, const ParsedFrame& f)
+{
+    constexpr uint8_t kIcmpv6 = 58;
+    if (f.ipVersion != 6 || f.ipProtocol != kIcmpv6 || req.size() < f.l4Offset + 24)
+    {
+        return false;
+    }
+    const uint8_t type = req[f.l4Offset];
+    if (type < 133 || type > 137)
+    {
+        return false; // echo and the rest are routed like any IPv6
+    }
+    // Router/neighbour discovery stays at the edge: a routed fabric does not flood.
+    const uint8_t* ip = req.data() + f.l3Offset;
+    static const std::array<uint8_t, 16> kUnspecified{};
+    if (type != 135 || std::memcmp(ip + 8, kUnspecified.data(), 16) == 0)
+    {
+        // Not a solicitation, or duplicate address detection (from ::), which must go
+        // unanswered or the endpoint would give up its own address.
+        ++m_counters.drops["neighbour_discovery_kept_at_edge"];
+        return true;
+    }
+    const uint8_t* target = req.data() + f.l4Offset + 8;
+    for (const auto& e : m_directory)
+    {
+        const auto ll = e.LinkLocal();
+        if (std::memcmp(ll.data(), target, 16) != 0 ||
+            std::memcmp(e.mac.data(), req.data() + 6, 6) == 0)
+        {
+            continue; // not this one, or the asker itself
+        }
+        std::vector<uint8_t> na(14 + 40 + 32, 0);
+        std::memcpy(na.data(), req.data() + 6, 6); // to the asker
+        std::memcpy(na.data() + 6, e.mac.data(), 6);
+        na[12] = 0x86;
+        na[13] = 0xdd;
+        uint8_t* v6 = na.data() + 14;
+        v6[0] = 0x60;
+        v6[5] = 32; // payload: NA 24 + target link-layer option 8
+        v6[6] = kIcmpv6;
+        v6[7] = 255; // hop limit 255, as RFC 4861 requires
+        std::memcpy(v6 + 8, ll.data(), 16);
+        std::memcpy(v6 + 24, ip + 8, 16); // to the solicitation's source
+        uint8_t* icmp = v6 + 40;
+        icmp[0] = 136;  // neighbour advertisement
+        icmp[4] = 0x60; // solicited, override
+        std::memcpy(icmp + 8, ll.data(), 16);
+        icmp[24] = 2; // option: target link-layer address
+        icmp[25] = 1; // 8 bytes
+        std::memcpy(icmp + 26, e.mac.data(), 6);
+        const uint16_t sum = Icmpv6Checksum(v6 + 8, v6 + 24, icmp, 32);
+        icmp[2] = sum >> 8;
+        icmp[3] = sum & 0xff;
+        if (m_tap->Write(na.data(), na.size()))
+        {
+            ++m_counters.neighbourAdverts;
+        }
+        return true;
+    }
+    ++m_counters.drops["neighbour_unknown_target"];
+    return true;
 }
 
 EdgePort::Counters

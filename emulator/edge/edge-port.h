@@ -31,6 +31,9 @@ struct EndpointAddress
 {
     uint32_t ipv4{0}; ///< host order
     std::array<uint8_t, 6> mac{};
+    /// fe80::/64 with the MAC's modified EUI-64, as the endpoint's kernel forms it
+    /// (rxe's GID 0 and RoCEv2 over IPv6 use it).
+    std::array<uint8_t, 16> LinkLocal() const;
 };
 
 class EdgePort
@@ -54,6 +57,7 @@ class EdgePort
         uint64_t fromTap{0};   ///< frames taken into the fabric
         uint64_t toTap{0};     ///< frames delivered to the endpoint
         uint64_t arpReplies{0};
+        uint64_t neighbourAdverts{0};
         uint64_t tapWriteFailures{0};
         std::map<std::string, uint64_t> drops; ///< by reason
     };
@@ -66,6 +70,8 @@ class EdgePort
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
     void AnswerArp(const std::vector<uint8_t>& request);
+    /// Answers a neighbour solicitation for another endpoint; true if it was one (answered or not).
+    bool HandleNeighbourDiscovery(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f);
 
     std::string m_name;
     ns3::Ptr<ns3::RoceNetDevice> m_port;

@@ -270,6 +270,12 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         {
             RoceFabricHelper fabric;
             fabric.Install(TopologySpec::Star(opt.count, LinkParams{rate.Get(), delay.Get()}));
+            for (unsigned i = 0; i < opt.count; ++i)
+            {
+                // RoCEv2 over IPv6 (GID 0) goes between the endpoints' link-local addresses.
+                auto ll = directory[i].LinkLocal(); // Ipv6Address takes a non-const pointer
+                fabric.AddHostRoute(i, Ipv6Address(ll.data()));
+            }
             std::vector<std::unique_ptr<EdgePort>> edges;
             for (unsigned i = 0; i < opt.count; ++i)
             {
@@ -336,6 +342,7 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
                 r.framesFromEndpoints += c.fromTap;
                 r.framesToEndpoints += c.toTap;
                 r.arpReplies += c.arpReplies;
+                r.neighbourAdverts += c.neighbourAdverts;
                 for (const auto& [why, n] : c.drops)
                 {
                     r.edgeDrops[why] += n;
@@ -364,6 +371,7 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         {
             out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
         }
+        out << fmt::format("edge: {} neighbour solicitations answered\n", r.neighbourAdverts);
         out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
                            "{} dropped in switches ({} for lack of buffer), {} PFC frames, "
                            "{} ECN marks\n",

@@ -39,6 +39,7 @@ struct EmulateResult
     uint64_t framesFromEndpoints{0};
     uint64_t framesToEndpoints{0};
     uint64_t arpReplies{0};
+    uint64_t neighbourAdverts{0};
     uint64_t fabricDrops{0};
     uint64_t congestionDrops{0}; ///< buffer_full + headroom_overflow: what PFC must prevent
     uint64_t pfcFrames{0};

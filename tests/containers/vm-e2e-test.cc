@@ -72,8 +72,8 @@ Pair(Vm& a, Vm& b, const std::string& server, const std::string& client)
     std::this_thread::sleep_for(1500ms); // let the server listen
     const CommandResult c = b.Agent().Run(client, 120s);
     const CommandResult s = a.Agent().Wait(id, 130s);
-    INFO("client out: " << c.out << c.err);
-    INFO("server out: " << s.out << s.err);
+    INFO("client (exit " << c.exitCode << ", signal " << c.signal << "): " << c.out << c.err);
+    INFO("server (exit " << s.exitCode << ", signal " << s.signal << "): " << s.out << s.err);
     CHECK(c.exitCode == 0);
     CHECK(s.exitCode == 0);
     std::cout << "--- " << client << "\n" << c.out.substr(c.out.size() > 800 ? c.out.size() - 800 : 0);

@@ -258,3 +258,24 @@ TEST_CASE("ECN-capable rxe traffic is marked CE in its real IP header, and rxe s
         CHECK(c.exitCode == 0);
     }
 }
+
+TEST_CASE("RoCEv2 over IPv6 (GID 0): neighbour discovery answered at the edge, traffic routed")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // GID 0 is fe80::<EUI-64 of the MAC>: rxe sends RoCEv2 over IPv6 between link-local
+    // addresses, after the kernel has resolved the peer's through neighbour discovery.
+    const auto pingpong = Emulate({"h0: ibv_rc_pingpong -d rxe0 -g 0 -n 50"},
+                                  {"h1: ibv_rc_pingpong -d rxe0 -g 0 -n 50 {h0}"});
+    CheckCarried(pingpong, 100);
+    CHECK(pingpong.neighbourAdverts >= 2);
+    const auto bw = Emulate({"h0: ib_write_bw -d rxe0 -x 0 -F -n 50 -s 65536"},
+                            {"h1: ib_write_bw -d rxe0 -x 0 -F -n 50 -s 65536 {h0}"});
+    CheckCarried(bw, 1000);
+    CHECK(bw.neighbourAdverts >= 2);
+    REQUIRE(bw.commands.size() == 2);
+    CHECK(bw.commands[1].out.find("BW average") != std::string::npos);
+}

@@ -70,7 +70,8 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         m_nics.push_back(nic);
     }
 
-    const auto hops = spec.NextHops();
+    m_hops = spec.NextHops();
+    const auto& hops = m_hops;
     for (uint32_t u = 0; u < nodes.size(); ++u)
     {
         if (!nodes[u].isSwitch)
@@ -86,6 +87,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
             portOfLink[link] = sw->AddPort(dev);
         }
         sw->ConfigureMmu();
+        m_switchPorts.emplace_back(u, portOfLink);
         for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
         {
             for (uint32_t link : hops[u][h])
@@ -94,6 +96,20 @@ RoceFabricHelper::Install(const TopologySpec& spec)
             }
         }
         m_switches.push_back(sw);
+    }
+}
+
+void
+RoceFabricHelper::AddHostRoute(uint32_t host, Ipv6Address address)
+{
+    NS_ABORT_MSG_IF(host >= GetNHosts(), "no host h" << host);
+    for (size_t i = 0; i < m_switches.size(); ++i)
+    {
+        const auto& [node, portOfLink] = m_switchPorts[i];
+        for (uint32_t link : m_hops[node][host])
+        {
+            m_switches[i]->AddRoute(address, portOfLink.at(link));
+        }
     }
 }
 

@@ -14,6 +14,7 @@
 
 #include "ns3/node-container.h"
 
+#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -29,6 +30,10 @@ class RoceFabricHelper : public RdmaFabric
     // RdmaFabric
     uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_nics.size()); }
     uint32_t GetHostIpv4(uint32_t host) const override { return GetHostAddress(host).Get(); }
+    /// Routes \p address (e.g. an endpoint VM's IPv6 link-local address) to host \p host
+    /// on every switch, along the same equal-cost next hops as its IPv4 address.
+    void AddHostRoute(uint32_t host, Ipv6Address address);
+
     /// Creates and connects a QP on host \p a and one on host \p b.
     Connection Connect(uint32_t a, uint32_t b) override;
     void Disconnect(const Connection& c) override;
@@ -58,6 +63,8 @@ class RoceFabricHelper : public RdmaFabric
     Path PathBetween(uint32_t a, uint32_t b) const;
 
     TopologySpec m_spec;
+    std::vector<std::vector<std::vector<uint32_t>>> m_hops; ///< TopologySpec::NextHops()
+    std::vector<std::pair<uint32_t, std::map<uint32_t, uint32_t>>> m_switchPorts; ///< node, link->port
     std::unordered_map<const RdmaQueuePair*, uint32_t> m_qpHost; ///< the host of each live QP
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;
