@@ -72,7 +72,7 @@ Doctor(std::ostream& out)
     line("host Soft-RoCE", rdma.available, rdma.reason);
     line("root", root, root ? "" : "taps, namespaces and VMs need root");
     line("/dev/net/tun", tun, tun ? "" : "real endpoints need tap devices");
-    line("qemu-system-x86_64", qemu, qemu ? "" : "VM endpoints need QEMU (fabemu image build installs it)");
+    line("qemu-system-x86_64", qemu, qemu ? "" : "VM endpoints need QEMU (scripts/install-deps installs it)");
     line("/dev/kvm", kvm, kvm ? "probed at launch; TCG is the fallback" : "VMs run under TCG");
     line("tshark", tshark, tshark ? "" : "pcap decoding checks are skipped");
     line("gnuplot", gnuplot, gnuplot ? "" : "results have no plots");
