@@ -150,6 +150,32 @@ class SignalGuard
     std::vector<pid_t> m_pids;
 };
 
+/// Waits for a started command; a timeout or a dead VM becomes that command's recorded
+/// failure (exit -1, the reason as its output) instead of ending the whole run.
+/// A signal still ends the run (the caller rethrows when one arrived).
+CommandResult
+Collect(AgentClient& agent, uint64_t id, std::chrono::seconds timeout)
+{
+    try
+    {
+        return agent.Wait(id, timeout);
+    }
+    catch (const AgentError& e)
+    {
+        try
+        {
+            agent.Kill(id); // it may still be running in the guest
+        }
+        catch (const AgentError&)
+        {
+            // The VM is gone: nothing left to kill.
+        }
+        CommandResult failed;
+        failed.err = std::string("fabemu: ") + e.what() + "\n";
+        return failed;
+    }
+}
+
 /// Samples how far simulated time lags the wall clock, every millisecond.
 struct LagMonitor
 {
@@ -309,8 +335,8 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
                 }
                 for (size_t i = 0; i < running.size(); ++i)
                 {
-                    const auto c = vms[running[i].first]->Agent().Wait(running[i].second,
-                                                                       std::chrono::seconds(310));
+                    const auto c = Collect(vms[running[i].first]->Agent(), running[i].second,
+                                           std::chrono::seconds(310));
                     auto& rec = r.commands[started.size() + i];
                     rec.exitCode = c.exitCode;
                     rec.out = c.out + c.err;
@@ -321,18 +347,25 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             {
                 for (const auto& t : runs)
                 {
-                    const auto c = vms[t.host]->Agent().Run(t.cmd, std::chrono::seconds(300));
+                    auto& agent = vms[t.host]->Agent();
+                    const auto c = Collect(agent, agent.Start(t.cmd, std::chrono::seconds(300)),
+                                           std::chrono::seconds(305));
                     r.commands.push_back({"h" + std::to_string(t.host), t.cmd, c.exitCode, c.out + c.err});
                     ok = ok && c.exitCode == 0;
                 }
             }
             for (size_t i = 0; i < started.size(); ++i)
             {
-                const auto c = vms[started[i].first]->Agent().Wait(started[i].second,
-                                                                   std::chrono::seconds(60));
+                // A server whose client failed may wait for ever: 60 s, then it is recorded failed.
+                const auto c = Collect(vms[started[i].first]->Agent(), started[i].second,
+                                       std::chrono::seconds(60));
                 r.commands[i].exitCode = c.exitCode;
                 r.commands[i].out = c.out + c.err;
                 ok = ok && c.exitCode == 0;
+            }
+            if (signals.Signal())
+            {
+                throw AgentError("interrupted"); // unwind as on any other error
             }
             sim.Stop();
             for (auto& e : edges)

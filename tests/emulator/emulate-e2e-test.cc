@@ -279,3 +279,30 @@ TEST_CASE("RoCEv2 over IPv6 (GID 0): neighbour discovery answered at the edge, t
     REQUIRE(bw.commands.size() == 2);
     CHECK(bw.commands[1].out.find("BW average") != std::string::npos);
 }
+
+TEST_CASE("a command that fails or never ends is reported with the others, not lost")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    EmulateOptions opt;
+    opt.count = 2;
+    opt.cache = vmtest::Cache();
+    // The client knocks on the wrong port and gives up; its server waits for ever.
+    opt.servers = {"h0: ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 10"};
+    opt.run = {"h1: ib_write_bw -d rxe0 -x 1 -F -p 18599 -n 10 {h0}", "h1: echo still-here"};
+    std::ostringstream out;
+    std::ostringstream err;
+    const auto r = RunEmulation(opt, out, err);
+    INFO(out.str() << err.str());
+    CHECK(r.exitCode == 1);
+    REQUIRE(r.commands.size() == 3);
+    CHECK(r.commands[0].exitCode == -1); // the server: recorded as not finished
+    CHECK(r.commands[0].out.find("no answer") != std::string::npos);
+    CHECK(r.commands[1].exitCode != 0); // the client: failed, its output kept
+    CHECK(r.commands[2].exitCode == 0); // and the run went on
+    CHECK(r.commands[2].out.find("still-here") != std::string::npos);
+    CHECK(out.str().find("lag of simulated time") != std::string::npos); // the report was made
+}
