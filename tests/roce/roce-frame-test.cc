@@ -67,17 +67,11 @@ TEST_CASE("a built frame is what rxe would send: it parses back with a valid ICR
     spec.dstIpv4 = 0x0a000002;
     spec.pcp = 5;
     spec.vid = 7;
-    spec.opcode = IbOpcode(IbTransport::RC, IbOperation::WriteFirst);
-    spec.destQp = 0x11;
-    spec.psn = 0xfffff0;
-    RethHeader reth;
-    reth.dmaLength = 3000;
-    Buffer b;
-    b.AddAtStart(RethHeader::kSize);
-    reth.Serialize(b.Begin());
-    spec.extensionHeaders.resize(RethHeader::kSize);
-    b.CopyData(spec.extensionHeaders.data(), RethHeader::kSize);
-    spec.payloadLength = 1021; // needs three bytes of pad
+    spec.transport.opcode = IbOpcode(IbTransport::RC, IbOperation::WriteFirst);
+    spec.transport.destQp = 0x11;
+    spec.transport.psn = 0xfffff0;
+    spec.transport.reth.dmaLength = 3000;
+    spec.transport.payload = 1021; // needs three bytes of pad
 
     const auto frame = BuildRoceV2Frame(spec);
     CHECK(frame.size() == 18 + 20 + 8 + 12 + 16 + 1021 + 3 + 4);
@@ -97,8 +91,8 @@ TEST_CASE("a built frame is what rxe would send: it parses back with a valid ICR
 TEST_CASE("malformed frames are named, never read past their end")
 {
     RoceFrameSpec spec;
-    spec.opcode = IbOpcode(IbTransport::RC, IbOperation::SendOnly);
-    spec.payloadLength = 64;
+    spec.transport.opcode = IbOpcode(IbTransport::RC, IbOperation::SendOnly);
+    spec.transport.payload = 64;
     const auto good = BuildRoceV2Frame(spec);
 
     CHECK(ParseEthernetFrame(good.data(), 10).error == FrameError::Runt);

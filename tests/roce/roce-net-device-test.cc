@@ -57,9 +57,8 @@ struct Link
     {
         RoceFrameSpec spec;
         spec.pcp = pcp;
-        spec.opcode = 0x0a; // RC WRITE Only; the RETH content does not matter here
-        spec.extensionHeaders.assign(16, 0);
-        spec.payloadLength = payload;
+        spec.transport.opcode = 0x0a; // RC WRITE Only; the RETH content does not matter here
+        spec.transport.payload = payload;
         return MakeRoceV2Packet(spec, false);
     }
 

@@ -4,7 +4,6 @@
 #include "ib-opcode.h"
 #include "roce-icrc.h"
 
-#include "ns3/buffer.h"
 
 #include <cstring>
 
@@ -303,17 +302,19 @@ FixIpv4Checksum(uint8_t* ip)
 size_t
 RoceV2HeaderBytes(const RoceFrameSpec& s)
 {
+    const auto info = LookupIbOpcode(s.transport.opcode);
     return kEthernetHeaderSize + (s.vlan ? kVlanTagSize : 0) + 20 + 8 + BthHeader::kSize +
-           s.extensionHeaders.size();
+           (info ? info->ExtensionBytes() : 0);
 }
 
 void
 WriteRoceV2Headers(const RoceFrameSpec& s, uint8_t* out)
 {
-    const uint8_t pad = BthPadFor(s.payloadLength);
+    const uint32_t payload = s.transport.payload;
+    const uint8_t pad = BthPadFor(payload);
     const size_t l2 = kEthernetHeaderSize + (s.vlan ? kVlanTagSize : 0);
-    const size_t transport =
-        BthHeader::kSize + s.extensionHeaders.size() + s.payloadLength + pad + kIcrcSize;
+    const size_t headers = RoceV2HeaderBytes(s) - l2 - 20 - 8;
+    const size_t transport = headers + payload + pad + kIcrcSize;
     const size_t udpLen = 8 + transport;
     const size_t ipLen = 20 + udpLen;
 
@@ -352,32 +353,20 @@ WriteRoceV2Headers(const RoceFrameSpec& s, uint8_t* out)
     PutBe16(udp + 4, static_cast<uint16_t>(udpLen));
     // UDP checksum stays 0, as rxe sends it.
 
-    BthHeader bth;
-    bth.SetOpcode(s.opcode);
-    bth.SetPadCount(pad);
-    bth.SetDestQp(s.destQp);
-    bth.SetPsn(s.psn);
-    bth.SetAckRequest(s.ackRequest);
-    bth.SetBecn(s.becn);
-    Buffer buf;
-    buf.AddAtStart(BthHeader::kSize);
-    bth.Serialize(buf.Begin());
-    buf.CopyData(udp + 8, BthHeader::kSize);
-
-    uint8_t* ext = udp + 8 + BthHeader::kSize;
-    std::memcpy(ext, s.extensionHeaders.data(), s.extensionHeaders.size());
+    WriteTransportHeaders(s.transport, pad, udp + 8);
 }
 
 std::vector<uint8_t>
 BuildRoceV2Frame(const RoceFrameSpec& s)
 {
     const size_t headers = RoceV2HeaderBytes(s);
-    const uint8_t pad = BthPadFor(s.payloadLength);
-    std::vector<uint8_t> f(headers + s.payloadLength + pad + kIcrcSize, 0);
+    const uint32_t payload = s.transport.payload;
+    const uint8_t pad = BthPadFor(payload);
+    std::vector<uint8_t> f(headers + payload + pad + kIcrcSize, 0);
     WriteRoceV2Headers(s, f.data());
-    std::memset(f.data() + headers, s.payloadFill, s.payloadLength);
-    const size_t l3 = headers - (20 + 8 + BthHeader::kSize + s.extensionHeaders.size());
-    uint8_t* icrcAt = f.data() + headers + s.payloadLength + pad;
+    std::memset(f.data() + headers, s.payloadFill, payload);
+    const size_t l3 = kEthernetHeaderSize + (s.vlan ? kVlanTagSize : 0);
+    uint8_t* icrcAt = f.data() + headers + payload + pad;
     const auto icrc = ComputeRoceIcrc(f.data() + l3, static_cast<size_t>(icrcAt - f.data() - l3));
     WriteIcrc(icrcAt, *icrc);
     return f;

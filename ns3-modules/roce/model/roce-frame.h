@@ -7,6 +7,8 @@
 #ifndef FABEMU_ROCE_FRAME_H
 #define FABEMU_ROCE_FRAME_H
 
+#include "rdma-types.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -124,13 +126,9 @@ struct RoceFrameSpec
     uint8_t ttl{64};
     uint16_t ipId{0};
     uint16_t srcPort{49152};
-    uint8_t opcode{0};
-    uint32_t destQp{0};
-    uint32_t psn{0};
-    bool ackRequest{false};
-    bool becn{false};
-    std::vector<uint8_t> extensionHeaders; ///< already serialized, in wire order
-    uint32_t payloadLength{0};
+    /// BTH, extension headers and payload length: written by the transport's own
+    /// writer (WriteTransportHeaders), the pad count from the payload length.
+    TransportPacket transport;
     uint8_t payloadFill{0};
 };
 

@@ -243,15 +243,7 @@ RoceNic::Frame(const Conn& c,
     spec.srcIpv4 = m_address.Get();
     spec.dstIpv4 = c.remoteIp.Get();
     spec.srcPort = c.srcPort;
-    spec.opcode = p.opcode;
-    spec.destQp = p.destQp;
-    spec.psn = p.psn;
-    spec.ackRequest = p.ackRequest;
-    spec.becn = p.becn;
-    uint8_t hdr[kMaxTransportHeaderBytes];
-    const uint32_t n = WriteTransportHeaders(p, 0, hdr);
-    spec.extensionHeaders.assign(hdr + BthHeader::kSize, hdr + n);
-    spec.payloadLength = p.payload;
+    spec.transport = p;
     return MakeRoceV2Packet(spec, m_computeIcrc);
 }
 

@@ -106,9 +106,9 @@ MakeRoceV2Packet(const RoceFrameSpec& spec, bool computeIcrc)
     NS_ABORT_MSG_IF(spec.payloadFill != 0, "simulated payloads are zero bytes");
     ByteHeader head(headers);
     WriteRoceV2Headers(spec, head.Data());
-    const uint8_t pad = BthPadFor(spec.payloadLength);
+    const uint8_t pad = BthPadFor(spec.transport.payload);
 
-    Ptr<Packet> p = Create<Packet>(spec.payloadLength + pad);
+    Ptr<Packet> p = Create<Packet>(spec.transport.payload + pad);
     p->AddHeader(head);
     uint8_t icrc[kIcrcSize] = {0, 0, 0, 0};
     if (computeIcrc)
@@ -116,7 +116,7 @@ MakeRoceV2Packet(const RoceFrameSpec& spec, bool computeIcrc)
         const size_t l3 = kEthernetHeaderSize + (spec.vlan ? kVlanTagSize : 0);
         WriteIcrc(icrc,
                   *ComputeRoceIcrcWithZeros(head.Data() + l3, headers - l3,
-                                            spec.payloadLength + pad));
+                                            spec.transport.payload + pad));
     }
     p->AddAtEnd(Create<Packet>(icrc, kIcrcSize));
     return p;
