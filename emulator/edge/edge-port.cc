@@ -142,6 +142,7 @@ EdgePort::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f
     if (m_tap->Write(bytes.data(), bytes.size()))
     {
         ++m_counters.toTap;
+        m_counters.bytesToTap += bytes.size();
     }
     else
     {

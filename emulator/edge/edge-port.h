@@ -56,6 +56,7 @@ class EdgePort
     {
         uint64_t fromTap{0};   ///< frames taken into the fabric
         uint64_t toTap{0};     ///< frames delivered to the endpoint
+        uint64_t bytesToTap{0}; ///< their bytes (Ethernet header on, no FCS)
         uint64_t arpReplies{0};
         uint64_t neighbourAdverts{0};
         uint64_t tapWriteFailures{0};

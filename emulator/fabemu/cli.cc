@@ -5,12 +5,14 @@
 #include "endpoints.h"
 #include "exit-codes.h"
 #include "host-rdma-probe.h"
+#include "run.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <unistd.h>
 
 namespace fabemu
@@ -147,6 +149,35 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
         ->capture_default_str();
     emCmd->add_option("--cache", em.cache, "Image cache folder");
 
+    RunOptions run;
+    bool runQuiet = false;
+    uint64_t runSeed = 0;
+    auto* runCmd = app.add_subcommand(
+        "run", "Run a scenario file: a simulation, or real VM endpoints over the modelled fabric "
+               "when it lists endpoints; writes a results folder with summary.json, CSVs, plots "
+               "and report.md");
+    runCmd->add_option("file", run.file, "Scenario file (YAML)")->required();
+    runCmd->add_option("--out", run.out, "Results folder, replaced (default: results/<name>)");
+    runCmd->add_option("--set", run.set,
+                       "KEY=VALUE over the file: a dotted key (fabric.ecn.kmin=10KB) or an ns-3 "
+                       "attribute (ns3::SwitchMmu::Kmin=10240); repeatable");
+    auto* seedOpt = runCmd->add_option("--seed", runSeed, "Random seed (overrides the file's)");
+    runCmd->add_flag("--quiet", runQuiet, "No progress and no summary on stdout");
+    runCmd->add_option("--cache", run.cache, "Image cache folder for VM endpoints");
+
+    std::string validateFile;
+    std::vector<std::string> validateSet;
+    auto* validateCmd = app.add_subcommand("validate", "Check a scenario file without running it");
+    validateCmd->add_option("file", validateFile, "Scenario file (YAML)")->required();
+    validateCmd->add_option("--set", validateSet, "KEY=VALUE over the file, as for run");
+
+    auto* listCmd = app.add_subcommand(
+        "list", "List topology builders, workload types and every scenario key with its default");
+
+    std::string reportDir;
+    auto* reportCmd = app.add_subcommand("report", "Re-render the plots and report.md of a results folder");
+    reportCmd->add_option("dir", reportDir, "Results folder")->required();
+
     // CLI11 reports a missing subcommand before a stray word: name the word first.
     if (!args.empty() && !args[0].empty() && args[0][0] != '-')
     {
@@ -191,6 +222,29 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
         return kExitBadInput;
     }
 
+    if (*runCmd)
+    {
+        if (*seedOpt)
+        {
+            run.seed = runSeed;
+        }
+        run.progress = runQuiet                           ? ProgressMode::Quiet
+                       : (&out == &std::cout && isatty(1)) ? ProgressMode::Bar
+                                                          : ProgressMode::Lines;
+        return RunScenarioFile(run, out, err);
+    }
+    if (*validateCmd)
+    {
+        return ValidateScenarioFile(validateFile, validateSet, out, err);
+    }
+    if (*listCmd)
+    {
+        return ListScenarioKeys(out);
+    }
+    if (*reportCmd)
+    {
+        return ReportResults(reportDir, out, err);
+    }
     if (*doctor)
     {
         return Doctor(out);

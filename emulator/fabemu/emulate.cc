@@ -6,7 +6,11 @@
 #include "time-resolution.h"
 #include "vm-launcher.h"
 
+#include "results.h"
+#include "scenario-fabric.h"
+
 #include "roce-fabric-helper.h"
+#include "roce-recorders.h"
 
 #include "ns3/abort.h"
 #include "ns3/config.h"
@@ -20,7 +24,9 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <pthread.h>
 #include <thread>
 #include <unistd.h>
@@ -32,43 +38,6 @@ using namespace ns3;
 
 namespace
 {
-
-struct Target
-{
-    unsigned host;
-    std::string cmd;
-};
-
-/// "h1: ib_write_bw ... {h0}" -> host 1 and the command with {hN} replaced by hN's address.
-bool
-ParseTarget(const std::string& spec, unsigned count, Target& t, std::string& why)
-{
-    const auto colon = spec.find(':');
-    unsigned host = 0;
-    if (colon == std::string::npos || std::sscanf(spec.c_str(), "h%u:", &host) != 1)
-    {
-        why = "'" + spec + "' is not 'hN: command'";
-        return false;
-    }
-    if (host >= count)
-    {
-        why = "'" + spec + "' names h" + std::to_string(host) + ", but there are " +
-              std::to_string(count) + " endpoints (h0..h" + std::to_string(count - 1) + ")";
-        return false;
-    }
-    std::string cmd = spec.substr(colon + 1);
-    cmd.erase(0, cmd.find_first_not_of(' '));
-    for (unsigned h = 0; h < count; ++h)
-    {
-        const std::string key = "{h" + std::to_string(h) + "}";
-        for (auto pos = cmd.find(key); pos != std::string::npos; pos = cmd.find(key))
-        {
-            cmd.replace(pos, key.size(), fmt::format("10.0.0.{}", h + 1));
-        }
-    }
-    t = Target{host, cmd};
-    return true;
-}
 
 /// Runs the real-time simulator on its own thread; stops and joins it on every path out.
 class SimulatorThread
@@ -190,6 +159,40 @@ struct LagMonitor
     }
 };
 
+/// "h1: ib_write_bw ... {h0}" -> host 1 and the command with {hN} replaced by hN's address.
+bool
+ParseTarget(const std::string& spec, unsigned count, WorkloadSpec& w, std::string& why)
+{
+    const auto colon = spec.find(':');
+    unsigned host = 0;
+    if (colon == std::string::npos || std::sscanf(spec.c_str(), "h%u:", &host) != 1)
+    {
+        why = "'" + spec + "' is not 'hN: command'";
+        return false;
+    }
+    if (host >= count)
+    {
+        why = "'" + spec + "' names h" + std::to_string(host) + ", but there are " +
+              std::to_string(count) + " endpoints (h0..h" + std::to_string(count - 1) + ")";
+        return false;
+    }
+    std::string cmd = spec.substr(colon + 1);
+    cmd.erase(0, cmd.find_first_not_of(' '));
+    w.runAsWritten = cmd;
+    for (unsigned h = 0; h < count; ++h)
+    {
+        const std::string key = "{h" + std::to_string(h) + "}";
+        for (auto pos = cmd.find(key); pos != std::string::npos; pos = cmd.find(key))
+        {
+            cmd.replace(pos, key.size(), Scenario::HostAddress(h));
+        }
+    }
+    w.type = "command";
+    w.on = host;
+    w.run = cmd;
+    return true;
+}
+
 } // namespace
 
 EmulateResult
@@ -202,31 +205,50 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu emulate: --count must be 2..16, not " << opt.count << "\n";
         return result;
     }
-    std::vector<Target> servers;
-    std::vector<Target> runs;
-    for (auto [specs, targets] : {std::pair{&opt.servers, &servers}, std::pair{&opt.run, &runs}})
+    // The command line describes a scenario: a star of VMs, servers in the background.
+    Scenario s;
+    s.name = "emulate";
+    s.file = "fabemu emulate";
+    s.fabric.cc = "none"; // DCQCN acts for simulated NICs; the VMs' rxe has none
+    s.durationPs = 3600'000'000'000'000LL;
+    s.topology.builder = "star";
+    s.topology.hosts = opt.count;
+    s.topology.link.rate = opt.rate;
+    s.topology.link.delay = opt.delay;
+    s.lagThreshold = opt.lagThreshold;
+    if (!ParseRate(opt.rate, s.topology.link.bitsPerSecond) ||
+        !ParseTime(opt.delay, s.topology.link.delayPs) ||
+        !ParseTime(opt.lagThreshold, s.lagThresholdPs))
+    {
+        err << "fabemu emulate: --rate, --delay or --lag-threshold is not a rate or a time\n";
+        return result;
+    }
+    for (unsigned i = 0; i < opt.count; ++i)
+    {
+        EndpointSpec e;
+        e.host = "h" + std::to_string(i);
+        e.index = i;
+        s.endpoints.push_back(e);
+    }
+    for (auto [specs, background] : {std::pair{&opt.servers, true}, std::pair{&opt.run, opt.parallel}})
     {
         for (const auto& spec : *specs)
         {
-            Target t;
+            WorkloadSpec w;
             std::string why;
-            if (!ParseTarget(spec, opt.count, t, why))
+            if (!ParseTarget(spec, opt.count, w, why))
             {
                 err << "fabemu emulate: " << why << "\n";
                 return result;
             }
-            targets->push_back(t);
+            w.background = background;
+            s.workloads.push_back(w);
         }
     }
-    DataRateValue rate;
-    TimeValue delay;
-    TimeValue lagLimit;
-    if (!rate.DeserializeFromString(opt.rate, MakeDataRateChecker()) ||
-        !delay.DeserializeFromString(opt.delay, MakeTimeChecker()) ||
-        !lagLimit.DeserializeFromString(opt.lagThreshold, MakeTimeChecker()))
+    // Servers get a moment to listen before the first client.
+    if (!opt.servers.empty() && s.workloads.size() > opt.servers.size())
     {
-        err << "fabemu emulate: --rate, --delay or --lag-threshold is not a rate or a time\n";
-        return result;
+        s.workloads[opt.servers.size()].afterPs = 1'500'000'000'000;
     }
     for (const auto& kv : opt.set)
     {
@@ -236,41 +258,69 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             err << "fabemu emulate: --set '" << kv << "' is not ns3::Class::Attribute=value\n";
             return result;
         }
+        s.fabric.set.push_back({kv.substr(0, eq), kv.substr(eq + 1), {}});
+    }
+    EmulateSetup setup;
+    setup.cache = opt.cache;
+    return EmulateScenario(s, setup, out, err);
+}
+
+EmulateResult
+EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out, std::ostream& err)
+{
+    EmulateResult result;
+    result.exitCode = kExitBadInput;
+    try
+    {
+        CheckAttributes(s);
+    }
+    catch (const ScenarioError& e)
+    {
+        err << e.what() << "\n";
+        return result;
     }
     result.exitCode = kExitFailure;
     if (geteuid() != 0)
     {
-        err << "fabemu emulate: taps need root\n";
+        err << s.file << ": VM endpoints need root (their taps); run as root, or drop the "
+                         "endpoints to simulate only\n";
         return result;
     }
-    const std::string image = BuildImage(opt.cache.empty() ? DefaultCacheDir() : opt.cache, "", err);
+    const std::string image =
+        BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err);
     if (image.empty())
     {
         return result;
     }
+    // rxe takes its path MTU from eth0: IB MTU 2048/4096 need a jumbo eth0.
+    const uint32_t ethMtu = s.fabric.mtu > 1024 ? 4200 : 1500;
 
     SignalGuard signals;
     try
     {
         // The VMs first: their taps must exist before the edge opens them.
         VmLauncher launcher(VmImage::In(image));
-        std::vector<std::unique_ptr<Vm>> vms;
+        std::map<uint32_t, std::unique_ptr<Vm>> vms;
         std::vector<EndpointAddress> directory;
-        for (unsigned i = 0; i < opt.count; ++i)
+        for (const auto& e : s.endpoints)
         {
+            const uint32_t mac = e.index + 1;
             VmSpec spec;
-            spec.name = "h" + std::to_string(i);
-            spec.ipv4 = fmt::format("10.0.0.{}/24", i + 1);
-            spec.mac = fmt::format("52:54:00:00:00:{:02x}", i + 1);
-            spec.tap = fmt::format("fe{}t{}", getpid(), i);
-            vms.push_back(launcher.Start(spec));
-            signals.Watch(vms.back()->Pid());
+            spec.name = e.host;
+            spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
+            spec.mac = fmt::format("52:54:00:00:{:02x}:{:02x}", mac >> 8, mac & 0xff);
+            spec.device = e.device;
+            spec.mtu = ethMtu;
+            spec.tap = fmt::format("fe{}t{}", getpid(), e.index);
+            vms[e.index] = launcher.Start(spec);
+            signals.Watch(vms[e.index]->Pid());
             EndpointAddress a;
-            a.ipv4 = 0x0a000001 + i;
-            a.mac = {0x52, 0x54, 0, 0, 0, static_cast<uint8_t>(i + 1)};
+            a.ipv4 = 0x0a000001 + e.index;
+            a.mac = {0x52, 0x54, 0, 0, static_cast<uint8_t>(mac >> 8), static_cast<uint8_t>(mac)};
             directory.push_back(a);
             // Progress goes out at once, also into a pipe (block-buffered otherwise).
-            out << fmt::format("{}: rxe0 ready ({} ms)\n", spec.name, vms.back()->ReadyTime().count())
+            out << fmt::format("{}: {}0 ready ({} ms)\n", spec.name, e.device,
+                               vms[e.index]->ReadyTime().count())
                 << std::flush;
         }
 
@@ -281,34 +331,43 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         GlobalValue::Bind("SimulatorImplementationType",
                           StringValue("ns3::RealtimeSimulatorImpl"));
         UsePicoseconds();
-        for (const auto& kv : opt.set)
-        {
-            const auto eq = kv.find('=');
-            if (!Config::SetDefaultFailSafe(kv.substr(0, eq), StringValue(kv.substr(eq + 1))))
-            {
-                err << "fabemu emulate: --set '" << kv
-                    << "': no such attribute, or the value does not fit it\n";
-                result.exitCode = kExitBadInput;
-                return result;
-            }
-        }
+        ApplyFabricDefaults(s);
         EmulateResult r = result;
         {
             RoceFabricHelper fabric;
-            fabric.Install(TopologySpec::Star(opt.count, LinkParams{rate.Get(), delay.Get()}));
-            for (unsigned i = 0; i < opt.count; ++i)
+            fabric.Install(BuildTopology(s));
+            for (size_t i = 0; i < s.endpoints.size(); ++i)
             {
                 // RoCEv2 over IPv6 (GID 0) goes between the endpoints' link-local addresses.
                 auto ll = directory[i].LinkLocal(); // Ipv6Address takes a non-const pointer
-                fabric.AddHostRoute(i, Ipv6Address(ll.data()));
+                fabric.AddHostRoute(s.endpoints[i].index, Ipv6Address(ll.data()));
             }
             std::vector<std::unique_ptr<EdgePort>> edges;
-            for (unsigned i = 0; i < opt.count; ++i)
+            for (const auto& e : s.endpoints)
             {
                 edges.push_back(std::make_unique<EdgePort>(
-                    "h" + std::to_string(i), fabric.GetNic(i)->GetDevice(),
-                    std::make_unique<TapPort>(vms[i]->Spec().tap), 1500, 3, directory));
+                    e.host, fabric.GetNic(e.index)->GetDevice(),
+                    std::make_unique<TapPort>(vms[e.index]->Spec().tap), ethMtu, 3, directory));
             }
+            // Recorders run on the simulation thread and are read once it has stopped.
+            std::ostringstream pfcRows;
+            std::ostringstream queueRows;
+            PfcLog pfcLog(fabric, pfcRows);
+            QueueSampler queues(fabric, queueRows,
+                                PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000)));
+            std::vector<Ptr<PcapWriter>> pcaps;
+            for (uint32_t h : s.record.pcap)
+            {
+                if (!setup.resultsDir.empty())
+                {
+                    pcaps.push_back(Create<PcapWriter>(
+                        fabric.GetNic(h)->GetDevice(),
+                        setup.resultsDir + "/" + fmt::format("h{}.pcap", h)));
+                }
+            }
+            FlowRunner runner(fabric); // simulated background traffic, if any
+            runner.Add(BuildFlows(s));
+            runner.Start();
             LagMonitor lag;
             Simulator::Schedule(MilliSeconds(1), &LagMonitor::Sample, &lag);
             for (auto& e : edges)
@@ -317,50 +376,49 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             }
             SimulatorThread sim;
 
-            std::vector<std::pair<size_t, uint64_t>> started;
-            for (const auto& s : servers)
+            // Commands in order: wait 'after', start; wait for it unless it is in the background.
+            struct Background
             {
-                started.emplace_back(s.host, vms[s.host]->Agent().Start(s.cmd, std::chrono::seconds(300)));
-                r.commands.push_back({"h" + std::to_string(s.host), s.cmd, -1, ""});
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(servers.empty() ? 0 : 1500));
+                size_t record;
+                uint32_t host;
+                uint64_t id;
+                std::chrono::steady_clock::time_point deadline;
+            };
+            std::vector<Background> background;
             bool ok = true;
-            if (opt.parallel)
+            for (const auto& w : s.workloads)
             {
-                std::vector<std::pair<size_t, uint64_t>> running;
-                for (const auto& t : runs)
+                if (w.type != "command" || signals.Signal())
                 {
-                    running.emplace_back(t.host, vms[t.host]->Agent().Start(t.cmd, std::chrono::seconds(300)));
-                    r.commands.push_back({"h" + std::to_string(t.host), t.cmd, -1, ""});
+                    continue;
                 }
-                for (size_t i = 0; i < running.size(); ++i)
+                std::this_thread::sleep_for(std::chrono::milliseconds(w.afterPs / 1'000'000'000));
+                const auto timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+                auto& agent = vms[w.on]->Agent();
+                const uint64_t id = agent.Start(w.run, timeout);
+                r.commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
+                if (w.background)
                 {
-                    const auto c = Collect(vms[running[i].first]->Agent(), running[i].second,
-                                           std::chrono::seconds(310));
-                    auto& rec = r.commands[started.size() + i];
-                    rec.exitCode = c.exitCode;
-                    rec.out = c.out + c.err;
-                    ok = ok && c.exitCode == 0;
+                    background.push_back({r.commands.size() - 1, w.on, id,
+                                          std::chrono::steady_clock::now() + timeout});
+                    continue;
                 }
+                const auto c = Collect(agent, id, timeout + std::chrono::seconds(5));
+                r.commands.back().exitCode = c.exitCode;
+                r.commands.back().out = c.out + c.err;
+                ok = ok && c.exitCode == 0;
             }
-            else
+            for (const auto& b : background)
             {
-                for (const auto& t : runs)
-                {
-                    auto& agent = vms[t.host]->Agent();
-                    const auto c = Collect(agent, agent.Start(t.cmd, std::chrono::seconds(300)),
-                                           std::chrono::seconds(305));
-                    r.commands.push_back({"h" + std::to_string(t.host), t.cmd, c.exitCode, c.out + c.err});
-                    ok = ok && c.exitCode == 0;
-                }
-            }
-            for (size_t i = 0; i < started.size(); ++i)
-            {
-                // A server whose client failed may wait for ever: 60 s, then it is recorded failed.
-                const auto c = Collect(vms[started[i].first]->Agent(), started[i].second,
-                                       std::chrono::seconds(60));
-                r.commands[i].exitCode = c.exitCode;
-                r.commands[i].out = c.out + c.err;
+                // A server whose client failed may wait for ever: then it gets 10 s more.
+                const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+                    b.deadline - std::chrono::steady_clock::now());
+                const auto wait = ok ? std::max(left, std::chrono::seconds(10))
+                                     : std::min(std::max(left, std::chrono::seconds(1)),
+                                                std::chrono::seconds(10));
+                const auto c = Collect(vms[b.host]->Agent(), b.id, wait);
+                r.commands[b.record].exitCode = c.exitCode;
+                r.commands[b.record].out = c.out + c.err;
                 ok = ok && c.exitCode == 0;
             }
             if (signals.Signal())
@@ -368,12 +426,14 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
                 throw AgentError("interrupted"); // unwind as on any other error
             }
             sim.Stop();
+            r.simTimeS = Simulator::Now().GetSeconds();
             for (auto& e : edges)
             {
                 e->Stop();
                 const auto c = e->GetCounters();
                 r.framesFromEndpoints += c.fromTap;
                 r.framesToEndpoints += c.toTap;
+                r.bytesToEndpoints += c.bytesToTap;
                 r.arpReplies += c.arpReplies;
                 r.neighbourAdverts += c.neighbourAdverts;
                 for (const auto& [why, n] : c.drops)
@@ -389,13 +449,30 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
             }
             r.pfcFrames = fabric.TotalPfcFrames();
             r.ecnMarks = fabric.TotalEcnMarks();
+            r.cnps = fabric.TotalCnps();
+            r.peakQueueBytes = queues.Peak();
+            r.flows = runner.Records();
+            r.flowCount = runner.Flows().size();
             std::sort(lag.lagNs.begin(), lag.lagNs.end());
             if (!lag.lagNs.empty())
             {
                 r.lagMaxMs = lag.lagNs.back() / 1e6;
                 r.lagP99Ms = lag.lagNs[lag.lagNs.size() * 99 / 100] / 1e6;
             }
-            r.timingFaithful = r.lagMaxMs * 1e6 <= lagLimit.Get().GetNanoSeconds();
+            r.timingFaithful = r.lagMaxMs * 1e9 <= s.lagThresholdPs;
+            if (!setup.resultsDir.empty())
+            {
+                WriteCsv(setup.resultsDir + "/pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
+                WriteCsv(setup.resultsDir + "/queue.csv", "time_ns,node,port,prio,bytes",
+                         queueRows.str());
+                std::ostringstream lagRows;
+                for (size_t i = 0; i < lag.lagNs.size(); ++i)
+                {
+                    lagRows << i << ' ' << lag.lagNs[i] << '\n'; // sorted: a distribution
+                }
+                WriteCsv(setup.resultsDir + "/lag.csv", "rank,lag_ns", lagRows.str());
+            }
+            pcaps.clear();
             edges.clear();
             Simulator::Destroy();
             r.exitCode = ok ? kExitOk : kExitFailure;
@@ -419,20 +496,27 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
                            r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
         return r;
     }
+    catch (const ScenarioError& e)
+    {
+        err << e.what() << "\n";
+        result.exitCode = kExitBadInput;
+        return result;
+    }
     catch (const std::exception& e)
     {
         if (signals.Signal())
         {
-            err << "fabemu emulate: interrupted by signal " << signals.Signal()
+            err << s.file << ": interrupted by signal " << signals.Signal()
                 << "; VMs stopped, taps and run folders removed\n";
             result.interruptedBy = signals.Signal();
         }
         else
         {
-            err << "fabemu emulate: " << e.what() << "\n";
+            err << s.file << ": " << e.what() << "\n";
         }
         return result;
     }
 }
+
 
 } // namespace fabemu

@@ -1,6 +1,11 @@
-// fabemu emulate: real endpoint VMs over the modelled RoCEv2 fabric, in real time.
+// Real endpoint VMs over the modelled RoCEv2 fabric, in real time: fabemu emulate, and
+// fabemu run for scenarios with VM endpoints.
 #ifndef FABEMU_EMULATE_H
 #define FABEMU_EMULATE_H
+
+#include "scenario.h"
+
+#include "rdma-workload.h"
 
 #include <cstdint>
 #include <map>
@@ -38,12 +43,18 @@ struct EmulateResult
     std::vector<CommandOutcome> commands;
     uint64_t framesFromEndpoints{0};
     uint64_t framesToEndpoints{0};
+    uint64_t bytesToEndpoints{0};
     uint64_t arpReplies{0};
     uint64_t neighbourAdverts{0};
     uint64_t fabricDrops{0};
     uint64_t congestionDrops{0}; ///< buffer_full + headroom_overflow: what PFC must prevent
     uint64_t pfcFrames{0};
     uint64_t ecnMarks{0}; ///< CE written into real frames by the switches
+    uint64_t cnps{0};     ///< sent by simulated NICs
+    uint64_t peakQueueBytes{0};
+    double simTimeS{0};
+    std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any
+    size_t flowCount{0};
     std::map<std::string, uint64_t> edgeDrops;
     double lagMaxMs{0};
     double lagP99Ms{0};
@@ -51,7 +62,22 @@ struct EmulateResult
     int interruptedBy{0}; ///< the signal that stopped the run, or 0
 };
 
+/// fabemu emulate: a star of VMs described on the command line.
 EmulateResult RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err);
+
+struct EmulateSetup
+{
+    std::string cache;      ///< image cache ("" = the default)
+    std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
+};
+
+/// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,
+/// the rest of the fabric simulated, its commands run through the guest agents
+/// in order (each after its 'after' delay; waited for unless 'background').
+EmulateResult EmulateScenario(const Scenario& s,
+                              const EmulateSetup& setup,
+                              std::ostream& out,
+                              std::ostream& err);
 
 } // namespace fabemu
 

@@ -125,6 +125,7 @@ void
 FlowRunner::Start()
 {
     m_connections.resize(m_flows.size());
+    m_finished.assign(m_flows.size(), false);
     for (uint32_t id = 0; id < m_flows.size(); ++id)
     {
         Simulator::Schedule(m_flows[id].start - Simulator::Now(), &FlowRunner::Launch, this, id);
@@ -159,12 +160,30 @@ FlowRunner::Finished(uint32_t id, const RdmaCompletion& done)
     r.idealFct = m_fabric.IdealFct(f.src, f.dst, f.bytes);
     r.ok = done.status == RdmaCompletion::Status::Success;
     m_records.push_back(r);
+    m_finished[id] = true;
     // Not from inside the QP's own completion: release it once this event is over.
     Simulator::ScheduleNow(&RdmaFabric::Disconnect, &m_fabric, c);
     if (Pending() == 0 && !m_allDone.IsNull())
     {
         m_allDone();
     }
+}
+
+uint64_t
+FlowRunner::Delivered(uint32_t id) const
+{
+    if (id >= m_connections.size() || !m_connections[id].requester)
+    {
+        return 0; // not started
+    }
+    if (m_finished[id])
+    {
+        return m_flows[id].bytes;
+    }
+    // In-order payload at the receiving QP: the responder, or for READ the requester.
+    const auto& c = m_connections[id];
+    return m_flows[id].op == RdmaWorkRequest::Op::Read ? c.requester->GetBytesReceived()
+                                                      : c.responder->GetBytesReceived();
 }
 
 void

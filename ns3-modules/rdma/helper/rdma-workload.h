@@ -84,6 +84,9 @@ class FlowRunner
 
     const std::vector<FlowRecord>& Records() const { return m_records; }
     size_t Pending() const { return m_flows.size() - m_records.size(); }
+    const std::vector<FlowSpec>& Flows() const { return m_flows; }
+    /// Payload bytes of flow \p id received in order so far.
+    uint64_t Delivered(uint32_t id) const;
 
     /// HPCC's fct.txt: "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns", IPs in hex.
     void WriteFct(std::ostream& os) const;
@@ -96,6 +99,7 @@ class FlowRunner
     std::vector<FlowSpec> m_flows;
     std::vector<FlowRecord> m_records;
     std::vector<RdmaFabric::Connection> m_connections;
+    std::vector<bool> m_finished;
     Callback<void> m_allDone;
 };
 

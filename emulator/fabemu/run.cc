@@ -1,0 +1,533 @@
+#include "run.h"
+
+#include "emulate.h"
+#include "exit-codes.h"
+#include "results.h"
+#include "scenario-fabric.h"
+#include "scenario.h"
+#include "time-resolution.h"
+
+#include "roce-fabric-helper.h"
+#include "roce-recorders.h"
+
+#include "ns3/config.h"
+#include "ns3/global-value.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fabemu
+{
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace ns3;
+
+namespace
+{
+
+/// Progress of a simulation: a live bar on a terminal, a line every few seconds otherwise.
+class SimProgress
+{
+  public:
+    SimProgress(ProgressMode mode, std::ostream& out, Time horizon)
+        : m_mode(mode),
+          m_out(out),
+          m_horizon(horizon),
+          m_step(std::max(horizon / 1000, NanoSeconds(100))),
+          m_wall0(std::chrono::steady_clock::now()),
+          m_last(m_wall0)
+    {
+        if (m_mode != ProgressMode::Quiet)
+        {
+            Simulator::Schedule(m_step, &SimProgress::Tick, this);
+        }
+    }
+
+    void Finish()
+    {
+        if (m_mode == ProgressMode::Bar && m_drawn)
+        {
+            Print();
+            m_out << "\n" << std::flush;
+        }
+    }
+
+  private:
+    void Tick()
+    {
+        const auto now = std::chrono::steady_clock::now();
+        const double since = std::chrono::duration<double>(now - m_last).count();
+        if (since >= (m_mode == ProgressMode::Bar ? 0.2 : 5.0))
+        {
+            Print();
+            m_last = now;
+        }
+        Simulator::Schedule(m_step, &SimProgress::Tick, this);
+    }
+
+    void Print()
+    {
+        const auto now = std::chrono::steady_clock::now();
+        const double wall = std::chrono::duration<double>(now - m_wall0).count();
+        const double frac = std::min(1.0, Simulator::Now().GetSeconds() / m_horizon.GetSeconds());
+        const uint64_t events = Simulator::GetEventCount();
+        const double rate = wall > 0 ? events / wall : 0;
+        const double eta = frac > 0 ? wall * (1 - frac) / frac : 0;
+        const std::string stats =
+            fmt::format("sim {:.3f}/{:.3f} ms  wall {:.1f} s  ETA <= {:.0f} s  {:.2f} M events/s",
+                        Simulator::Now().GetSeconds() * 1e3, m_horizon.GetSeconds() * 1e3, wall,
+                        eta, rate / 1e6);
+        if (m_mode == ProgressMode::Bar)
+        {
+            const int width = 30;
+            const int full = static_cast<int>(frac * width);
+            m_out << "\r[" << std::string(full, '#') << std::string(width - full, '.') << "] "
+                  << fmt::format("{:3.0f}% ", frac * 100) << stats << "  " << std::flush;
+            m_drawn = true;
+        }
+        else
+        {
+            m_out << fmt::format("progress: {:.0f}% {}\n", frac * 100, stats) << std::flush;
+        }
+    }
+
+    ProgressMode m_mode;
+    std::ostream& m_out;
+    Time m_horizon;
+    Time m_step;
+    std::chrono::steady_clock::time_point m_wall0;
+    std::chrono::steady_clock::time_point m_last;
+    bool m_drawn{false};
+};
+
+/// Throughput of each running flow, every interval: "time_ns flow gbps".
+class ThroughputSampler
+{
+  public:
+    ThroughputSampler(const FlowRunner& runner, std::ostream& out, Time interval)
+        : m_runner(runner),
+          m_out(out),
+          m_interval(interval),
+          m_last(runner.Flows().size(), 0)
+    {
+        Simulator::Schedule(m_interval, &ThroughputSampler::Sample, this);
+    }
+
+  private:
+    void Sample()
+    {
+        const auto& flows = m_runner.Flows();
+        for (uint32_t id = 0; id < flows.size(); ++id)
+        {
+            if (flows[id].start > Simulator::Now() || m_last[id] == flows[id].bytes)
+            {
+                continue; // not started, or finished and reported
+            }
+            const uint64_t got = m_runner.Delivered(id);
+            const double gbps = (got - m_last[id]) * 8.0 / m_interval.GetSeconds() / 1e9;
+            m_out << Simulator::Now().GetNanoSeconds() << ' ' << id << ' '
+                  << fmt::format("{:.6g}", gbps) << '\n';
+            m_last[id] = got;
+        }
+        Simulator::Schedule(m_interval, &ThroughputSampler::Sample, this);
+    }
+
+    const FlowRunner& m_runner;
+    std::ostream& m_out;
+    Time m_interval;
+    std::vector<uint64_t> m_last;
+};
+
+json
+FlowsJson(const std::vector<FlowRecord>& records, json& stats, uint64_t& delivered)
+{
+    json flows = json::array();
+    std::vector<double> slowdowns;
+    std::vector<double> rates;
+    delivered = 0;
+    std::vector<FlowRecord> sorted = records;
+    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    for (const auto& r : sorted)
+    {
+        const double fct = r.fct.GetSeconds();
+        const double gbps = fct > 0 ? r.spec.bytes * 8.0 / fct / 1e9 : 0;
+        const double slowdown = r.idealFct.IsStrictlyPositive() ? fct / r.idealFct.GetSeconds() : 0;
+        flows.push_back({{"id", r.id},
+                         {"src", "h" + std::to_string(r.spec.src)},
+                         {"dst", "h" + std::to_string(r.spec.dst)},
+                         {"op", RdmaOpName(r.spec.op)},
+                         {"bytes", r.spec.bytes},
+                         {"start_s", r.spec.start.GetSeconds()},
+                         {"fct_s", fct},
+                         {"ideal_fct_s", r.idealFct.GetSeconds()},
+                         {"slowdown", slowdown},
+                         {"throughput_gbps", gbps},
+                         {"ok", r.ok}});
+        if (r.ok)
+        {
+            delivered += r.spec.bytes;
+            slowdowns.push_back(slowdown);
+            rates.push_back(gbps);
+        }
+    }
+    std::sort(slowdowns.begin(), slowdowns.end());
+    auto pct = [&slowdowns](double q) {
+        return slowdowns.empty() ? 0.0 : slowdowns[std::min(slowdowns.size() - 1, size_t(q * slowdowns.size()))];
+    };
+    double sum = 0;
+    double sq = 0;
+    for (double x : rates)
+    {
+        sum += x;
+        sq += x * x;
+    }
+    stats["completed"] = slowdowns.size();
+    stats["jain_throughput"] = rates.empty() ? 0.0 : sum * sum / (rates.size() * sq);
+    stats["min_throughput_gbps"] = rates.empty() ? 0.0 : *std::min_element(rates.begin(), rates.end());
+    stats["max_throughput_gbps"] = rates.empty() ? 0.0 : *std::max_element(rates.begin(), rates.end());
+    stats["fct_slowdown"] = {{"median", pct(0.5)}, {"p99", pct(0.99)},
+                             {"max", slowdowns.empty() ? 0.0 : slowdowns.back()}};
+    return flows;
+}
+
+/// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
+json
+Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+{
+    Simulator::Destroy();
+    Config::Reset();
+    UsePicoseconds();
+    ApplyFabricDefaults(s);
+
+    json summary;
+    RoceFabricHelper fabric;
+    fabric.Install(BuildTopology(s));
+    std::ostringstream pfcRows;
+    std::ostringstream queueRows;
+    std::ostringstream rateRows;
+    std::ostringstream tputRows;
+    PfcLog pfcLog(fabric, pfcRows);
+    QueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
+    std::unique_ptr<RateLog> rateLog;
+    if (s.fabric.cc == "dcqcn")
+    {
+        rateLog = std::make_unique<RateLog>(fabric, rateRows);
+    }
+    std::vector<Ptr<PcapWriter>> pcaps;
+    for (uint32_t h : s.record.pcap)
+    {
+        pcaps.push_back(Create<PcapWriter>(fabric.GetNic(h)->GetDevice(),
+                                           (dir / fmt::format("h{}.pcap", h)).string()));
+    }
+    FlowRunner runner(fabric);
+    runner.Add(BuildFlows(s));
+    ThroughputSampler tput(runner, tputRows, PicoSeconds(s.record.rateIntervalPs));
+    if (!runner.Flows().empty())
+    {
+        runner.SetAllDoneCallback(MakeCallback(static_cast<void (*)()>(&Simulator::Stop)));
+    }
+    runner.Start();
+    const Time horizon = PicoSeconds(s.durationPs);
+    SimProgress progress(mode, out, horizon);
+    Simulator::Stop(horizon);
+    Simulator::Run();
+    progress.Finish();
+
+    summary["sim_time_s"] = Simulator::Now().GetSeconds();
+    std::ofstream fctTxt(dir / "fct.txt");
+    runner.WriteFct(fctTxt);
+    std::ostringstream fctRows;
+    for (const auto& r : runner.Records())
+    {
+        fctRows << fmt::format("{:08x} {:08x} {} {} {} {} {} {} {:.6g}\n",
+                               fabric.GetHostIpv4(r.spec.src), fabric.GetHostIpv4(r.spec.dst),
+                               r.srcPort, r.dstPort, r.spec.bytes, r.spec.start.GetNanoSeconds(),
+                               r.fct.GetNanoSeconds(), r.idealFct.GetNanoSeconds(),
+                               r.fct.GetSeconds() / r.idealFct.GetSeconds());
+    }
+    WriteCsv(dir / "fct.csv", "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown",
+             fctRows.str());
+    WriteCsv(dir / "pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
+    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
+    WriteCsv(dir / "throughput.csv", "time_ns,flow,gbps", tputRows.str());
+    if (rateLog)
+    {
+        WriteCsv(dir / "rate.csv", "time_ns,host,qpn,rate_bps", rateRows.str());
+    }
+
+    uint64_t delivered = 0;
+    json stats;
+    summary["flows"] = FlowsJson(runner.Records(), stats, delivered);
+    stats["count"] = runner.Flows().size();
+    stats["pending"] = runner.Pending();
+    summary["flow_stats"] = stats;
+    summary["fct_slowdown"] = stats["fct_slowdown"];
+    uint64_t congestion = 0;
+    for (const auto& sw : fabric.GetSwitches())
+    {
+        congestion += sw->GetDrops(SwitchDropReason::BufferFull) +
+                      sw->GetDrops(SwitchDropReason::HeadroomOverflow);
+    }
+    summary["totals"] = {{"drops", fabric.TotalDrops()},
+                         {"congestion_drops", congestion},
+                         {"pfc_pause_frames", fabric.TotalPfcFrames()},
+                         {"ecn_marks", fabric.TotalEcnMarks()},
+                         {"cnps", fabric.TotalCnps()},
+                         {"credit_stalls", 0},
+                         {"bytes_delivered", delivered}};
+    summary["peak_queue_bytes"] = queues.Peak();
+    pcaps.clear();
+    Simulator::Destroy();
+    return summary;
+}
+
+json
+EmulationJson(const EmulateResult& r)
+{
+    json summary;
+    summary["sim_time_s"] = r.simTimeS;
+    uint64_t delivered = 0;
+    json stats;
+    summary["flows"] = FlowsJson(r.flows, stats, delivered);
+    stats["count"] = r.flowCount;
+    stats["pending"] = r.flowCount - r.flows.size();
+    summary["flow_stats"] = stats;
+    summary["fct_slowdown"] = stats["fct_slowdown"];
+    summary["totals"] = {{"drops", r.fabricDrops},
+                         {"congestion_drops", r.congestionDrops},
+                         {"pfc_pause_frames", r.pfcFrames},
+                         {"ecn_marks", r.ecnMarks},
+                         {"cnps", r.cnps},
+                         {"credit_stalls", 0},
+                         {"bytes_delivered", r.bytesToEndpoints + delivered}};
+    summary["edge"] = {{"frames_from_endpoints", r.framesFromEndpoints},
+                       {"frames_to_endpoints", r.framesToEndpoints},
+                       {"arp_replies", r.arpReplies},
+                       {"neighbour_adverts", r.neighbourAdverts},
+                       {"drops", r.edgeDrops}};
+    summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}};
+    summary["timing_faithful"] = r.timingFaithful;
+    summary["peak_queue_bytes"] = r.peakQueueBytes;
+    json commands = json::array();
+    for (const auto& c : r.commands)
+    {
+        commands.push_back({{"on", c.on},
+                            {"run", c.cmd},
+                            {"exit_code", c.exitCode},
+                            {"stdout_tail", Tail(c.out, 12)},
+                            {"metrics", PerftestMetrics(c.out)}});
+    }
+    summary["commands"] = commands;
+    return summary;
+}
+
+std::string
+Describe(const ScenarioError& e)
+{
+    return e.what();
+}
+
+} // namespace
+
+int
+ValidateScenarioFile(const std::string& file,
+                     const std::vector<std::string>& set,
+                     std::ostream& out,
+                     std::ostream& err)
+{
+    try
+    {
+        const Scenario s = LoadScenario(file, set);
+        CheckAttributes(s);
+        out << fmt::format("{}: ok: '{}', {} fabric, {} builder with {} hosts, {} VM endpoint(s), "
+                           "{} workload(s), {} expectation(s)\n",
+                           file, s.name, s.fabric.type, s.topology.builder, s.topology.HostCount(),
+                           s.endpoints.size(), s.workloads.size(), s.expect.size());
+        return kExitOk;
+    }
+    catch (const ScenarioError& e)
+    {
+        err << Describe(e) << "\n";
+        return kExitBadInput;
+    }
+}
+
+int
+ListScenarioKeys(std::ostream& out)
+{
+    out << "Topology builders: pair, star, dumbbell, leaf-spine, fat-tree\n";
+    out << "Fabric types: roce (infiniband and iwarp are not built yet)\n\n";
+    out << "Workload types:\n";
+    for (const auto& w : WorkloadTypes())
+    {
+        out << fmt::format("  {:<12} keys: {}\n  {:<12} {}\n", w.key, w.type, "", w.help);
+    }
+    out << "\nScenario keys (docs/scenarios.md has them all with examples):\n";
+    for (const auto& k : Keys())
+    {
+        out << fmt::format("  {:<24} {:<28} default {}\n  {:<24} {}\n", k.key, k.type,
+                           k.defaultValue, "", k.help);
+    }
+    return kExitOk;
+}
+
+int
+ReportResults(const std::string& dir, std::ostream& out, std::ostream& err)
+{
+    if (!fs::exists(fs::path(dir) / "summary.json"))
+    {
+        err << "fabemu report: " << dir << " is not a results folder (no summary.json)\n";
+        return kExitBadInput;
+    }
+    const auto plots = RenderReport(dir, err);
+    out << fmt::format("{}/report.md rewritten with {} plot(s)\n", dir, plots.size());
+    return kExitOk;
+}
+
+int
+RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
+{
+    Scenario s;
+    try
+    {
+        std::vector<std::string> set = opt.set;
+        if (opt.seed)
+        {
+            set.push_back("seed=" + std::to_string(*opt.seed));
+        }
+        s = LoadScenario(opt.file, set);
+        CheckAttributes(s);
+    }
+    catch (const ScenarioError& e)
+    {
+        err << Describe(e) << "\n";
+        return kExitBadInput;
+    }
+
+    // Written into a temporary folder beside the target, renamed when complete.
+    const fs::path target = opt.out.empty() ? fs::path("results") / s.name : fs::path(opt.out);
+    const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    const fs::path tmp = parent / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());
+    std::error_code ec;
+    fs::create_directories(tmp, ec);
+    if (ec)
+    {
+        err << "fabemu run: cannot create " << tmp.string() << ": " << ec.message() << "\n";
+        return kExitFailure;
+    }
+    struct RemoveOnExit
+    {
+        fs::path p;
+        ~RemoveOnExit()
+        {
+            std::error_code e;
+            fs::remove_all(p, e);
+        }
+    } cleanup{tmp};
+    std::ofstream(tmp / "scenario.resolved.yaml") << ResolvedYaml(s);
+
+    const auto wall0 = std::chrono::steady_clock::now();
+    json summary;
+    int exitCode = kExitOk;
+    if (opt.progress != ProgressMode::Quiet)
+    {
+        out << fmt::format("{}: {} on a {} fabric ({} builder, {} hosts{})\n", s.name,
+                           s.description.empty() ? "running" : s.description, s.fabric.type,
+                           s.topology.builder, s.topology.HostCount(),
+                           s.HasVms() ? fmt::format(", {} VMs", s.endpoints.size()) : "")
+            << std::flush;
+    }
+    if (s.HasVms())
+    {
+        EmulateSetup setup;
+        setup.cache = opt.cache;
+        setup.resultsDir = tmp.string();
+        const EmulateResult r = EmulateScenario(s, setup, opt.progress == ProgressMode::Quiet ? err : out, err);
+        if (r.interruptedBy || (r.commands.empty() && r.exitCode != kExitOk))
+        {
+            return r.exitCode == kExitOk ? kExitFailure : r.exitCode; // nothing worth keeping
+        }
+        summary = EmulationJson(r);
+        exitCode = r.exitCode;
+        fs::create_directories(tmp / "commands");
+        for (size_t i = 0; i < r.commands.size(); ++i)
+        {
+            std::ofstream(tmp / "commands" / fmt::format("{:02}-{}.txt", i, r.commands[i].on))
+                << "$ " << r.commands[i].cmd << "\n"
+                << r.commands[i].out << "\n[exit " << r.commands[i].exitCode << "]\n";
+        }
+    }
+    else
+    {
+        try
+        {
+            summary = Simulate(s, tmp, opt.progress, out);
+        }
+        catch (const ScenarioError& e)
+        {
+            err << Describe(e) << "\n";
+            return kExitBadInput;
+        }
+        summary["commands"] = json::array();
+        if (summary["flow_stats"]["pending"].get<size_t>() > 0 && opt.progress != ProgressMode::Quiet)
+        {
+            out << fmt::format("{} of {} flows did not finish within duration {}\n",
+                               summary["flow_stats"]["pending"].get<size_t>(),
+                               summary["flow_stats"]["count"].get<size_t>(), s.duration);
+        }
+    }
+    summary["scenario"] = s.name;
+    summary["description"] = s.description;
+    summary["fabric"] = s.fabric.type;
+    summary["seed"] = s.seed;
+    summary["wall_time_s"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    bool met = true;
+    summary["expect"] = CheckExpectations(s.expect, summary, met);
+    std::ofstream(tmp / "summary.json") << summary.dump(2) << "\n";
+    RenderReport(tmp, err);
+
+    fs::remove_all(target, ec);
+    fs::create_directories(parent, ec);
+    fs::rename(tmp, target, ec);
+    if (ec)
+    {
+        err << "fabemu run: cannot move results to " << target.string() << ": " << ec.message() << "\n";
+        return kExitFailure;
+    }
+    if (opt.progress != ProgressMode::Quiet)
+    {
+        const auto& t = summary["totals"];
+        out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, PFC pause frames {}, ECN marks "
+                           "{}, CNPs {}, bytes delivered {}\n",
+                           summary["sim_time_s"].get<double>() * 1e3,
+                           summary["wall_time_s"].get<double>(), t["drops"].get<uint64_t>(),
+                           t["pfc_pause_frames"].get<uint64_t>(), t["ecn_marks"].get<uint64_t>(),
+                           t["cnps"].get<uint64_t>(), t["bytes_delivered"].get<uint64_t>());
+        for (const auto& e : summary["expect"])
+        {
+            out << fmt::format("expect {} {}: {} {}\n", e["metric"].get<std::string>(),
+                               e["want"].get<std::string>(), e["value"].dump(),
+                               e["ok"].get<bool>() ? "ok" : "NOT MET");
+        }
+        out << "results: " << target.string() << "/ (report.md, summary.json, plots/)\n";
+    }
+    if (exitCode != kExitOk)
+    {
+        return exitCode;
+    }
+    return met ? kExitOk : kExitExpectation;
+}
+
+} // namespace fabemu

@@ -1,0 +1,43 @@
+// fabemu run / validate / list / report: scenario files in, results folders out.
+#ifndef FABEMU_RUN_H
+#define FABEMU_RUN_H
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+enum class ProgressMode
+{
+    Bar,   ///< a live line on a terminal
+    Lines, ///< a plain line every few seconds (pipes, CI logs)
+    Quiet,
+};
+
+struct RunOptions
+{
+    std::string file;
+    std::string out; ///< default: results/<name>
+    std::vector<std::string> set;
+    std::optional<uint64_t> seed;
+    ProgressMode progress{ProgressMode::Lines};
+    std::string cache; ///< image cache for VM endpoints
+};
+
+int RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err);
+int ValidateScenarioFile(const std::string& file,
+                         const std::vector<std::string>& set,
+                         std::ostream& out,
+                         std::ostream& err);
+/// Builders, workload types and every scenario key with its help and default.
+int ListScenarioKeys(std::ostream& out);
+/// Re-renders the plots and report.md of a results folder.
+int ReportResults(const std::string& dir, std::ostream& out, std::ostream& err);
+
+} // namespace fabemu
+
+#endif

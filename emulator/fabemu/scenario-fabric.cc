@@ -1,0 +1,174 @@
+#include "scenario-fabric.h"
+
+#include "dcqcn-rate-control.h"
+#include "roce-nic.h"
+#include "switch-mmu.h"
+
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/rng-seed-manager.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
+
+namespace fabemu
+{
+
+using namespace ns3;
+
+namespace
+{
+
+/// Why \p value does not suit ns-3 attribute \p name, or "" when it does.
+std::string
+AttributeProblem(const std::string& name, const std::string& value)
+{
+    // Our models' TypeIds register when their libraries load; name them so they do.
+    (void)RoceNic::GetTypeId();
+    (void)SwitchMmu::GetTypeId();
+    const auto sep = name.rfind("::");
+    const std::string cls = name.substr(0, sep);
+    const std::string attr = name.substr(sep + 2);
+    TypeId tid;
+    if (!TypeId::LookupByNameFailSafe(cls, &tid))
+    {
+        return fmt::format("fabric.set: no ns-3 class '{}'", cls);
+    }
+    TypeId::AttributeInformation info;
+    if (!tid.LookupAttributeByName(attr, &info))
+    {
+        std::vector<std::string> names;
+        for (uint32_t i = 0; i < tid.GetAttributeN(); ++i)
+        {
+            names.push_back(tid.GetAttribute(i).name);
+        }
+        const std::string close = Closest(attr, names);
+        return fmt::format("fabric.set: {} has no attribute '{}'{}", cls, attr,
+                           close.empty() ? "" : fmt::format("; did you mean '{}'?", close));
+    }
+    Ptr<AttributeValue> v = info.checker->Create();
+    if (!v->DeserializeFromString(value, info.checker))
+    {
+        return fmt::format("fabric.set: '{}' is not a valid value for {} ({})", value, name,
+                           info.checker->GetUnderlyingTypeInformation());
+    }
+    return "";
+}
+
+} // namespace
+
+void
+CheckAttributes(const Scenario& s)
+{
+    for (const auto& kv : s.fabric.set)
+    {
+        const std::string why = AttributeProblem(kv.name, kv.value);
+        if (!why.empty())
+        {
+            throw ScenarioError(s.file, kv.mark, why);
+        }
+    }
+}
+
+void
+ApplyFabricDefaults(const Scenario& s)
+{
+    CheckAttributes(s);
+    const auto& f = s.fabric;
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(f.mtu));
+    Config::SetDefault("ns3::SwitchMmu::PfcEnabled", BooleanValue(f.pfc));
+    Config::SetDefault("ns3::SwitchMmu::EcnEnabled", BooleanValue(f.ecn));
+    Config::SetDefault("ns3::SwitchMmu::Kmin", UintegerValue(f.kmin));
+    Config::SetDefault("ns3::SwitchMmu::Kmax", UintegerValue(f.kmax));
+    Config::SetDefault("ns3::SwitchMmu::Pmax", DoubleValue(f.pmax));
+    Config::SetDefault("ns3::SwitchMmu::BufferSize", UintegerValue(f.bufferBytes));
+    if (f.cc == "dcqcn")
+    {
+        DcqcnRateControl::ApplyPreset(f.dcqcnPreset);
+        Config::SetDefault("ns3::RoceNic::CongestionControl", StringValue("ns3::DcqcnRateControl"));
+    }
+    else
+    {
+        Config::SetDefault("ns3::RoceNic::CongestionControl", StringValue("none"));
+    }
+    for (const auto& kv : f.set)
+    {
+        Config::SetDefault(kv.name, StringValue(kv.value));
+    }
+    RngSeedManager::SetSeed(static_cast<uint32_t>(s.seed));
+    RngSeedManager::SetRun(1);
+}
+
+TopologySpec
+BuildTopology(const Scenario& s)
+{
+    const auto& t = s.topology;
+    auto link = [](const LinkSpec& l) {
+        return LinkParams{DataRate(l.bitsPerSecond), PicoSeconds(l.delayPs)};
+    };
+    if (t.builder == "pair")
+    {
+        return TopologySpec::Pair(link(t.link));
+    }
+    if (t.builder == "dumbbell")
+    {
+        return TopologySpec::Dumbbell(t.hosts, link(t.link), link(t.bottleneck));
+    }
+    if (t.builder == "leaf-spine")
+    {
+        return TopologySpec::LeafSpine(t.leaves, t.spines, t.hostsPerLeaf, link(t.link), link(t.uplink));
+    }
+    if (t.builder == "fat-tree")
+    {
+        return TopologySpec::FatTree(t.k, link(t.link), link(t.uplink));
+    }
+    return TopologySpec::Star(t.hosts, link(t.link));
+}
+
+std::vector<FlowSpec>
+BuildFlows(const Scenario& s)
+{
+    std::vector<FlowSpec> flows;
+    Ptr<UniformRandomVariable> rng = CreateObject<UniformRandomVariable>();
+    rng->SetStream(1); // fixed stream: the seed alone decides the draw
+    for (const auto& w : s.workloads)
+    {
+        const Time start = PicoSeconds(w.startPs);
+        std::vector<FlowSpec> made;
+        if (w.type == "bulk")
+        {
+            made = workload::Bulk(w.src, w.dst, w.bytes, start);
+        }
+        else if (w.type == "incast")
+        {
+            made = workload::Incast(w.dst, w.hosts, w.bytes, start);
+        }
+        else if (w.type == "permutation")
+        {
+            made = workload::Permutation(w.hosts, w.bytes, start, rng);
+        }
+        else if (w.type == "all-to-all")
+        {
+            made = workload::AllToAll(w.hosts, w.bytes, start);
+        }
+        else if (w.type == "poisson")
+        {
+            made = workload::Poisson(w.hosts, w.load, FlowSizeCdf::Load(w.cdfPath),
+                                     DataRate(s.topology.link.bitsPerSecond), start,
+                                     PicoSeconds(w.stopPs), rng);
+        }
+        const auto op = w.op == "send"   ? RdmaWorkRequest::Op::Send
+                        : w.op == "read" ? RdmaWorkRequest::Op::Read
+                                         : RdmaWorkRequest::Op::Write;
+        for (auto& f : made)
+        {
+            f.op = op;
+            flows.push_back(f);
+        }
+    }
+    return flows;
+}
+
+} // namespace fabemu

@@ -1,0 +1,31 @@
+// A scenario's fabric, as ns-3 sees it: attribute defaults, the topology, the flows.
+// Shared by simulation runs and emulation runs.
+#ifndef FABEMU_SCENARIO_FABRIC_H
+#define FABEMU_SCENARIO_FABRIC_H
+
+#include "scenario.h"
+
+#include "rdma-workload.h"
+#include "topology-spec.h"
+
+#include <vector>
+
+namespace fabemu
+{
+
+/// Sets the ns-3 attribute defaults the scenario asks for (fabric keys first,
+/// then fabric.set). Call after Config::Reset. Throws ScenarioError naming an
+/// unknown attribute or a value it does not take.
+void ApplyFabricDefaults(const Scenario& s);
+
+/// Checks fabric.set against the attributes ns-3 knows, without running anything.
+void CheckAttributes(const Scenario& s);
+
+ns3::TopologySpec BuildTopology(const Scenario& s);
+
+/// The flows of the simulated workloads (commands are not flows), drawn with the scenario's seed.
+std::vector<ns3::FlowSpec> BuildFlows(const Scenario& s);
+
+} // namespace fabemu
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * What a run leaves for people to look at: the expectations checked against
+ * summary.json, metrics read from the output of tools users know (perftest),
+ * CSV files, gnuplot plots and report.md. RenderReport() works only from the
+ * files in a results folder, so `fabemu report DIR` re-renders any old run.
+ */
+#ifndef FABEMU_RESULTS_H
+#define FABEMU_RESULTS_H
+
+#include "scenario.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+/// Checks each expectation against \p summary; returns the "expect" array
+/// [{metric, want, value, ok}] and sets \p allOk. A metric with '*' must hold
+/// for every element; a metric missing from the summary fails with value null.
+nlohmann::json CheckExpectations(const std::vector<Expectation>& expect,
+                                 const nlohmann::json& summary,
+                                 bool& allOk);
+
+/// The result table of a perftest run (ib_write_bw, ib_send_lat, ...): the
+/// column names of its "#bytes" header made into keys (bw_average_mb_sec,
+/// t_typical_usec, ...) with the numbers of the last result line. Empty when
+/// the output has no such table.
+nlohmann::json PerftestMetrics(const std::string& output);
+
+/// The last \p lines lines of \p text.
+std::string Tail(const std::string& text, size_t lines);
+
+/// Writes \p rows (space-separated fields, one row per line) as CSV with \p header.
+void WriteCsv(const std::filesystem::path& path, const std::string& header, const std::string& rows);
+
+/// (Re)writes plots/*.gp, plots/*.png (when gnuplot is there) and report.md in
+/// \p dir from its summary.json and CSV files. Returns the plots made.
+std::vector<std::string> RenderReport(const std::filesystem::path& dir, std::ostream& err);
+
+} // namespace fabemu
+
+#endif

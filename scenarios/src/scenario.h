@@ -1,0 +1,201 @@
+/*
+ * A scenario file: one experiment stated once. Load() reads the YAML, checks
+ * every key, type, unit, range and host name, fills in the defaults, and
+ * either returns the resolved scenario or throws a ScenarioError whose text is
+ * "FILE:LINE:COL: what is wrong". Nothing is run here.
+ *
+ * docs/scenarios.md documents every key; Keys() is the same list, for
+ * `fabemu list` and for suggesting the closest key to a misspelt one.
+ */
+#ifndef FABEMU_SCENARIO_H
+#define FABEMU_SCENARIO_H
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+/// A place in the scenario file, 1-based; 0 when unknown (e.g. a --set override).
+struct SourceMark
+{
+    int line{0};
+    int column{0};
+};
+
+class ScenarioError : public std::runtime_error
+{
+  public:
+    ScenarioError(const std::string& file, SourceMark mark, const std::string& what);
+    const std::string& Reason() const { return m_reason; }
+    SourceMark Mark() const { return m_mark; }
+
+  private:
+    std::string m_reason;
+    SourceMark m_mark;
+};
+
+struct LinkSpec
+{
+    std::string rate{"100Gbps"};
+    uint64_t bitsPerSecond{100'000'000'000};
+    std::string delay{"1us"};
+    int64_t delayPs{1'000'000};
+};
+
+struct FabricSpec
+{
+    std::string type{"roce"}; ///< roce | infiniband | iwarp
+    uint32_t mtu{1024};
+    bool pfc{true};
+    bool ecn{true};
+    uint64_t kmin{5 * 1024};
+    uint64_t kmax{200 * 1024};
+    double pmax{0.01};
+    std::string cc{"dcqcn"};
+    std::string dcqcnPreset{"paper"};
+    uint64_t bufferBytes{12 * 1024 * 1024};
+    /// Any ns-3 attribute default by full name, applied last (after the keys above).
+    struct Setting
+    {
+        std::string name;
+        std::string value;
+        SourceMark mark;
+    };
+    std::vector<Setting> set;
+};
+
+struct TopologyYaml
+{
+    std::string builder{"star"}; ///< pair | star | dumbbell | leaf-spine | fat-tree
+    uint32_t hosts{2};           ///< star, dumbbell
+    uint32_t leaves{2};          ///< leaf-spine
+    uint32_t spines{2};
+    uint32_t hostsPerLeaf{2};
+    uint32_t k{4}; ///< fat-tree
+    LinkSpec link;
+    LinkSpec uplink;     ///< switch-to-switch links (leaf-spine, fat-tree)
+    LinkSpec bottleneck; ///< dumbbell's middle link
+    /// Hosts the builder makes (h0..h{N-1}).
+    uint32_t HostCount() const;
+};
+
+struct EndpointSpec
+{
+    std::string host; ///< hN
+    uint32_t index{0};
+    std::string kind{"vm"};    ///< vm
+    std::string device{"rxe"}; ///< rxe | siw
+};
+
+struct WorkloadSpec
+{
+    std::string type; ///< bulk | incast | permutation | all-to-all | poisson | command
+    SourceMark mark;
+    // Flow workloads.
+    std::string op{"write"}; ///< write | send | read
+    uint32_t src{0};
+    uint32_t dst{0};
+    std::vector<uint32_t> hosts; ///< srcs of incast; hosts of the others
+    uint64_t bytes{0};
+    int64_t startPs{0};
+    int64_t stopPs{0}; ///< poisson: arrivals end here (default: the scenario's duration)
+    double load{0};
+    std::string cdf; ///< websearch | hadoop | a file
+    std::string cdfPath;
+    // Commands on VM endpoints.
+    uint32_t on{0};
+    std::string run; ///< with {hN} expanded
+    std::string runAsWritten;
+    bool background{false};
+    int64_t afterPs{0}; ///< wall-clock delay after the previous command was started
+    int64_t timeoutPs{300'000'000'000'000};
+};
+
+struct Expectation
+{
+    std::string metric; ///< a dotted path into summary.json, '*' for every element
+    std::string want;   ///< as written: 0, ">0", ">=0.9", "<5", "1..10"
+    enum class Op
+    {
+        Eq,
+        Gt,
+        Ge,
+        Lt,
+        Le,
+        Range,
+    } op{Op::Eq};
+    double a{0};
+    double b{0};
+    SourceMark mark;
+    bool Holds(double value) const;
+};
+
+struct Scenario
+{
+    std::string file;
+    std::string name;
+    std::string description;
+    uint64_t seed{1};
+    std::string duration{"10ms"};
+    int64_t durationPs{10'000'000'000};
+    FabricSpec fabric;
+    TopologyYaml topology;
+    std::vector<EndpointSpec> endpoints; ///< in host order
+    std::vector<WorkloadSpec> workloads;
+    std::vector<Expectation> expect;
+    /// What is recorded besides FCTs and counters.
+    struct Record
+    {
+        std::vector<uint32_t> pcap; ///< hosts whose NIC port is captured
+        std::string queueInterval{"10us"};
+        int64_t queueIntervalPs{10'000'000};
+        std::string rateInterval{"10us"};
+        int64_t rateIntervalPs{10'000'000};
+    } record;
+    std::string lagThreshold{"1ms"};
+    int64_t lagThresholdPs{1'000'000'000};
+
+    bool HasVms() const { return !endpoints.empty(); }
+    /// The IPv4 address that {hN} expands to (10.0.0.N+1).
+    static std::string HostAddress(uint32_t host);
+};
+
+/// Reads and checks \p file; \p overrides are "key.path=value" (--set), applied
+/// over the file before checking. Throws ScenarioError.
+Scenario LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});
+/// The same from text (tests); \p name stands for the file in messages.
+Scenario ParseScenario(const std::string& text,
+                       const std::string& name,
+                       const std::vector<std::string>& overrides = {});
+
+/// Every value actually used, defaults included, as YAML that loads back to the same scenario.
+std::string ResolvedYaml(const Scenario& s);
+
+/// One documented key, for `fabemu list` and docs/scenarios.md.
+struct KeyHelp
+{
+    std::string key;
+    std::string type;
+    std::string defaultValue;
+    std::string help;
+};
+const std::vector<KeyHelp>& Keys();
+/// Workload types with their keys.
+const std::vector<KeyHelp>& WorkloadTypes();
+
+/// Byte counts: 1500, 5KB, 1MB (KB = 1024 bytes, as switch buffers are sized; KiB too).
+bool ParseBytes(const std::string& text, uint64_t& bytes);
+/// Times: 20ms, 1us, 100ns, 2s, 1.5ms; a bare number is an error (no unit).
+bool ParseTime(const std::string& text, int64_t& picoseconds);
+/// Rates: 100Gbps, 25Gbps, 100Mbps, 1.5Gbps (powers of 1000, as ns-3).
+bool ParseRate(const std::string& text, uint64_t& bitsPerSecond);
+/// The closest of \p options to \p word (edit distance <= 3), or "".
+std::string Closest(const std::string& word, const std::vector<std::string>& options);
+
+} // namespace fabemu
+
+#endif
