@@ -446,6 +446,15 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             {
                 r.congestionDrops += sw->GetDrops(SwitchDropReason::BufferFull) +
                                      sw->GetDrops(SwitchDropReason::HeadroomOverflow);
+                for (auto why : {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
+                                 SwitchDropReason::NoRoute, SwitchDropReason::NotIp,
+                                 SwitchDropReason::Malformed})
+                {
+                    if (sw->GetDrops(why) > 0)
+                    {
+                        r.switchDrops[SwitchDropReasonName(why)] += sw->GetDrops(why);
+                    }
+                }
             }
             r.pfcFrames = fabric.TotalPfcFrames();
             r.ecnMarks = fabric.TotalEcnMarks();
@@ -479,7 +488,14 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         }
         for (const auto& c : r.commands)
         {
-            out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
+            if (setup.printOutputs)
+            {
+                out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
+            }
+            else
+            {
+                out << fmt::format("{}: {}: exit {}\n", c.on, c.cmd, c.exitCode);
+            }
         }
         out << fmt::format("edge: {} neighbour solicitations answered\n", r.neighbourAdverts);
         out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
@@ -491,6 +507,10 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         {
             out << fmt::format("edge drops: {} {}\n", n, why);
         }
+        for (const auto& [why, n] : r.switchDrops)
+        {
+            out << fmt::format("switch drops: {} {}\n", n, why);
+        }
         out << fmt::format("lag of simulated time behind the wall clock: max {:.3f} ms, p99 {:.3f} ms{}\n",
                            r.lagMaxMs, r.lagP99Ms,
                            r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
@@ -499,6 +519,12 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
     catch (const ScenarioError& e)
     {
         err << e.what() << "\n";
+        result.exitCode = kExitBadInput;
+        return result;
+    }
+    catch (const std::invalid_argument& e)
+    {
+        err << s.file << ": the fabric cannot be built as configured: " << e.what() << "\n";
         result.exitCode = kExitBadInput;
         return result;
     }

@@ -56,6 +56,7 @@ struct EmulateResult
     std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any
     size_t flowCount{0};
     std::map<std::string, uint64_t> edgeDrops;
+    std::map<std::string, uint64_t> switchDrops; ///< by reason
     double lagMaxMs{0};
     double lagP99Ms{0};
     bool timingFaithful{true};
@@ -69,6 +70,7 @@ struct EmulateSetup
 {
     std::string cache;      ///< image cache ("" = the default)
     std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
+    bool printOutputs{true}; ///< print each command's whole output (else one line each)
 };
 
 /// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,

@@ -23,6 +23,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <csignal>
+#include <cerrno>
 #include <sstream>
 #include <unistd.h>
 
@@ -274,11 +277,22 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     summary["flow_stats"] = stats;
     summary["fct_slowdown"] = stats["fct_slowdown"];
     uint64_t congestion = 0;
+    std::map<std::string, uint64_t> byReason;
     for (const auto& sw : fabric.GetSwitches())
     {
         congestion += sw->GetDrops(SwitchDropReason::BufferFull) +
                       sw->GetDrops(SwitchDropReason::HeadroomOverflow);
+        for (auto why : {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
+                         SwitchDropReason::NoRoute, SwitchDropReason::NotIp,
+                         SwitchDropReason::Malformed})
+        {
+            if (sw->GetDrops(why) > 0)
+            {
+                byReason[SwitchDropReasonName(why)] += sw->GetDrops(why);
+            }
+        }
     }
+    summary["switch_drops"] = byReason;
     summary["totals"] = {{"drops", fabric.TotalDrops()},
                          {"congestion_drops", congestion},
                          {"pfc_pause_frames", fabric.TotalPfcFrames()},
@@ -316,6 +330,7 @@ EmulationJson(const EmulateResult& r)
                        {"arp_replies", r.arpReplies},
                        {"neighbour_adverts", r.neighbourAdverts},
                        {"drops", r.edgeDrops}};
+    summary["switch_drops"] = r.switchDrops;
     summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}};
     summary["timing_faithful"] = r.timingFaithful;
     summary["peak_queue_bytes"] = r.peakQueueBytes;
@@ -330,6 +345,27 @@ EmulationJson(const EmulateResult& r)
     }
     summary["commands"] = commands;
     return summary;
+}
+
+/// Removes the temporary folders of runs that were killed (their process is gone).
+void
+SweepStaleRuns(const fs::path& parent)
+{
+    static const std::regex re(R"(^\..+\.tmp-([0-9]+)$)");
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(parent, ec))
+    {
+        std::smatch m;
+        const std::string name = entry.path().filename().string();
+        if (entry.is_directory() && std::regex_match(name, m, re))
+        {
+            const pid_t pid = static_cast<pid_t>(std::stol(m[1]));
+            if (kill(pid, 0) != 0 && errno == ESRCH)
+            {
+                fs::remove_all(entry.path(), ec);
+            }
+        }
+    }
 }
 
 std::string
@@ -420,6 +456,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
     const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     const fs::path tmp = parent / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());
     std::error_code ec;
+    SweepStaleRuns(parent);
     fs::create_directories(tmp, ec);
     if (ec)
     {
@@ -453,6 +490,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         EmulateSetup setup;
         setup.cache = opt.cache;
         setup.resultsDir = tmp.string();
+        setup.printOutputs = false; // they are in commands/ and summary.json
         const EmulateResult r = EmulateScenario(s, setup, opt.progress == ProgressMode::Quiet ? err : out, err);
         if (r.interruptedBy || (r.commands.empty() && r.exitCode != kExitOk))
         {
@@ -477,6 +515,12 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         catch (const ScenarioError& e)
         {
             err << Describe(e) << "\n";
+            return kExitBadInput;
+        }
+        catch (const std::invalid_argument& e)
+        {
+            Simulator::Destroy();
+            err << s.file << ": the fabric cannot be built as configured: " << e.what() << "\n";
             return kExitBadInput;
         }
         summary["commands"] = json::array();

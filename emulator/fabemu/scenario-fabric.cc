@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include <regex>
+
 namespace fabemu
 {
 
@@ -48,8 +50,17 @@ AttributeProblem(const std::string& name, const std::string& value)
         return fmt::format("fabric.set: {} has no attribute '{}'{}", cls, attr,
                            close.empty() ? "" : fmt::format("; did you mean '{}'?", close));
     }
+    // Some ns-3 parsers abort the process on a malformed number instead of
+    // failing; numbers are checked here first.
+    const std::string type = info.checker->GetValueTypeName();
+    static const std::regex unsignedRe("^[0-9]+$");
+    static const std::regex signedRe("^[-+]?[0-9]+$");
+    static const std::regex realRe(R"(^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$)");
+    const bool malformed = (type == "ns3::UintegerValue" && !std::regex_match(value, unsignedRe)) ||
+                           (type == "ns3::IntegerValue" && !std::regex_match(value, signedRe)) ||
+                           (type == "ns3::DoubleValue" && !std::regex_match(value, realRe));
     Ptr<AttributeValue> v = info.checker->Create();
-    if (!v->DeserializeFromString(value, info.checker))
+    if (malformed || !v->DeserializeFromString(value, info.checker) || !info.checker->Check(*v))
     {
         return fmt::format("fabric.set: '{}' is not a valid value for {} ({})", value, name,
                            info.checker->GetUnderlyingTypeInformation());

@@ -483,7 +483,11 @@ HostIndex(const Reader& r, const YAML::Node& n, const std::string& what, uint32_
 }
 
 std::vector<uint32_t>
-HostList(const Reader& r, const YAML::Node& n, const std::string& what, uint32_t hosts)
+HostList(const Reader& r,
+         const YAML::Node& n,
+         const std::string& what,
+         uint32_t hosts,
+         bool mayBeEmpty = false)
 {
     std::vector<uint32_t> out;
     if (n.IsScalar() && n.Scalar() == "all")
@@ -508,7 +512,7 @@ HostList(const Reader& r, const YAML::Node& n, const std::string& what, uint32_t
         }
         out.push_back(h);
     }
-    if (out.empty())
+    if (out.empty() && !mayBeEmpty)
     {
         r.Fail(n, what + " is empty");
     }
@@ -631,7 +635,9 @@ ApplyOverride(YAML::Node root, const std::string& kv, const std::string& file)
         }
         chain.push_back(next);
     }
-    chain.back()[parts.back()] = value;
+    // A new node, so that a message about it does not point at the file's line.
+    chain.back().remove(parts.back());
+    chain.back()[parts.back()] = YAML::Node(value);
 }
 
 } // namespace
@@ -787,7 +793,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                     r.Fail(kv.first, fmt::format("fabric.set: '{}' is not ns3::Class::Attribute",
                                                  name));
                 }
-                fab.set.push_back({name, r.Scalar(kv.second, name), Reader::MarkOf(kv.second)});
+                fab.set.push_back({name, r.Scalar(kv.second, name), Reader::MarkOf(kv.first)});
             }
         }
     }
@@ -1092,7 +1098,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         r.CheckMap(rec, "record", {"pcap", "queue_interval", "rate_interval"});
         if (rec["pcap"])
         {
-            s.record.pcap = HostList(r, rec["pcap"], "record.pcap", hosts);
+            s.record.pcap = HostList(r, rec["pcap"], "record.pcap", hosts, true);
         }
         if (rec["queue_interval"])
         {

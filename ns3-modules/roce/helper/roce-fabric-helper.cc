@@ -1,5 +1,7 @@
 #include "roce-fabric-helper.h"
 
+#include <stdexcept>
+
 #include "bth-header.h"
 #include "roce-channel.h"
 
@@ -12,6 +14,12 @@
 
 namespace ns3
 {
+
+namespace
+{
+/// Streams below this are left to workloads (FlowRunner users pick small ones).
+constexpr int64_t kFirstStream = 1000;
+} // namespace
 
 Ipv4Address
 RoceFabricHelper::GetHostAddress(uint32_t i) const
@@ -86,7 +94,16 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         {
             portOfLink[link] = sw->AddPort(dev);
         }
+        const std::string problem = sw->MmuProblem();
+        if (!problem.empty())
+        {
+            // A set-up mistake the user can fix (scenario values), not a model bug.
+            throw std::invalid_argument("switch " + spec.Nodes()[u].name + ": " + problem);
+        }
         sw->ConfigureMmu();
+        // Fixed streams: a run's random draws depend on its seed alone, not on
+        // how many random variables the process made before (a second run).
+        sw->AssignStreams(kFirstStream + static_cast<int64_t>(m_switches.size()));
         m_switchPorts.emplace_back(u, portOfLink);
         for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
         {

@@ -25,6 +25,8 @@ namespace ns3
 class RoceFabricHelper : public RdmaFabric
 {
   public:
+    /// Throws std::invalid_argument when a switch cannot be built as configured
+    /// (its buffer cannot hold the reserve and headroom of its ports).
     void Install(const TopologySpec& spec);
 
     // RdmaFabric

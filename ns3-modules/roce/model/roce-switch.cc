@@ -106,8 +106,8 @@ RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
     return index;
 }
 
-void
-RoceSwitch::ConfigureMmu()
+std::vector<uint64_t>
+RoceSwitch::Headroom() const
 {
     // Headroom absorbs what arrives after XOFF is decided: the frame being
     // received, the XOFF's own trip upstream behind a frame in transmission,
@@ -121,7 +121,26 @@ RoceSwitch::ConfigureMmu()
         headroom.push_back(static_cast<uint64_t>(2 * bdp) +
                            3 * RoceNetDevice::WireBytes(m_maxFrameBytes) + 64);
     }
-    m_mmu->ConfigurePorts(headroom);
+    return headroom;
+}
+
+int64_t
+RoceSwitch::AssignStreams(int64_t stream)
+{
+    m_uniform->SetStream(stream);
+    return 1;
+}
+
+std::string
+RoceSwitch::MmuProblem() const
+{
+    return m_mmu->PortsProblem(Headroom());
+}
+
+void
+RoceSwitch::ConfigureMmu()
+{
+    m_mmu->ConfigurePorts(Headroom());
 }
 
 void

@@ -23,6 +23,7 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -51,6 +52,10 @@ class RoceSwitch : public Object
     uint32_t AddPort(Ptr<RoceNetDevice> device);
     /// Sizes the MMU: per-port headroom from each port's rate and cable delay.
     void ConfigureMmu();
+    /// Uses random stream \p stream for ECN marking; returns the streams used (1).
+    int64_t AssignStreams(int64_t stream);
+    /// Why ConfigureMmu would fail with these ports (e.g. a buffer too small), or "".
+    std::string MmuProblem() const;
     /// Frames to \p dst leave through \p port (several ports: ECMP).
     void AddRoute(Ipv4Address dst, uint32_t port);
     void AddRoute(Ipv6Address dst, uint32_t port);
@@ -73,6 +78,7 @@ class RoceSwitch : public Object
     void DoDispose() override;
 
   private:
+    std::vector<uint64_t> Headroom() const;
     struct Queued
     {
         uint32_t inPort;

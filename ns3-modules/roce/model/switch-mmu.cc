@@ -90,10 +90,38 @@ SwitchMmu::GetTypeId()
 
 SwitchMmu::SwitchMmu() = default;
 
+std::string
+SwitchMmu::PortsProblem(const std::vector<uint64_t>& headroom) const
+{
+    if (m_kMax < m_kMin)
+    {
+        return "Kmax " + std::to_string(m_kMax) + " is below Kmin " + std::to_string(m_kMin);
+    }
+    uint64_t lossless = 0;
+    for (uint8_t p = 0; p < kPriorities; ++p)
+    {
+        lossless += IsLossless(p);
+    }
+    uint64_t headroomTotal = 0;
+    for (uint64_t h : headroom)
+    {
+        headroomTotal += h * lossless;
+    }
+    const uint64_t reserveTotal = m_reservePerPg * kPriorities * headroom.size();
+    if (reserveTotal + headroomTotal >= m_bufferSize)
+    {
+        return "BufferSize " + std::to_string(m_bufferSize) + " bytes cannot hold reserve " +
+               std::to_string(reserveTotal) + " + headroom " + std::to_string(headroomTotal) +
+               " bytes for " + std::to_string(headroom.size()) + " ports";
+    }
+    return "";
+}
+
 void
 SwitchMmu::ConfigurePorts(const std::vector<uint64_t>& headroom)
 {
-    NS_ABORT_MSG_IF(m_kMax < m_kMin, "SwitchMmu: Kmax " << m_kMax << " < Kmin " << m_kMin);
+    const std::string problem = PortsProblem(headroom);
+    NS_ABORT_MSG_IF(!problem.empty(), "SwitchMmu: " << problem);
     m_ingress.assign(headroom.size(), {});
     m_egress.assign(headroom.size(), {});
     m_headroomPerPg = headroom;
@@ -108,11 +136,6 @@ SwitchMmu::ConfigurePorts(const std::vector<uint64_t>& headroom)
         m_headroomTotal += h * lossless;
     }
     m_reserveTotal = m_reservePerPg * kPriorities * headroom.size();
-    NS_ABORT_MSG_IF(m_reserveTotal + m_headroomTotal >= m_bufferSize,
-                    "SwitchMmu: BufferSize " << m_bufferSize << " bytes cannot hold reserve "
-                                             << m_reserveTotal << " + headroom "
-                                             << m_headroomTotal << " for " << headroom.size()
-                                             << " ports");
 }
 
 bool

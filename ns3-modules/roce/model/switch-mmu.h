@@ -21,6 +21,7 @@
 
 #include <array>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -36,6 +37,8 @@ class SwitchMmu : public Object
 
     /// Sizes the per-port state; \p headroom[i] is port i's per-PG headroom in bytes.
     void ConfigurePorts(const std::vector<uint64_t>& headroom);
+    /// Why ConfigurePorts(\p headroom) would fail (buffer too small, Kmax < Kmin), or "".
+    std::string PortsProblem(const std::vector<uint64_t>& headroom) const;
 
     /// Where an admitted frame's bytes are charged.
     enum class Charge : uint8_t

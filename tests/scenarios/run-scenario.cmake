@@ -1,0 +1,29 @@
+# cmake -DFABEMU=... -DSCENARIO=... -DOUT=... -DCACHE=... -DVMS=0|1 -P run-scenario.cmake
+# Runs a shipped scenario through the real binary; it must meet its expectations
+# (exit 0) and leave report.md and summary.json. VM scenarios skip, with the
+# reason, where there is no root, /dev/net/tun or QEMU.
+if(VMS)
+  execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+  find_program(QEMU qemu-system-x86_64)
+  if(NOT uid STREQUAL "0")
+    message("FABEMU-SKIP: ${SCENARIO} has VM endpoints; they need root (taps)")
+    return()
+  elseif(NOT EXISTS /dev/net/tun)
+    message("FABEMU-SKIP: ${SCENARIO} has VM endpoints; there is no /dev/net/tun")
+    return()
+  elseif(NOT QEMU)
+    message("FABEMU-SKIP: ${SCENARIO} has VM endpoints; qemu-system-x86_64 is not installed")
+    return()
+  endif()
+endif()
+execute_process(COMMAND ${FABEMU} run ${SCENARIO} --out ${OUT} --cache ${CACHE}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "fabemu run ${SCENARIO} exited ${rc} (3: expectations not met)")
+endif()
+foreach(f summary.json report.md scenario.resolved.yaml)
+  if(NOT EXISTS ${OUT}/${f})
+    message(FATAL_ERROR "${OUT}/${f} is missing")
+  endif()
+endforeach()

@@ -1,0 +1,290 @@
+// Scenario files: what is accepted, what every default resolves to, and one
+// FILE:LINE:COL message for each kind of mistake a user makes.
+#include "results.h"
+#include "scenario.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace fabemu;
+
+namespace
+{
+
+const char* kGood = R"(name: roce-incast
+description: 8 senders into one receiver
+seed: 7
+duration: 20ms
+fabric:
+  type: roce
+  mtu: 1024
+  pfc: true
+  ecn: {kmin: 5KB, kmax: 200KB, pmax: 0.01}
+  cc: dcqcn
+  set:
+    ns3::SwitchMmu::Alpha: 0.25
+topology:
+  builder: star
+  hosts: 9
+  link: {rate: 100Gbps, delay: 1us}
+endpoints:
+  h0: {kind: vm, device: rxe}
+  h1: {kind: vm, device: siw}
+workloads:
+  - {type: incast, dst: h2, srcs: [h3, h4, h5], bytes: 1MB, start: 1ms}
+  - {type: bulk, src: h6, dst: h7, bytes: 10MB}
+  - {type: poisson, hosts: [h2, h3, h4, h5, h6, h7, h8], load: 0.5, cdf: websearch}
+  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 0 -F", background: true}
+  - {type: command, on: h1, run: "ib_write_bw -d rxe0 -x 0 -F {h0}", after: 2s}
+expect:
+  totals.drops: 0
+  totals.pfc_pause_frames: ">0"
+  flow_stats.jain_throughput: "0.9..1"
+)";
+
+/// The error that parsing \p text gives; fails the test when it parses.
+ScenarioError
+ErrorOf(const std::string& text, const std::vector<std::string>& set = {})
+{
+    try
+    {
+        ParseScenario(text, "bad.yaml", set);
+    }
+    catch (const ScenarioError& e)
+    {
+        return e;
+    }
+    FAIL("parsed without an error:\n" << text);
+    return ScenarioError("", {}, "");
+}
+
+} // namespace
+
+TEST_CASE("the issue's example scenario parses with every value it states")
+{
+    const Scenario s = ParseScenario(kGood, "good.yaml");
+    CHECK(s.name == "roce-incast");
+    CHECK(s.seed == 7);
+    CHECK(s.durationPs == 20'000'000'000LL);
+    CHECK(s.fabric.kmin == 5 * 1024);
+    CHECK(s.fabric.kmax == 200 * 1024);
+    CHECK(s.fabric.pmax == doctest::Approx(0.01));
+    REQUIRE(s.fabric.set.size() == 1);
+    CHECK(s.fabric.set[0].name == "ns3::SwitchMmu::Alpha");
+    CHECK(s.fabric.set[0].mark.line == 12);
+    CHECK(s.topology.HostCount() == 9);
+    CHECK(s.topology.link.bitsPerSecond == 100'000'000'000ULL);
+    CHECK(s.topology.link.delayPs == 1'000'000);
+    REQUIRE(s.endpoints.size() == 2);
+    CHECK(s.endpoints[1].device == "siw");
+    REQUIRE(s.workloads.size() == 5);
+    CHECK(s.workloads[0].hosts == std::vector<uint32_t>{3, 4, 5});
+    CHECK(s.workloads[0].startPs == 1'000'000'000LL);
+    CHECK(s.workloads[1].bytes == 10u << 20);
+    CHECK(s.workloads[2].stopPs == s.durationPs); // poisson stops at the duration by default
+    CHECK(s.workloads[4].run == "ib_write_bw -d rxe0 -x 0 -F 10.0.0.1"); // {h0} expanded
+    CHECK(s.workloads[4].afterPs == 2'000'000'000'000LL);
+    REQUIRE(s.expect.size() == 3);
+    CHECK(s.expect[1].op == Expectation::Op::Gt);
+    CHECK(s.expect[2].op == Expectation::Op::Range);
+}
+
+TEST_CASE("the resolved scenario loads back to the same values")
+{
+    const Scenario a = ParseScenario(kGood, "good.yaml");
+    const std::string resolved = ResolvedYaml(a);
+    const Scenario b = ParseScenario(resolved, "resolved.yaml");
+    CHECK(ResolvedYaml(b) == resolved);
+    CHECK(b.workloads[4].run == a.workloads[4].run);
+    CHECK(b.fabric.set.size() == 1);
+    // Defaults are written out too.
+    CHECK(resolved.find("dcqcn: paper") != std::string::npos);
+    CHECK(resolved.find("queue_interval: 10us") != std::string::npos);
+}
+
+TEST_CASE("defaults: a scenario needs only a name")
+{
+    const Scenario s = ParseScenario("name: tiny\n", "tiny.yaml");
+    CHECK(s.fabric.type == "roce");
+    CHECK(s.fabric.pfc);
+    CHECK(s.fabric.cc == "dcqcn");
+    CHECK(s.topology.builder == "star");
+    CHECK(s.topology.HostCount() == 2);
+    CHECK(s.seed == 1);
+}
+
+TEST_CASE("--set overrides reach nested keys and ns-3 attributes")
+{
+    const Scenario s = ParseScenario(kGood, "good.yaml",
+                                     {"fabric.ecn.kmin=20KB", "seed=3", "ns3::SwitchMmu::Kmax=400000",
+                                      "topology.link.rate=25Gbps"});
+    CHECK(s.fabric.kmin == 20 * 1024);
+    CHECK(s.seed == 3);
+    CHECK(s.topology.link.bitsPerSecond == 25'000'000'000ULL);
+    REQUIRE(s.fabric.set.size() == 2);
+    CHECK(s.fabric.set[1].name == "ns3::SwitchMmu::Kmax");
+    // A bad override names itself, with no line (it is not in the file).
+    const auto e = ErrorOf(kGood, {"fabric.mtu=1000"});
+    CHECK(std::string(e.what()) == "bad.yaml: fabric.mtu must be 256, 512, 1024, 2048 or 4096, not 1000");
+    CHECK(std::string(ErrorOf(kGood, {"nonsense"}).what()).find("not KEY=VALUE") != std::string::npos);
+}
+
+struct BadCase
+{
+    const char* what;
+    std::string text;
+    int line;
+    int column;
+    const char* says;
+};
+
+TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
+{
+    const std::string head = "name: t\n";
+    const std::vector<BadCase> cases{
+        {"malformed YAML", "name: t\nfabric: {type: roce\n", 3, 1, "not valid YAML"},
+        {"unknown top-level key, closest suggested", head + "fabrik: {}\n", 2, 1,
+         "unknown key 'fabrik' in the scenario; did you mean 'fabric'?"},
+        {"unknown nested key, closest suggested", head + "fabric:\n  kmin: 5KB\n  pfc: true\n", 3, 3,
+         "unknown key 'kmin' in fabric"},
+        {"misspelt ecn key", head + "fabric:\n  ecn: {kmn: 5KB}\n", 3, 9,
+         "did you mean 'kmin'?"},
+        {"wrong type: a list for a number", head + "seed: [1, 2]\n", 2, 7,
+         "seed must be a single value, not a list"},
+        {"wrong type: text for a bool", head + "fabric: {pfc: maybe}\n", 2, 15,
+         "fabric.pfc must be true or false, not 'maybe'"},
+        {"bad unit in a time", head + "duration: 20 parsecs\n", 2, 11,
+         "duration must be a time with a unit"},
+        {"a time without a unit", head + "duration: 20\n", 2, 11, "duration must be a time with a unit"},
+        {"bad unit in a rate", head + "topology:\n  link: {rate: 100GB}\n", 3, 16,
+         "topology.link.rate must be a rate"},
+        {"bad byte size", head + "fabric:\n  ecn: {kmin: lots}\n", 3, 15,
+         "fabric.ecn.kmin must be a size"},
+        {"out-of-range value", head + "fabric: {ecn: {pmax: 1.5}}\n", 2, 22,
+         "fabric.ecn.pmax must be 0..1, not 1.5"},
+        {"MTU not a power of two", head + "fabric: {mtu: 1500}\n", 2, 15,
+         "fabric.mtu must be 256, 512, 1024, 2048 or 4096, not 1500"},
+        {"unknown choice, closest suggested", head + "topology: {builder: leafspine}\n", 2, 21,
+         "did you mean 'leaf-spine'?"},
+        {"host that does not exist", head + "topology: {hosts: 4}\nworkloads:\n  - {type: bulk, src: h1, dst: h9, bytes: 1MB}\n",
+         4, 32, "names host 'h9', but the topology has h0..h3"},
+        {"not a host name", head + "workloads:\n  - {type: bulk, src: node1, dst: h1, bytes: 1MB}\n", 3,
+         23, "must name a host such as h0, not 'node1'"},
+        {"command on a simulated host", head + "workloads:\n  - {type: command, on: h1, run: ls}\n", 3,
+         25, "h1 is simulated"},
+        {"{hN} in a command naming no host",
+         head + "endpoints: {h0: {}}\nworkloads:\n  - {type: command, on: h0, run: \"ping {h5}\"}\n", 4,
+         34, "'{h5}' names no host"},
+        {"workload missing a required key", head + "workloads:\n  - {type: bulk, src: h0, bytes: 1MB}\n",
+         3, 5, "workload 'bulk' needs 'dst'"},
+        {"key that does not apply to the builder", head + "topology: {builder: pair, hosts: 4}\n", 2,
+         34, "topology.hosts does not apply to the 'pair' builder"},
+        {"unknown ns-3 attribute name shape", head + "fabric:\n  set: {SwitchMmu.Kmin: 1}\n", 3, 9,
+         "is not ns3::Class::Attribute"},
+        {"unknown expectation metric", head + "expect:\n  totals.dorps: 0\n", 3, 3,
+         "did you mean 'totals.drops'?"},
+        {"bad expectation value", head + "expect:\n  totals.drops: \"about zero\"\n", 3, 17,
+         "is not a number"},
+        {"duplicate key", head + "seed: 1\nseed: 2\n", 3, 1, "key 'seed' given twice"},
+        {"no name", "seed: 1\n", 1, 1, "'name:' is required"},
+        {"empty file", "", 1, 1, "the scenario is empty"},
+        {"not a map", "- a\n- b\n", 1, 1, "a scenario is a map"},
+        {"fabric not built yet", head + "fabric: {type: infiniband}\n", 2, 16,
+         "not available in this build yet"},
+        {"kmin above kmax", head + "fabric:\n  ecn: {kmin: 300KB, kmax: 200KB}\n", 3, 8,
+         "kmin (307200) is above kmax (204800)"},
+        {"odd fat-tree k", head + "topology: {builder: fat-tree, k: 5}\n", 2, 34,
+         "topology.k must be even"},
+    };
+    CHECK(cases.size() >= 15);
+    for (const auto& c : cases)
+    {
+        CAPTURE(c.what);
+        const ScenarioError e = ErrorOf(c.text);
+        const std::string msg = e.what();
+        CAPTURE(msg);
+        CHECK(msg.rfind("bad.yaml:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ", 0) == 0);
+        CHECK(msg.find(c.says) != std::string::npos);
+    }
+}
+
+TEST_CASE("units")
+{
+    uint64_t b = 0;
+    CHECK((ParseBytes("1500", b) && b == 1500));
+    CHECK((ParseBytes("64KB", b) && b == 65536));
+    CHECK((ParseBytes("1.5MB", b) && b == 1572864));
+    CHECK_FALSE(ParseBytes("1.5", b)); // no fractions of a byte
+    CHECK_FALSE(ParseBytes("-1KB", b));
+    int64_t ps = 0;
+    CHECK((ParseTime("1.5ms", ps) && ps == 1'500'000'000));
+    CHECK((ParseTime("100ns", ps) && ps == 100'000));
+    CHECK_FALSE(ParseTime("5", ps));
+    uint64_t bps = 0;
+    CHECK((ParseRate("25Gbps", bps) && bps == 25'000'000'000ULL));
+    CHECK_FALSE(ParseRate("25G", bps));
+    CHECK(Closest("builer", {"builder", "hosts"}) == "builder");
+    CHECK(Closest("zzzzzzzz", {"builder", "hosts"}).empty());
+}
+
+TEST_CASE("expectations are checked against a summary")
+{
+    const Scenario s = ParseScenario(R"(name: t
+expect:
+  totals.drops: 0
+  totals.pfc_pause_frames: ">0"
+  commands.*.exit_code: 0
+  flow_stats.jain_throughput: "0.9..1"
+  lag.p99_ms: "<1"
+)",
+                                     "t.yaml");
+    nlohmann::json summary = {
+        {"totals", {{"drops", 0}, {"pfc_pause_frames", 12}}},
+        {"commands", {{{"exit_code", 0}}, {{"exit_code", 0}}}},
+        {"flow_stats", {{"jain_throughput", 0.97}}},
+        {"lag", {{"p99_ms", 2.5}}},
+    };
+    bool ok = true;
+    auto result = CheckExpectations(s.expect, summary, ok);
+    CHECK_FALSE(ok); // the lag is over
+    REQUIRE(result.size() == 5);
+    CHECK(result[0]["ok"] == true);
+    CHECK(result[1]["ok"] == true);
+    CHECK(result[2]["ok"] == true);
+    CHECK(result[3]["ok"] == true);
+    CHECK(result[4]["ok"] == false);
+    CHECK(result[4]["value"] == 2.5);
+    summary["commands"][1]["exit_code"] = 1; // one failing element fails a '*'
+    summary["lag"]["p99_ms"] = 0.5;
+    result = CheckExpectations(s.expect, summary, ok);
+    CHECK_FALSE(ok);
+    CHECK(result[2]["ok"] == false);
+    CHECK(result[2]["value"] == 1);
+    summary.erase("totals"); // a metric that is not there fails, with a null value
+    result = CheckExpectations(s.expect, summary, ok);
+    CHECK(result[0]["ok"] == false);
+    CHECK(result[0]["value"].is_null());
+}
+
+TEST_CASE("perftest result tables become metrics")
+{
+    const std::string bw = R"(---------------------------------------------------------------------------------------
+ #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
+ 65536      200              14.82              14.74  		   0.000236
+---------------------------------------------------------------------------------------
+)";
+    const auto m = PerftestMetrics(bw);
+    CHECK(m["bw_average_mb_sec"] == doctest::Approx(14.74));
+    CHECK(m["bw_peak_mb_sec"] == doctest::Approx(14.82));
+    CHECK(m["msgrate_mpps"] == doctest::Approx(0.000236));
+    const std::string lat = R"( #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+ 2       200          382.16         4897.27      924.47   	       1324.54     	931.85 		4897.24 		4897.27
+)";
+    const auto l = PerftestMetrics(lat);
+    CHECK(l["t_typical_usec"] == doctest::Approx(924.47));
+    CHECK(l["99pct_percentile_usec"] == doctest::Approx(4897.24));
+    CHECK(l["99_9pct_percentile_usec"] == doctest::Approx(4897.27));
+    CHECK(PerftestMetrics("Waiting for client to connect...\n").empty());
+    CHECK(Tail("a\nb\nc\n", 2) == "b\nc\n");
+}
