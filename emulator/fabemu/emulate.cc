@@ -442,20 +442,8 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 }
             }
             r.fabricDrops = fabric.TotalDrops();
-            for (const auto& sw : fabric.GetSwitches())
-            {
-                r.congestionDrops += sw->GetDrops(SwitchDropReason::BufferFull) +
-                                     sw->GetDrops(SwitchDropReason::HeadroomOverflow);
-                for (auto why : {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
-                                 SwitchDropReason::NoRoute, SwitchDropReason::NotIp,
-                                 SwitchDropReason::Malformed})
-                {
-                    if (sw->GetDrops(why) > 0)
-                    {
-                        r.switchDrops[SwitchDropReasonName(why)] += sw->GetDrops(why);
-                    }
-                }
-            }
+            r.congestionDrops = fabric.CongestionDrops();
+            r.switchDrops = fabric.DropsByReason();
             r.pfcFrames = fabric.TotalPfcFrames();
             r.ecnMarks = fabric.TotalEcnMarks();
             r.cnps = fabric.TotalCnps();

@@ -276,23 +276,8 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     stats["pending"] = runner.Pending();
     summary["flow_stats"] = stats;
     summary["fct_slowdown"] = stats["fct_slowdown"];
-    uint64_t congestion = 0;
-    std::map<std::string, uint64_t> byReason;
-    for (const auto& sw : fabric.GetSwitches())
-    {
-        congestion += sw->GetDrops(SwitchDropReason::BufferFull) +
-                      sw->GetDrops(SwitchDropReason::HeadroomOverflow);
-        for (auto why : {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
-                         SwitchDropReason::NoRoute, SwitchDropReason::NotIp,
-                         SwitchDropReason::Malformed})
-        {
-            if (sw->GetDrops(why) > 0)
-            {
-                byReason[SwitchDropReasonName(why)] += sw->GetDrops(why);
-            }
-        }
-    }
-    summary["switch_drops"] = byReason;
+    const uint64_t congestion = fabric.CongestionDrops();
+    summary["switch_drops"] = fabric.DropsByReason();
     summary["totals"] = {{"drops", fabric.TotalDrops()},
                          {"congestion_drops", congestion},
                          {"pfc_pause_frames", fabric.TotalPfcFrames()},

@@ -94,8 +94,13 @@ SplitQuantity(const std::string& text, double& number, std::string& unit)
 
 } // namespace
 
+namespace
+{
+
+/// "<number><unit>" scaled by the unit's factor in \p scale; false for an unknown
+/// unit or a value above \p max.
 bool
-ParseBytes(const std::string& text, uint64_t& bytes)
+Scaled(const std::string& text, const std::map<std::string, double>& scale, double max, double& v)
 {
     double n = 0;
     std::string unit;
@@ -103,18 +108,27 @@ ParseBytes(const std::string& text, uint64_t& bytes)
     {
         return false;
     }
-    static const std::map<std::string, double> scale{
-        {"", 1},       {"B", 1},          {"KB", 1024.0},       {"KiB", 1024.0},
-        {"MB", 1 << 20}, {"MiB", 1 << 20}, {"GB", double(1 << 30)}, {"GiB", double(1 << 30)}};
     const auto it = scale.find(unit);
-    if (it == scale.end() || n * it->second > 1.8e19)
+    if (it == scale.end() || n * it->second > max)
     {
         return false;
     }
-    const double v = n * it->second;
-    if (v != std::floor(v))
+    v = n * it->second;
+    return true;
+}
+
+} // namespace
+
+bool
+ParseBytes(const std::string& text, uint64_t& bytes)
+{
+    static const std::map<std::string, double> scale{
+        {"", 1},       {"B", 1},          {"KB", 1024.0},       {"KiB", 1024.0},
+        {"MB", 1 << 20}, {"MiB", 1 << 20}, {"GB", double(1 << 30)}, {"GiB", double(1 << 30)}};
+    double v = 0;
+    if (!Scaled(text, scale, 1.8e19, v) || v != std::floor(v))
     {
-        return false; // a fraction of a byte
+        return false; // not a size, or a fraction of a byte
     }
     bytes = static_cast<uint64_t>(v);
     return true;
@@ -123,40 +137,28 @@ ParseBytes(const std::string& text, uint64_t& bytes)
 bool
 ParseTime(const std::string& text, int64_t& ps)
 {
-    double n = 0;
-    std::string unit;
-    if (!SplitQuantity(text, n, unit))
-    {
-        return false;
-    }
     static const std::map<std::string, double> scale{
         {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}, {"min", 60e12}};
-    const auto it = scale.find(unit);
-    if (it == scale.end() || n * it->second > 9e18)
+    double v = 0;
+    if (!Scaled(text, scale, 9e18, v))
     {
         return false;
     }
-    ps = std::llround(n * it->second);
+    ps = std::llround(v);
     return true;
 }
 
 bool
 ParseRate(const std::string& text, uint64_t& bps)
 {
-    double n = 0;
-    std::string unit;
-    if (!SplitQuantity(text, n, unit))
-    {
-        return false;
-    }
     static const std::map<std::string, double> scale{
         {"bps", 1}, {"Kbps", 1e3}, {"kbps", 1e3}, {"Mbps", 1e6}, {"Gbps", 1e9}, {"Tbps", 1e12}};
-    const auto it = scale.find(unit);
-    if (it == scale.end() || n * it->second < 1 || n * it->second > 1.8e19)
+    double v = 0;
+    if (!Scaled(text, scale, 1.8e19, v) || v < 1)
     {
         return false;
     }
-    bps = static_cast<uint64_t>(std::llround(n * it->second));
+    bps = static_cast<uint64_t>(std::llround(v));
     return true;
 }
 

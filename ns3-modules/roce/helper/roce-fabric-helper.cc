@@ -300,4 +300,37 @@ RoceFabricHelper::TotalCnps() const
     return n;
 }
 
+uint64_t
+RoceFabricHelper::CongestionDrops() const
+{
+    uint64_t n = 0;
+    for (const auto& sw : m_switches)
+    {
+        n += sw->GetDrops(SwitchDropReason::BufferFull) +
+             sw->GetDrops(SwitchDropReason::HeadroomOverflow);
+    }
+    return n;
+}
+
+std::map<std::string, uint64_t>
+RoceFabricHelper::DropsByReason() const
+{
+    std::map<std::string, uint64_t> out;
+    for (const auto& sw : m_switches)
+    {
+        for (auto why : {SwitchDropReason::BufferFull,
+                         SwitchDropReason::HeadroomOverflow,
+                         SwitchDropReason::NoRoute,
+                         SwitchDropReason::NotIp,
+                         SwitchDropReason::Malformed})
+        {
+            if (sw->GetDrops(why) > 0)
+            {
+                out[SwitchDropReasonName(why)] += sw->GetDrops(why);
+            }
+        }
+    }
+    return out;
+}
+
 } // namespace ns3

@@ -15,6 +15,7 @@
 #include "ns3/node-container.h"
 
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -54,6 +55,10 @@ class RoceFabricHelper : public RdmaFabric
     uint64_t TotalPfcFrames() const;
     uint64_t TotalEcnMarks() const;
     uint64_t TotalCnps() const;
+    /// Switch drops for lack of buffer (buffer full, headroom overflow): what PFC must prevent.
+    uint64_t CongestionDrops() const;
+    /// Switch drops by reason name (SwitchDropReasonName); reasons with none are left out.
+    std::map<std::string, uint64_t> DropsByReason() const;
 
   private:
     /// The links of one shortest path, from the source host on.
