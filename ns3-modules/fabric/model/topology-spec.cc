@@ -203,4 +203,49 @@ TopologySpec::NextHops() const
     return hops;
 }
 
+std::vector<uint32_t>
+TopologySpec::PathLinks(uint32_t a, uint32_t b) const
+{
+    // Breadth-first from host a over switches to host b, keeping the first path found.
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes.size());
+    for (uint32_t i = 0; i < m_links.size(); ++i)
+    {
+        adj[m_links[i].a].emplace_back(m_links[i].b, i);
+        adj[m_links[i].b].emplace_back(m_links[i].a, i);
+    }
+    const uint32_t from = m_hosts.at(a);
+    const uint32_t to = m_hosts.at(b);
+    std::vector<int64_t> via(m_nodes.size(), -1); // link by which a node was reached
+    std::vector<bool> seen(m_nodes.size(), false);
+    std::deque<uint32_t> queue{from};
+    seen[from] = true;
+    while (!queue.empty() && !seen[to])
+    {
+        const uint32_t u = queue.front();
+        queue.pop_front();
+        if (u != from && !m_nodes[u].isSwitch)
+        {
+            continue;
+        }
+        for (auto [v, link] : adj[u])
+        {
+            if (!seen[v])
+            {
+                seen[v] = true;
+                via[v] = link;
+                queue.push_back(v);
+            }
+        }
+    }
+    NS_ABORT_MSG_IF(!seen[to], "no path from h" << a << " to h" << b);
+    std::vector<uint32_t> path;
+    for (uint32_t n = to; n != from;)
+    {
+        const auto& l = m_links[via[n]];
+        path.insert(path.begin(), static_cast<uint32_t>(via[n]));
+        n = l.a == n ? l.b : l.a;
+    }
+    return path;
+}
+
 } // namespace ns3

@@ -65,6 +65,10 @@ class TopologySpec
      */
     std::vector<std::vector<std::vector<uint32_t>>> NextHops() const;
 
+    /// The links (indices into Links()) of one shortest path from host \p a to host
+    /// \p b, in order from \p a; hosts do not forward. Aborts when there is none.
+    std::vector<uint32_t> PathLinks(uint32_t a, uint32_t b) const;
+
   private:
     uint32_t AddHost();
     uint32_t AddSwitch();

@@ -165,47 +165,11 @@ RoceFabricHelper::Disconnect(const Connection& c)
 RoceFabricHelper::Path
 RoceFabricHelper::PathBetween(uint32_t a, uint32_t b) const
 {
-    // Breadth-first from host a over switches to host b, keeping the first path found.
-    const auto& nodes = m_spec.Nodes();
-    const auto& links = m_spec.Links();
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(nodes.size());
-    for (uint32_t i = 0; i < links.size(); ++i)
-    {
-        adj[links[i].a].emplace_back(links[i].b, i);
-        adj[links[i].b].emplace_back(links[i].a, i);
-    }
-    const uint32_t from = m_spec.Hosts().at(a);
-    const uint32_t to = m_spec.Hosts().at(b);
-    std::vector<int64_t> via(nodes.size(), -1); // link by which a node was reached
-    std::vector<bool> seen(nodes.size(), false);
-    std::deque<uint32_t> queue{from};
-    seen[from] = true;
-    while (!queue.empty() && !seen[to])
-    {
-        const uint32_t u = queue.front();
-        queue.pop_front();
-        if (u != from && !nodes[u].isSwitch)
-        {
-            continue;
-        }
-        for (auto [v, link] : adj[u])
-        {
-            if (!seen[v])
-            {
-                seen[v] = true;
-                via[v] = link;
-                queue.push_back(v);
-            }
-        }
-    }
-    NS_ABORT_MSG_IF(!seen[to], "no path from h" << a << " to h" << b);
     Path p;
-    for (uint32_t n = to; n != from;)
+    for (uint32_t link : m_spec.PathLinks(a, b))
     {
-        const auto& l = links[via[n]];
-        p.rates.insert(p.rates.begin(), l.params.rate);
-        p.delays.insert(p.delays.begin(), l.params.delay);
-        n = l.a == n ? l.b : l.a;
+        p.rates.push_back(m_spec.Links()[link].params.rate);
+        p.delays.push_back(m_spec.Links()[link].params.delay);
     }
     return p;
 }

@@ -1,0 +1,190 @@
+#include "ib-fabric-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/uinteger.h"
+
+#include <map>
+
+namespace ns3
+{
+
+void
+IbFabricHelper::Install(const TopologySpec& spec)
+{
+    m_spec = spec;
+    const auto& nodes = spec.Nodes();
+    std::vector<std::map<uint32_t, Ptr<IbPort>>> portOf(nodes.size()); // node -> link -> port
+    for (uint32_t l = 0; l < spec.Links().size(); ++l)
+    {
+        const auto& link = spec.Links()[l];
+        Ptr<IbPort> a = CreateObject<IbPort>();
+        Ptr<IbPort> b = CreateObject<IbPort>();
+        for (const auto& port : {a, b})
+        {
+            port->SetAttribute("DataRate", DataRateValue(link.params.rate));
+            m_ports.push_back(port);
+        }
+        a->Attach(b, link.params.delay);
+        b->Attach(a, link.params.delay);
+        portOf[link.a][l] = a;
+        portOf[link.b][l] = b;
+    }
+    for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+    {
+        const uint32_t node = spec.Hosts()[h];
+        NS_ABORT_MSG_IF(portOf[node].size() != 1, nodes[node].name << " has " << portOf[node].size()
+                                                                   << " links; a host has one HCA port");
+        Ptr<IbHca> hca = CreateObject<IbHca>();
+        hca->Setup(portOf[node].begin()->second, static_cast<uint16_t>(h + 1));
+        m_hcas.push_back(hca);
+    }
+    // The subnet manager's sweep: min-hop linear forwarding tables.
+    const auto hops = spec.NextHops();
+    for (uint32_t u = 0; u < nodes.size(); ++u)
+    {
+        if (!nodes[u].isSwitch)
+        {
+            continue;
+        }
+        Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+        std::map<uint32_t, uint32_t> portOfLink;
+        for (const auto& [link, port] : portOf[u])
+        {
+            portOfLink[link] = sw->AddPort(port);
+        }
+        for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+        {
+            const auto& choices = hops[u][h];
+            NS_ABORT_MSG_IF(choices.empty(), nodes[u].name << " has no route to h" << h);
+            const uint16_t dlid = static_cast<uint16_t>(h + 1);
+            sw->SetRoute(dlid, portOfLink.at(choices[dlid % choices.size()]));
+        }
+        m_switches.push_back(sw);
+    }
+    for (const auto& port : m_ports)
+    {
+        port->Start();
+    }
+}
+
+RdmaFabric::Connection
+IbFabricHelper::Connect(uint32_t a, uint32_t b)
+{
+    UintegerValue sl;
+    GetHca(a)->GetAttribute("ServiceLevel", sl);
+    return Connect(a, b, static_cast<uint8_t>(sl.Get()));
+}
+
+RdmaFabric::Connection
+IbFabricHelper::Connect(uint32_t a, uint32_t b, uint8_t sl)
+{
+    Ptr<IbHca> ha = GetHca(a);
+    Ptr<IbHca> hb = GetHca(b);
+    Ptr<RdmaQueuePair> qa = ha->CreateQp();
+    Ptr<RdmaQueuePair> qb = hb->CreateQp();
+    ha->Connect(qa, hb->GetLid(), qb->GetQpn(), sl);
+    hb->Connect(qb, ha->GetLid(), qa->GetQpn(), sl);
+    m_qpHost[PeekPointer(qa)] = a;
+    m_qpHost[PeekPointer(qb)] = b;
+    // IB has no UDP ports; FCT files carry the QP numbers there.
+    return Connection{qa, qb, static_cast<uint16_t>(qa->GetQpn()), static_cast<uint16_t>(qb->GetQpn())};
+}
+
+void
+IbFabricHelper::Disconnect(const Connection& c)
+{
+    for (const auto& qp : {c.requester, c.responder})
+    {
+        auto it = m_qpHost.find(PeekPointer(qp));
+        if (it != m_qpHost.end())
+        {
+            GetHca(it->second)->DestroyQp(qp);
+            m_qpHost.erase(it);
+        }
+    }
+}
+
+Time
+IbFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
+{
+    // Alone on the fabric with credits never short: packets leave back to back and
+    // cut through every switch (head + switching latency), then the last ACK returns.
+    const auto path = m_spec.PathLinks(a, b);
+    TypeId::AttributeInformation info;
+    TypeId::LookupByName("ns3::RdmaQueuePair").LookupAttributeByName("Mtu", &info);
+    const uint64_t mtu = DynamicCast<const UintegerValue>(info.initialValue)->Get();
+    TypeId::LookupByName("ns3::IbSwitch").LookupAttributeByName("SwitchingLatency", &info);
+    const Time latency = DynamicCast<const TimeValue>(info.initialValue)->Get();
+    const uint64_t packets = std::max<uint64_t>(1, (bytes + mtu - 1) / mtu);
+    // LRH 8, BTH 12, ICRC 4, VCRC 2; RETH 16 on the first packet.
+    const uint32_t headers = kIbLrhBytes + 12 + kIbIcrcBytes + kIbVcrcBytes;
+    auto tx = [](uint64_t wire, DataRate rate) { return Seconds(wire * 8.0 / rate.GetBitRate()); };
+    std::vector<Time> linkFree(path.size());
+    Time arrival;
+    for (uint64_t k = 0; k < packets; ++k)
+    {
+        const uint64_t payload = k + 1 < packets ? mtu : bytes - (packets - 1) * mtu;
+        const uint64_t wire = payload + (4 - payload % 4) % 4 + headers + (k == 0 ? 16 : 0);
+        Time head; // the packet's head at the start of link i
+        for (size_t i = 0; i < path.size(); ++i)
+        {
+            const auto& p = m_spec.Links()[path[i]].params;
+            const Time start = std::max(head, linkFree[i]);
+            linkFree[i] = start + tx(wire, p.rate);
+            head = start + p.delay + latency;
+            arrival = linkFree[i] + p.delay;
+        }
+    }
+    for (size_t i = path.size(); i-- > 0;)
+    {
+        const auto& p = m_spec.Links()[path[i]].params;
+        arrival += tx(headers + 4, p.rate) + p.delay + (i > 0 ? latency : Time(0)); // ACK with AETH
+    }
+    return arrival;
+}
+
+uint64_t
+IbFabricHelper::TotalCreditStalls() const
+{
+    uint64_t n = 0;
+    for (const auto& p : m_ports)
+    {
+        n += p->GetCreditStalls();
+    }
+    return n;
+}
+
+uint64_t
+IbFabricHelper::TotalOverflows() const
+{
+    uint64_t n = 0;
+    for (const auto& p : m_ports)
+    {
+        n += p->GetOverflows();
+    }
+    return n;
+}
+
+uint64_t
+IbFabricHelper::TotalFcps() const
+{
+    uint64_t n = 0;
+    for (const auto& p : m_ports)
+    {
+        n += p->GetFcpsSent();
+    }
+    return n;
+}
+
+uint64_t
+IbFabricHelper::TotalNoRouteDrops() const
+{
+    uint64_t n = 0;
+    for (const auto& s : m_switches)
+    {
+        n += s->GetNoRouteDrops();
+    }
+    return n;
+}
+
+} // namespace ns3

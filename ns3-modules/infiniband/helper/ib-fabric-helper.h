@@ -1,0 +1,58 @@
+/*
+ * Builds an InfiniBand subnet from a TopologySpec and plays its subnet
+ * manager at set-up time: an IbPort per link end (the link's rate is the data
+ * rate after encoding; IbLinkRate gives it for a speed and width), an IbHca per
+ * host (LID h+1), an IbSwitch per switch node (LIDs after the hosts), and
+ * linear forwarding tables with min-hop routes (on a fat tree these are the
+ * up/down routes); among equal next hops a switch picks by DLID, spreading
+ * destinations over the uplinks as OpenSM's min-hop does.
+ */
+#ifndef FABEMU_IB_FABRIC_HELPER_H
+#define FABEMU_IB_FABRIC_HELPER_H
+
+#include "ib-hca.h"
+#include "ib-switch.h"
+#include "rdma-fabric.h"
+#include "topology-spec.h"
+
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+class IbFabricHelper : public RdmaFabric
+{
+  public:
+    void Install(const TopologySpec& spec);
+
+    // RdmaFabric
+    uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_hcas.size()); }
+    uint32_t GetHostIpv4(uint32_t host) const override { return 0x0a000001 + host; }
+    Connection Connect(uint32_t a, uint32_t b) override;
+    void Disconnect(const Connection& c) override;
+    Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
+
+    /// A connection whose packets carry service level \p sl.
+    Connection Connect(uint32_t a, uint32_t b, uint8_t sl);
+
+    Ptr<IbHca> GetHca(uint32_t host) const { return m_hcas.at(host); }
+    const std::vector<Ptr<IbSwitch>>& GetSwitches() const { return m_switches; }
+    const std::vector<Ptr<IbPort>>& GetPorts() const { return m_ports; }
+
+    uint64_t TotalCreditStalls() const;
+    uint64_t TotalOverflows() const;
+    uint64_t TotalFcps() const;
+    uint64_t TotalNoRouteDrops() const;
+
+  private:
+    TopologySpec m_spec;
+    std::vector<Ptr<IbHca>> m_hcas;
+    std::vector<Ptr<IbSwitch>> m_switches;
+    std::vector<Ptr<IbPort>> m_ports;
+    std::unordered_map<const RdmaQueuePair*, uint32_t> m_qpHost;
+};
+
+} // namespace ns3
+
+#endif

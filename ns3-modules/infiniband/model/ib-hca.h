@@ -1,0 +1,71 @@
+/*
+ * An InfiniBand host channel adapter: queue pairs of the shared RDMA
+ * transport behind one IbPort. Each QP sends on the VL its service level maps
+ * to; the HCA keeps at most one packet waiting per VL, so a QP feels credit
+ * back-pressure at once. Packets are LRH + BTH (+ extension headers) +
+ * payload + ICRC + VCRC; the CRC fields are present (sizes and credits are
+ * exact) but not computed.
+ */
+#ifndef FABEMU_IB_HCA_H
+#define FABEMU_IB_HCA_H
+
+#include "ib-port.h"
+#include "rdma-queue-pair.h"
+
+#include "ns3/object.h"
+
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+class IbHca : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    IbHca();
+
+    void Setup(Ptr<IbPort> port, uint16_t lid);
+    Ptr<IbPort> GetPort() const { return m_port; }
+    uint16_t GetLid() const { return m_lid; }
+
+    Ptr<RdmaQueuePair> CreateQp();
+    /// Connects \p qp to \p remoteQpn at \p remoteLid; its packets carry \p sl.
+    void Connect(Ptr<RdmaQueuePair> qp, uint16_t remoteLid, uint32_t remoteQpn, uint8_t sl);
+    void DestroyQp(Ptr<RdmaQueuePair> qp);
+    /// The size on the wire of a transport packet (LRH to VCRC).
+    static uint32_t WireBytes(const TransportPacket& p);
+    uint64_t GetUnknownQpDrops() const { return m_unknownQp; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Conn
+    {
+        Ptr<RdmaQueuePair> qp;
+        uint16_t remoteLid;
+        uint8_t sl;
+    };
+    void Wake();
+    void Dequeued(uint8_t vl);
+    void TrySend();
+    Ptr<Packet> Build(const Conn& c, const TransportPacket& p) const;
+    void Receive(Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time tail);
+    void Deliver(Ptr<Packet> p, uint8_t vl);
+
+    uint8_t m_defaultSl;
+    Ptr<IbPort> m_port;
+    uint16_t m_lid{0};
+    uint32_t m_nextQpn{17};
+    std::vector<Conn> m_conns;
+    std::unordered_map<uint32_t, size_t> m_byQpn;
+    size_t m_rr{0};
+    bool m_sendScheduled{false};
+    uint64_t m_unknownQp{0};
+};
+
+} // namespace ns3
+
+#endif

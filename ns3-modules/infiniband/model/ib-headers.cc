@@ -1,0 +1,76 @@
+#include "ib-headers.h"
+
+namespace ns3
+{
+
+void
+LrhHeader::Write(uint8_t* out) const
+{
+    out[0] = static_cast<uint8_t>((vl & 0xf) << 4 | (lver & 0xf));
+    out[1] = static_cast<uint8_t>((sl & 0xf) << 4 | (lnh & 0x3));
+    out[2] = static_cast<uint8_t>(dlid >> 8);
+    out[3] = static_cast<uint8_t>(dlid);
+    out[4] = static_cast<uint8_t>((pktLen >> 8) & 0x7);
+    out[5] = static_cast<uint8_t>(pktLen);
+    out[6] = static_cast<uint8_t>(slid >> 8);
+    out[7] = static_cast<uint8_t>(slid);
+}
+
+LrhHeader
+LrhHeader::Read(const uint8_t* in)
+{
+    LrhHeader h;
+    h.vl = in[0] >> 4;
+    h.lver = in[0] & 0xf;
+    h.sl = in[1] >> 4;
+    h.lnh = in[1] & 0x3;
+    h.dlid = static_cast<uint16_t>(in[2] << 8 | in[3]);
+    h.pktLen = static_cast<uint16_t>((in[4] & 0x7) << 8 | in[5]);
+    h.slid = static_cast<uint16_t>(in[6] << 8 | in[7]);
+    return h;
+}
+
+void
+FcpHeader::Write(uint8_t* out) const
+{
+    out[0] = static_cast<uint8_t>((op & 0xf) << 4 | ((fctbs >> 8) & 0xf));
+    out[1] = static_cast<uint8_t>(fctbs);
+    out[2] = static_cast<uint8_t>((vl & 0xf) << 4 | ((fccl >> 8) & 0xf));
+    out[3] = static_cast<uint8_t>(fccl);
+    const uint16_t crc = IbCrc16(out, 4);
+    out[4] = static_cast<uint8_t>(crc >> 8);
+    out[5] = static_cast<uint8_t>(crc);
+}
+
+bool
+FcpHeader::Read(const uint8_t* in, FcpHeader& h)
+{
+    if (IbCrc16(in, 4) != static_cast<uint16_t>(in[4] << 8 | in[5]))
+    {
+        return false;
+    }
+    h.op = in[0] >> 4;
+    h.fctbs = static_cast<uint16_t>((in[0] & 0xf) << 8 | in[1]);
+    h.vl = in[2] >> 4;
+    h.fccl = static_cast<uint16_t>((in[2] & 0xf) << 8 | in[3]);
+    return true;
+}
+
+uint16_t
+IbCrc16(const uint8_t* data, size_t len)
+{
+    // Polynomial x^16 + x^12 + x^3 + x + 1 (0x100B), bits in wire order (least
+    // significant first), seeded with ones and complemented at the end.
+    uint16_t crc = 0xffff;
+    for (size_t i = 0; i < len; ++i)
+    {
+        crc ^= data[i];
+        for (int b = 0; b < 8; ++b)
+        {
+            crc = (crc & 1) ? static_cast<uint16_t>((crc >> 1) ^ 0xd008) : static_cast<uint16_t>(crc >> 1);
+        }
+    }
+    return static_cast<uint16_t>(~crc);
+}
+
+} // namespace ns3

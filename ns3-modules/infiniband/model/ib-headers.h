@@ -1,0 +1,58 @@
+/*
+ * InfiniBand link-layer formats (IBA vol. 1 ch. 7): the Local Route Header in
+ * front of every packet, the 6-byte flow-control packet (FCP) that carries
+ * credits, and the CRC-16 that ends both (VCRC, LPCRC).
+ */
+#ifndef FABEMU_IB_HEADERS_H
+#define FABEMU_IB_HEADERS_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ns3
+{
+
+/// Bytes of framing around the transport headers: LRH 8 in front, ICRC 4 and VCRC 2 behind.
+constexpr uint32_t kIbLrhBytes = 8;
+constexpr uint32_t kIbIcrcBytes = 4;
+constexpr uint32_t kIbVcrcBytes = 2;
+constexpr uint32_t kIbFcpBytes = 6;
+/// A credit: 64 bytes of receive buffer.
+constexpr uint32_t kIbCreditBytes = 64;
+/// Flow-control counters are 12 bits.
+constexpr uint32_t kIbCounterMask = 0xfff;
+
+struct LrhHeader
+{
+    uint8_t vl{0};      ///< 4 bits
+    uint8_t lver{0};    ///< 4 bits, link version 0
+    uint8_t sl{0};      ///< 4 bits, service level
+    uint8_t lnh{2};     ///< 2 bits: 2 = IBA local (BTH next), 3 = IBA global (GRH next)
+    uint16_t dlid{0};
+    uint16_t pktLen{0}; ///< 11 bits, in 4-byte words, LRH through ICRC (not VCRC)
+    uint16_t slid{0};
+
+    void Write(uint8_t* out) const;
+    static LrhHeader Read(const uint8_t* in);
+};
+
+/// A flow-control packet: the sender's FCTBS and its receive side's FCCL for one VL.
+struct FcpHeader
+{
+    uint8_t op{0}; ///< 0 normal, 1 initialization
+    uint16_t fctbs{0};
+    uint8_t vl{0};
+    uint16_t fccl{0};
+
+    /// Writes 6 bytes, the LPCRC included.
+    void Write(uint8_t* out) const;
+    /// False when the LPCRC does not match.
+    static bool Read(const uint8_t* in, FcpHeader& h);
+};
+
+/// IBA's CRC-16 (polynomial 0x100B) over \p len bytes: the VCRC and the LPCRC.
+uint16_t IbCrc16(const uint8_t* data, size_t len);
+
+} // namespace ns3
+
+#endif

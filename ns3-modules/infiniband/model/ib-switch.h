@@ -1,0 +1,52 @@
+/*
+ * An InfiniBand switch: ports with per-VL input buffers (IbPort's receive
+ * side), a linear forwarding table (DLID -> output port) filled by the subnet
+ * manager, SL-to-VL tables per (input, output) port, and virtual cut-through:
+ * a packet may leave once its head is in and the switching latency has
+ * passed, and it holds its input buffer until its tail has left.
+ */
+#ifndef FABEMU_IB_SWITCH_H
+#define FABEMU_IB_SWITCH_H
+
+#include "ib-port.h"
+
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+
+#include <map>
+#include <vector>
+
+namespace ns3
+{
+
+class IbSwitch : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    IbSwitch();
+
+    uint32_t AddPort(Ptr<IbPort> port);
+    Ptr<IbPort> GetPort(uint32_t i) const { return m_ports.at(i); }
+    uint32_t GetNPorts() const { return static_cast<uint32_t>(m_ports.size()); }
+    /// The linear forwarding table: packets to \p dlid leave through \p port.
+    void SetRoute(uint16_t dlid, uint32_t port);
+    /// SL-to-VL for packets from \p in to \p out (default: VL = SL mod the output's data VLs).
+    void SetSl2Vl(uint32_t in, uint32_t out, uint8_t sl, uint8_t vl);
+    uint64_t GetNoRouteDrops() const { return m_noRoute; }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time tail);
+
+    Time m_latency;
+    std::vector<Ptr<IbPort>> m_ports;
+    std::vector<int32_t> m_lft; ///< by DLID; -1: no route
+    std::map<std::tuple<uint32_t, uint32_t, uint8_t>, uint8_t> m_sl2vl;
+    uint64_t m_noRoute{0};
+};
+
+} // namespace ns3
+
+#endif

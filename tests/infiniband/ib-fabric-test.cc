@@ -1,0 +1,250 @@
+// The InfiniBand fabric against what theory and the specification say:
+// payload efficiency on one link, the credit loop, a lossless incast with fair
+// shares, and VL arbitration weights and the high-priority limit.
+#include "ib-fabric-helper.h"
+#include "ib-link.h"
+
+#include "ns3/config.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+using namespace ns3;
+
+namespace
+{
+
+/// Flows not yet complete; the run stops when it reaches 0 (FCP timers never stop).
+size_t g_pending = 0;
+
+struct Flow
+{
+    RdmaFabric::Connection conn;
+    uint64_t bytes;
+    Time done;
+    bool ok{false};
+};
+
+/// Posts one WRITE of \p bytes on a new connection; its completion time goes into the flow.
+Flow&
+Write(std::vector<std::unique_ptr<Flow>>& flows, IbFabricHelper& f, uint32_t a, uint32_t b, uint64_t bytes, uint8_t sl = 0)
+{
+    flows.push_back(std::make_unique<Flow>());
+    Flow& flow = *flows.back();
+    flow.conn = f.Connect(a, b, sl);
+    flow.bytes = bytes;
+    flow.conn.requester->SetCompletionCallback(MakeCallback(
+        +[](Flow* fl, const RdmaCompletion& c) {
+            fl->done = c.completed;
+            fl->ok = c.status == RdmaCompletion::Status::Success;
+            if (--g_pending == 0)
+            {
+                Simulator::Stop();
+            }
+        }).Bind(&flow));
+    ++g_pending;
+    RdmaWorkRequest wr;
+    wr.op = RdmaWorkRequest::Op::Write;
+    wr.bytes = bytes;
+    flow.conn.requester->PostSend(wr);
+    return flow;
+}
+
+void
+Reset()
+{
+    g_pending = 0;
+    Simulator::Destroy();
+    Config::Reset();
+}
+
+/// Packet bytes on the wire for a full-MTU WRITE Middle packet: LRH, BTH, payload, ICRC, VCRC.
+double
+Efficiency(uint32_t mtu)
+{
+    return double(mtu) / (mtu + 8 + 12 + 4 + 2);
+}
+
+} // namespace
+
+TEST_CASE("one 4x EDR link, MTU 4096: goodput is the payload efficiency of the link within 1%")
+{
+    Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(4096));
+    IbFabricHelper f;
+    f.Install(TopologySpec::Pair(LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+    std::vector<std::unique_ptr<Flow>> flows;
+    const uint64_t bytes = 40'000'000;
+    Flow& fl = Write(flows, f, 0, 1, bytes);
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    REQUIRE(fl.ok);
+    const double goodput = bytes * 8.0 / fl.done.GetSeconds();
+    const double expect = 100e9 * Efficiency(4096); // 99.37 Gb/s
+    CAPTURE(goodput);
+    CHECK(goodput == doctest::Approx(expect).epsilon(0.01));
+    CHECK(f.TotalOverflows() == 0);
+    Reset();
+}
+
+TEST_CASE("credit loop: a buffer below the bandwidth-delay product gives buffer / round trip")
+{
+    // MTU 256 keeps packets small against the buffer, so the granularity is fine.
+    const uint32_t mtu = 256;
+    const uint32_t packetBytes = mtu + 8 + 12 + 4 + 2;
+    const uint32_t blocksPerPacket = IbPort::Blocks(packetBytes);
+    const Time delay = MicroSeconds(10);
+    const DataRate rate = IbLinkRate("EDR", 4);
+    for (uint32_t buffer : {256u, 1024u, 16384u})
+    {
+        CAPTURE(buffer);
+        Reset();
+        Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(mtu));
+        Config::SetDefault("ns3::IbPort::BufferBlocks", UintegerValue(buffer));
+        IbFabricHelper f;
+        f.Install(TopologySpec::Pair(LinkParams{rate, delay}));
+        std::vector<std::unique_ptr<Flow>> flows;
+        const uint64_t bytes = 20'000'000;
+        Flow& fl = Write(flows, f, 0, 1, bytes);
+        Simulator::Stop(Seconds(1));
+        Simulator::Run();
+        REQUIRE(fl.ok);
+        const double goodput = bytes * 8.0 / fl.done.GetSeconds();
+        // A block sent at t is free again when the packet's tail has arrived
+        // (t + wire + delay) and its FCP has come back (+ FCP wire + delay).
+        const double wire = packetBytes * 8.0 / rate.GetBitRate();
+        const double loop = 2 * delay.GetSeconds() + wire + kIbFcpBytes * 8.0 / rate.GetBitRate();
+        // FCCL runs at most 2048 blocks ahead of ABR (12-bit counters): a VL never
+        // has more than 128 KB in flight, however large its buffer.
+        const double window = double(std::min(buffer, 2048u) / blocksPerPacket) * mtu * 8.0;
+        const double theory = std::min(window / loop, rate.GetBitRate() * Efficiency(mtu));
+        CAPTURE(goodput);
+        CAPTURE(theory);
+        CHECK(goodput == doctest::Approx(theory).epsilon(0.05));
+        CHECK(f.TotalCreditStalls() > 0);
+        Reset();
+    }
+}
+
+TEST_CASE("credit loop: with a buffer above the bandwidth-delay product the link runs at line rate")
+{
+    Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(256));
+    Config::SetDefault("ns3::IbPort::BufferBlocks", UintegerValue(2048)); // 128 KB; BDP ~25 KB
+    IbFabricHelper f;
+    const DataRate rate = IbLinkRate("EDR", 4);
+    f.Install(TopologySpec::Pair(LinkParams{rate, MicroSeconds(1)}));
+    std::vector<std::unique_ptr<Flow>> flows;
+    const uint64_t bytes = 20'000'000;
+    Flow& fl = Write(flows, f, 0, 1, bytes);
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    REQUIRE(fl.ok);
+    const double goodput = bytes * 8.0 / fl.done.GetSeconds();
+    CHECK(goodput == doctest::Approx(rate.GetBitRate() * Efficiency(256)).epsilon(0.01));
+    Reset();
+}
+
+TEST_CASE("16:1 incast: lossless, every byte delivered, fair shares, no buffer ever over its size")
+{
+    Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(2048));
+    Config::SetDefault("ns3::IbPort::BufferBlocks", UintegerValue(256));
+    IbFabricHelper f;
+    const DataRate rate = IbLinkRate("EDR", 4);
+    f.Install(TopologySpec::Star(17, LinkParams{rate, NanoSeconds(200)}));
+    std::vector<std::unique_ptr<Flow>> flows;
+    const uint64_t bytes = 2'000'000;
+    for (uint32_t s = 1; s <= 16; ++s)
+    {
+        Write(flows, f, s, 0, bytes);
+    }
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    const double fair = rate.GetBitRate() * Efficiency(2048) / 16;
+    uint64_t delivered = 0;
+    for (const auto& fl : flows)
+    {
+        REQUIRE(fl->ok);
+        delivered += fl->conn.responder->GetBytesReceived();
+        const double share = bytes * 8.0 / fl->done.GetSeconds();
+        CAPTURE(share / fair);
+        CHECK(share == doctest::Approx(fair).epsilon(0.10));
+    }
+    CHECK(delivered == 16 * bytes);
+    CHECK(f.TotalNoRouteDrops() == 0);
+    CHECK(f.TotalOverflows() == 0);
+    for (const auto& p : f.GetPorts())
+    {
+        CHECK(p->GetPeakBlocks(0) <= p->GetBufferBlocks());
+    }
+    CHECK(f.TotalCreditStalls() > 0); // the senders did wait for credits
+    Reset();
+}
+
+TEST_CASE("VL arbitration: low-priority weights 16:32:64 share a link 1/7, 2/7, 4/7")
+{
+    Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
+    Config::SetDefault("ns3::IbPort::NumDataVls", UintegerValue(3));
+    // Weights in 64-byte units: 1 KB, 2 KB and 4 KB per turn, one, two and four packets.
+    Config::SetDefault("ns3::IbPort::VlArbLow", StringValue("0:16,1:32,2:64"));
+    IbFabricHelper f;
+    f.Install(TopologySpec::Pair(LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+    std::vector<std::unique_ptr<Flow>> flows;
+    for (uint8_t sl = 0; sl < 3; ++sl)
+    {
+        Write(flows, f, 0, 1, 1'000'000'000, sl); // saturated all through the run
+    }
+    Simulator::Stop(MilliSeconds(1));
+    Simulator::Run();
+    Ptr<IbPort> port = f.GetHca(0)->GetPort();
+    std::vector<double> sent;
+    for (uint8_t vl = 0; vl < 3; ++vl)
+    {
+        sent.push_back(double(port->GetBytesSent(vl)));
+    }
+    const double total = std::accumulate(sent.begin(), sent.end(), 0.0);
+    CHECK(sent[0] / total == doctest::Approx(1.0 / 7).epsilon(0.05));
+    CHECK(sent[1] / total == doctest::Approx(2.0 / 7).epsilon(0.05));
+    CHECK(sent[2] / total == doctest::Approx(4.0 / 7).epsilon(0.05));
+    Reset();
+}
+
+TEST_CASE("a high-priority VL is held to LimitOfHighPriority while low-priority packets wait")
+{
+    for (uint32_t limit : {1u, 255u})
+    {
+        CAPTURE(limit);
+        Reset();
+        Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
+        Config::SetDefault("ns3::IbPort::NumDataVls", UintegerValue(2));
+        Config::SetDefault("ns3::IbPort::VlArbHigh", StringValue("1:255"));
+        Config::SetDefault("ns3::IbPort::VlArbLow", StringValue("0:255"));
+        Config::SetDefault("ns3::IbPort::LimitOfHighPriority", UintegerValue(limit));
+        IbFabricHelper f;
+        f.Install(TopologySpec::Pair(LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+        std::vector<std::unique_ptr<Flow>> flows;
+        Write(flows, f, 0, 1, 1'000'000'000, 0);
+        Write(flows, f, 0, 1, 1'000'000'000, 1);
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        Ptr<IbPort> port = f.GetHca(0)->GetPort();
+        const double high = double(port->GetBytesSent(1));
+        const double low = double(port->GetBytesSent(0));
+        if (limit == 1)
+        {
+            // 4 KB of 1050-byte packets is four packets; then one low-priority packet.
+            CHECK(high / (high + low) == doctest::Approx(4.0 / 5).epsilon(0.05));
+        }
+        else
+        {
+            CHECK(low / (high + low) < 0.01); // unbounded: high priority takes the link
+        }
+        Reset();
+    }
+}
