@@ -7,6 +7,7 @@
 #include "scenario.h"
 #include "time-resolution.h"
 
+#include "ib-fabric-helper.h"
 #include "roce-fabric-helper.h"
 #include "roce-recorders.h"
 
@@ -204,35 +205,12 @@ FlowsJson(const std::vector<FlowRecord>& records, json& stats, uint64_t& deliver
     return flows;
 }
 
-/// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
-json
-Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+/// The flows of \p s on \p fabric until they are done or the duration ends: FCTs,
+/// per-flow throughput and the flows part of the summary. Fabric recorders are the caller's.
+void
+RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out, json& summary)
 {
-    Simulator::Destroy();
-    Config::Reset();
-    UsePicoseconds();
-    ApplyFabricDefaults(s);
-
-    json summary;
-    RoceFabricHelper fabric;
-    fabric.Install(BuildTopology(s));
-    std::ostringstream pfcRows;
-    std::ostringstream queueRows;
-    std::ostringstream rateRows;
     std::ostringstream tputRows;
-    PfcLog pfcLog(fabric, pfcRows);
-    QueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
-    std::unique_ptr<RateLog> rateLog;
-    if (s.fabric.cc == "dcqcn")
-    {
-        rateLog = std::make_unique<RateLog>(fabric, rateRows);
-    }
-    std::vector<Ptr<PcapWriter>> pcaps;
-    for (uint32_t h : s.record.pcap)
-    {
-        pcaps.push_back(Create<PcapWriter>(fabric.GetNic(h)->GetDevice(),
-                                           (dir / fmt::format("h{}.pcap", h)).string()));
-    }
     FlowRunner runner(fabric);
     runner.Add(BuildFlows(s));
     ThroughputSampler tput(runner, tputRows, PicoSeconds(s.record.rateIntervalPs));
@@ -261,14 +239,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     }
     WriteCsv(dir / "fct.csv", "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown",
              fctRows.str());
-    WriteCsv(dir / "pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
-    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
     WriteCsv(dir / "throughput.csv", "time_ns,flow,gbps", tputRows.str());
-    if (rateLog)
-    {
-        WriteCsv(dir / "rate.csv", "time_ns,host,qpn,rate_bps", rateRows.str());
-    }
-
     uint64_t delivered = 0;
     json stats;
     summary["flows"] = FlowsJson(runner.Records(), stats, delivered);
@@ -276,17 +247,106 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     stats["pending"] = runner.Pending();
     summary["flow_stats"] = stats;
     summary["fct_slowdown"] = stats["fct_slowdown"];
-    const uint64_t congestion = fabric.CongestionDrops();
+    summary["totals"]["bytes_delivered"] = delivered;
+}
+
+/// A RoCEv2 simulation: PFC, queue, DCQCN-rate recorders and pcaps around RunFlows.
+json
+SimulateRoce(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+{
+    json summary;
+    RoceFabricHelper fabric;
+    fabric.Install(BuildTopology(s));
+    std::ostringstream pfcRows;
+    std::ostringstream queueRows;
+    std::ostringstream rateRows;
+    PfcLog pfcLog(fabric, pfcRows);
+    QueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
+    std::unique_ptr<RateLog> rateLog;
+    if (s.fabric.cc == "dcqcn")
+    {
+        rateLog = std::make_unique<RateLog>(fabric, rateRows);
+    }
+    std::vector<Ptr<PcapWriter>> pcaps;
+    for (uint32_t h : s.record.pcap)
+    {
+        pcaps.push_back(Create<PcapWriter>(fabric.GetNic(h)->GetDevice(),
+                                           (dir / fmt::format("h{}.pcap", h)).string()));
+    }
+    RunFlows(fabric, s, dir, mode, out, summary);
+    WriteCsv(dir / "pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
+    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
+    if (rateLog)
+    {
+        WriteCsv(dir / "rate.csv", "time_ns,host,qpn,rate_bps", rateRows.str());
+    }
     summary["switch_drops"] = fabric.DropsByReason();
-    summary["totals"] = {{"drops", fabric.TotalDrops()},
-                         {"congestion_drops", congestion},
-                         {"pfc_pause_frames", fabric.TotalPfcFrames()},
-                         {"ecn_marks", fabric.TotalEcnMarks()},
-                         {"cnps", fabric.TotalCnps()},
-                         {"credit_stalls", 0},
-                         {"bytes_delivered", delivered}};
+    summary["totals"].update({{"drops", fabric.TotalDrops()},
+                              {"congestion_drops", fabric.CongestionDrops()},
+                              {"pfc_pause_frames", fabric.TotalPfcFrames()},
+                              {"ecn_marks", fabric.TotalEcnMarks()},
+                              {"cnps", fabric.TotalCnps()},
+                              {"credit_stalls", 0}});
     summary["peak_queue_bytes"] = queues.Peak();
     pcaps.clear();
+    return summary;
+}
+
+/// An InfiniBand simulation: credit stalls (per port and VL) around RunFlows. Lossless by
+/// construction: its only drops are packets with no route.
+json
+SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+{
+    json summary;
+    IbFabricHelper fabric;
+    fabric.Install(BuildTopology(s));
+    std::ostringstream stallRows;
+    for (size_t i = 0; i < fabric.GetPorts().size(); ++i)
+    {
+        fabric.GetPorts()[i]->TraceConnectWithoutContext(
+            "CreditStall",
+            MakeCallback(+[](std::ostringstream* rows, size_t port, uint8_t vl, Time how) {
+                rows->operator<<(Simulator::Now().GetNanoSeconds())
+                    << ' ' << port << ' ' << +vl << ' ' << how.GetNanoSeconds() << '\n';
+            }).Bind(&stallRows, i));
+    }
+    RunFlows(fabric, s, dir, mode, out, summary);
+    WriteCsv(dir / "credit-stalls.csv", "time_ns,port,vl,stall_ns", stallRows.str());
+    uint64_t peak = 0;
+    for (const auto& p : fabric.GetPorts())
+    {
+        for (uint8_t vl = 0; vl < p->GetNumDataVls(); ++vl)
+        {
+            peak = std::max<uint64_t>(peak, uint64_t(p->GetPeakBlocks(vl)) * kIbCreditBytes);
+        }
+    }
+    summary["switch_drops"] = json::object();
+    if (fabric.TotalNoRouteDrops() > 0)
+    {
+        summary["switch_drops"]["no_route"] = fabric.TotalNoRouteDrops();
+    }
+    summary["totals"].update({{"drops", fabric.TotalNoRouteDrops()},
+                              {"congestion_drops", 0},
+                              {"pfc_pause_frames", 0},
+                              {"ecn_marks", 0},
+                              {"cnps", 0},
+                              {"credit_stalls", fabric.TotalCreditStalls()},
+                              {"buffer_overflows", fabric.TotalOverflows()},
+                              {"fcps", fabric.TotalFcps()}});
+    summary["peak_queue_bytes"] = peak; // most of one VL's input buffer ever in use
+    return summary;
+}
+
+/// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
+json
+Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+{
+    Simulator::Destroy();
+    Config::Reset();
+    UsePicoseconds();
+    ApplyFabricDefaults(s);
+    json summary = s.fabric.type == "infiniband" ? SimulateInfiniband(s, dir, mode, out)
+                                                 : SimulateRoce(s, dir, mode, out);
     Simulator::Destroy();
     return summary;
 }
@@ -388,7 +448,7 @@ int
 ListScenarioKeys(std::ostream& out)
 {
     out << "Topology builders: pair, star, dumbbell, leaf-spine, fat-tree\n";
-    out << "Fabric types: roce (infiniband and iwarp are not built yet)\n\n";
+    out << "Fabric types: roce, infiniband (simulation; iwarp is not built yet)\n\n";
     out << "Workload types:\n";
     for (const auto& w : WorkloadTypes())
     {
@@ -538,12 +598,15 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
     if (opt.progress != ProgressMode::Quiet)
     {
         const auto& t = summary["totals"];
-        out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, PFC pause frames {}, ECN marks "
-                           "{}, CNPs {}, bytes delivered {}\n",
+        out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, {}, bytes delivered {}\n",
                            summary["sim_time_s"].get<double>() * 1e3,
                            summary["wall_time_s"].get<double>(), t["drops"].get<uint64_t>(),
-                           t["pfc_pause_frames"].get<uint64_t>(), t["ecn_marks"].get<uint64_t>(),
-                           t["cnps"].get<uint64_t>(), t["bytes_delivered"].get<uint64_t>());
+                           s.fabric.type == "infiniband"
+                               ? fmt::format("credit stalls {}", t["credit_stalls"].get<uint64_t>())
+                               : fmt::format("PFC pause frames {}, ECN marks {}, CNPs {}",
+                                             t["pfc_pause_frames"].get<uint64_t>(),
+                                             t["ecn_marks"].get<uint64_t>(), t["cnps"].get<uint64_t>()),
+                           t["bytes_delivered"].get<uint64_t>());
         for (const auto& e : summary["expect"])
         {
             out << fmt::format("expect {} {}: {} {}\n", e["metric"].get<std::string>(),

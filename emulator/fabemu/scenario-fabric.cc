@@ -1,6 +1,8 @@
 #include "scenario-fabric.h"
 
 #include "dcqcn-rate-control.h"
+#include "ib-hca.h"
+#include "ib-switch.h"
 #include "roce-nic.h"
 #include "switch-mmu.h"
 
@@ -30,6 +32,9 @@ AttributeProblem(const std::string& name, const std::string& value)
     // Our models' TypeIds register when their libraries load; name them so they do.
     (void)RoceNic::GetTypeId();
     (void)SwitchMmu::GetTypeId();
+    (void)IbPort::GetTypeId();
+    (void)IbSwitch::GetTypeId();
+    (void)IbHca::GetTypeId();
     const auto sep = name.rfind("::");
     const std::string cls = name.substr(0, sep);
     const std::string attr = name.substr(sep + 2);

@@ -210,14 +210,14 @@ Keys()
         {"seed", "integer", "1", "Random seed; the same file and seed give the same results"},
         {"duration", "time", "10ms", "Simulated time; a run ends earlier when every flow is done. "
                                      "With VM endpoints: the longest the commands may take"},
-        {"fabric.type", "roce|infiniband|iwarp", "roce", "The fabric model"},
+        {"fabric.type", "roce|infiniband|iwarp", "roce", "The fabric model (iwarp: not built yet; infiniband: simulation only for now)"},
         {"fabric.mtu", "256|512|1024|2048|4096", "1024", "RDMA path MTU, bytes of payload"},
         {"fabric.pfc", "bool", "true", "roce: PFC on the lossless priority (3)"},
         {"fabric.ecn.enabled", "bool", "true", "roce: RED/ECN marking on switch egress queues"},
         {"fabric.ecn.kmin", "bytes", "5KB", "roce: queue depth where marking starts"},
         {"fabric.ecn.kmax", "bytes", "200KB", "roce: queue depth where the probability reaches pmax"},
         {"fabric.ecn.pmax", "0..1", "0.01", "roce: marking probability at kmax"},
-        {"fabric.cc", "dcqcn|none", "dcqcn", "Congestion control (roce: dcqcn | none)"},
+        {"fabric.cc", "dcqcn|none", "dcqcn (infiniband: none)", "Congestion control (roce: dcqcn | none; infiniband: none)"},
         {"fabric.dcqcn", "paper|nvidia", "paper", "roce: DCQCN parameter preset"},
         {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch"},
         {"fabric.set", "map", "{}", "Any ns-3 attribute default by full name, e.g. "
@@ -547,7 +547,7 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
     {
         static const std::vector<std::string> totals{
             "drops", "pfc_pause_frames", "ecn_marks", "cnps", "credit_stalls", "bytes_delivered",
-            "congestion_drops"};
+            "congestion_drops", "buffer_overflows", "fcps"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {
@@ -716,12 +716,25 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         if (f["type"])
         {
             fab.type = r.Choice(f["type"], "fabric.type", {"roce", "infiniband", "iwarp"});
-            if (fab.type != "roce")
+            if (fab.type == "iwarp")
             {
-                // Honest: the format knows them, the models are not built yet.
-                r.Fail(f["type"], fmt::format("fabric.type '{}' is not available in this build "
-                                              "yet (only roce is); see issues 4 and 5",
-                                              fab.type));
+                // Honest: the format knows it, the model is not built yet.
+                r.Fail(f["type"], "fabric.type 'iwarp' is not available in this build yet "
+                                  "(roce and infiniband are); see issue 5");
+            }
+        }
+        if (fab.type == "infiniband")
+        {
+            fab.cc = "none"; // IB congestion control is off by default, as on real fabrics
+            for (const char* key : {"pfc", "ecn", "dcqcn", "buffer"})
+            {
+                if (f[key])
+                {
+                    r.Fail(f[key], fmt::format("fabric.{} applies to roce, not infiniband (its "
+                                               "switches are lossless by credits; buffers are "
+                                               "ns3::IbPort::BufferBlocks)",
+                                               key));
+                }
             }
         }
         if (f["mtu"])
@@ -770,7 +783,19 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         }
         if (f["cc"])
         {
-            fab.cc = r.Choice(f["cc"], "fabric.cc (roce)", {"dcqcn", "none"});
+            if (fab.type == "infiniband")
+            {
+                fab.cc = r.Choice(f["cc"], "fabric.cc (infiniband)", {"none", "ibcc"});
+                if (fab.cc == "ibcc")
+                {
+                    r.Fail(f["cc"], "fabric.cc 'ibcc' (IB congestion control) is not built yet; "
+                                    "use none");
+                }
+            }
+            else
+            {
+                fab.cc = r.Choice(f["cc"], "fabric.cc (roce)", {"dcqcn", "none"});
+            }
         }
         if (f["dcqcn"])
         {
@@ -899,6 +924,12 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         }
         std::sort(s.endpoints.begin(), s.endpoints.end(),
                   [](const auto& a, const auto& b) { return a.index < b.index; });
+        if (!s.endpoints.empty() && s.fabric.type != "roce")
+        {
+            r.Fail(e, fmt::format("VM endpoints need fabric.type roce for now (the {} gateway "
+                                  "for real endpoints is not built yet)",
+                                  s.fabric.type));
+        }
         if (s.endpoints.size() > 16)
         {
             r.Fail(e, fmt::format("endpoints: {} VMs; at most 16 run on one host", s.endpoints.size()));
@@ -1159,15 +1190,18 @@ ResolvedYaml(const Scenario& s)
     y << YAML::Key << "fabric" << YAML::Value << YAML::BeginMap;
     y << YAML::Key << "type" << YAML::Value << f.type;
     y << YAML::Key << "mtu" << YAML::Value << f.mtu;
-    y << YAML::Key << "pfc" << YAML::Value << f.pfc;
-    y << YAML::Key << "ecn" << YAML::Value << YAML::Flow << YAML::BeginMap;
-    y << YAML::Key << "enabled" << YAML::Value << f.ecn;
-    y << YAML::Key << "kmin" << YAML::Value << f.kmin;
-    y << YAML::Key << "kmax" << YAML::Value << f.kmax;
-    y << YAML::Key << "pmax" << YAML::Value << f.pmax << YAML::EndMap;
+    if (f.type == "roce")
+    {
+        y << YAML::Key << "pfc" << YAML::Value << f.pfc;
+        y << YAML::Key << "ecn" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "enabled" << YAML::Value << f.ecn;
+        y << YAML::Key << "kmin" << YAML::Value << f.kmin;
+        y << YAML::Key << "kmax" << YAML::Value << f.kmax;
+        y << YAML::Key << "pmax" << YAML::Value << f.pmax << YAML::EndMap;
+        y << YAML::Key << "dcqcn" << YAML::Value << f.dcqcnPreset;
+        y << YAML::Key << "buffer" << YAML::Value << f.bufferBytes;
+    }
     y << YAML::Key << "cc" << YAML::Value << f.cc;
-    y << YAML::Key << "dcqcn" << YAML::Value << f.dcqcnPreset;
-    y << YAML::Key << "buffer" << YAML::Value << f.bufferBytes;
     y << YAML::Key << "set" << YAML::Value << YAML::BeginMap;
     for (const auto& kv : f.set)
     {
