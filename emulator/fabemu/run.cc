@@ -8,6 +8,7 @@
 #include "time-resolution.h"
 
 #include "ib-fabric-helper.h"
+#include "ib-recorders.h"
 #include "roce-fabric-helper.h"
 #include "roce-recorders.h"
 
@@ -310,7 +311,14 @@ SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, st
                     << ' ' << port << ' ' << +vl << ' ' << how.GetNanoSeconds() << '\n';
             }).Bind(&stallRows, i));
     }
+    std::vector<Ptr<IbPcapWriter>> pcaps;
+    for (uint32_t h : s.record.pcap)
+    {
+        pcaps.push_back(Create<IbPcapWriter>(fabric.GetHca(h)->GetPort(),
+                                             (dir / fmt::format("h{}.pcap", h)).string()));
+    }
     RunFlows(fabric, s, dir, mode, out, summary);
+    pcaps.clear();
     WriteCsv(dir / "credit-stalls.csv", "time_ns,port,vl,stall_ns", stallRows.str());
     uint64_t peak = 0;
     for (const auto& p : fabric.GetPorts())
@@ -328,8 +336,8 @@ SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, st
     summary["totals"].update({{"drops", fabric.TotalNoRouteDrops()},
                               {"congestion_drops", 0},
                               {"pfc_pause_frames", 0},
-                              {"ecn_marks", 0},
-                              {"cnps", 0},
+                              {"ecn_marks", fabric.TotalFecnMarks()}, // FECN: IB's ECN
+                              {"cnps", fabric.TotalBecns()},          // BECNs returned
                               {"credit_stalls", fabric.TotalCreditStalls()},
                               {"buffer_overflows", fabric.TotalOverflows()},
                               {"fcps", fabric.TotalFcps()}});

@@ -109,6 +109,7 @@ ApplyFabricDefaults(const Scenario& s)
     {
         Config::SetDefault("ns3::RoceNic::CongestionControl", StringValue("none"));
     }
+    Config::SetDefault("ns3::IbSwitch::CcEnabled", BooleanValue(f.cc == "ibcc"));
     for (const auto& kv : f.set)
     {
         Config::SetDefault(kv.name, StringValue(kv.value));
@@ -181,6 +182,7 @@ BuildFlows(const Scenario& s)
         for (auto& f : made)
         {
             f.op = op;
+            f.serviceLevel = w.sl;
             flows.push_back(f);
         }
     }

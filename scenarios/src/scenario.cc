@@ -217,7 +217,7 @@ Keys()
         {"fabric.ecn.kmin", "bytes", "5KB", "roce: queue depth where marking starts"},
         {"fabric.ecn.kmax", "bytes", "200KB", "roce: queue depth where the probability reaches pmax"},
         {"fabric.ecn.pmax", "0..1", "0.01", "roce: marking probability at kmax"},
-        {"fabric.cc", "dcqcn|none", "dcqcn (infiniband: none)", "Congestion control (roce: dcqcn | none; infiniband: none)"},
+        {"fabric.cc", "dcqcn|ibcc|none", "dcqcn (infiniband: none)", "Congestion control (roce: dcqcn | none; infiniband: ibcc | none)"},
         {"fabric.dcqcn", "paper|nvidia", "paper", "roce: DCQCN parameter preset"},
         {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch"},
         {"fabric.set", "map", "{}", "Any ns-3 attribute default by full name, e.g. "
@@ -249,12 +249,12 @@ const std::vector<KeyHelp>&
 WorkloadTypes()
 {
     static const std::vector<KeyHelp> types{
-        {"bulk", "src, dst, bytes, start, op", "", "One flow from src to dst"},
-        {"incast", "dst, srcs, bytes, start, op", "", "Every src sends bytes to dst at once"},
-        {"permutation", "hosts, bytes, start, op", "",
+        {"bulk", "src, dst, bytes, start, op, sl", "", "One flow from src to dst (sl: IB service level)"},
+        {"incast", "dst, srcs, bytes, start, op, sl", "", "Every src sends bytes to dst at once"},
+        {"permutation", "hosts, bytes, start, op, sl", "",
          "Each host sends to one other, each receiving from one (random)"},
-        {"all-to-all", "hosts, bytes, start, op", "", "Every host sends bytes to every other"},
-        {"poisson", "hosts, load, cdf, start, stop, op", "",
+        {"all-to-all", "hosts, bytes, start, op, sl", "", "Every host sends bytes to every other"},
+        {"poisson", "hosts, load, cdf, start, stop, op, sl", "",
          "Poisson arrivals loading each host link to load (0..1), sizes from cdf "
          "(websearch, hadoop or a file)"},
         {"command", "on, run, background, after, timeout", "",
@@ -786,11 +786,6 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             if (fab.type == "infiniband")
             {
                 fab.cc = r.Choice(f["cc"], "fabric.cc (infiniband)", {"none", "ibcc"});
-                if (fab.cc == "ibcc")
-                {
-                    r.Fail(f["cc"], "fabric.cc 'ibcc' (IB congestion control) is not built yet; "
-                                    "use none");
-                }
             }
             else
             {
@@ -963,11 +958,11 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             wl.type = r.Choice(item["type"], "workload type", typeNames);
             const std::string where = "workload '" + wl.type + "'";
             const std::map<std::string, std::vector<std::string>> allowed{
-                {"bulk", {"type", "src", "dst", "bytes", "start", "op"}},
-                {"incast", {"type", "dst", "srcs", "bytes", "start", "op"}},
-                {"permutation", {"type", "hosts", "bytes", "start", "op"}},
-                {"all-to-all", {"type", "hosts", "bytes", "start", "op"}},
-                {"poisson", {"type", "hosts", "load", "cdf", "start", "stop", "op"}},
+                {"bulk", {"type", "src", "dst", "bytes", "start", "op", "sl"}},
+                {"incast", {"type", "dst", "srcs", "bytes", "start", "op", "sl"}},
+                {"permutation", {"type", "hosts", "bytes", "start", "op", "sl"}},
+                {"all-to-all", {"type", "hosts", "bytes", "start", "op", "sl"}},
+                {"poisson", {"type", "hosts", "load", "cdf", "start", "stop", "op", "sl"}},
                 {"command", {"type", "on", "run", "background", "after", "timeout"}}};
             r.CheckMap(item, where, allowed.at(wl.type));
             auto require = [&](const char* key) {
@@ -1031,6 +1026,10 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             if (item["op"])
             {
                 wl.op = r.Choice(item["op"], where + ".op", {"write", "send", "read"});
+            }
+            if (item["sl"])
+            {
+                wl.sl = static_cast<uint8_t>(r.Integer(item["sl"], where + ".sl", 0, 15));
             }
             if (item["start"])
             {
@@ -1288,7 +1287,7 @@ ResolvedYaml(const Scenario& s)
                 y << YAML::Key << "bytes" << YAML::Value << w.bytes;
             }
             y << YAML::Key << "start" << YAML::Value << ps(w.startPs) << YAML::Key << "op"
-              << YAML::Value << w.op;
+              << YAML::Value << w.op << YAML::Key << "sl" << YAML::Value << +w.sl;
         }
         y << YAML::EndMap;
     }

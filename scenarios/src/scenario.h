@@ -97,6 +97,7 @@ struct WorkloadSpec
     SourceMark mark;
     // Flow workloads.
     std::string op{"write"}; ///< write | send | read
+    uint8_t sl{0};           ///< service level (InfiniBand: picks the VL)
     uint32_t src{0};
     uint32_t dst{0};
     std::vector<uint32_t> hosts; ///< srcs of incast; hosts of the others

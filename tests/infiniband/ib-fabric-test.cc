@@ -4,6 +4,7 @@
 #include "ib-fabric-helper.h"
 #include "ib-link.h"
 
+#include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -247,4 +248,59 @@ TEST_CASE("a high-priority VL is held to LimitOfHighPriority while low-priority 
         }
         Reset();
     }
+}
+
+namespace
+{
+
+/// Three hotspot flows into h4 and a victim h3 -> h5 that shares their path as far
+/// as switch B's input; returns the victim's throughput over its 20 MB.
+double
+VictimThroughput(bool cc, uint64_t* fecn = nullptr, uint64_t* becn = nullptr)
+{
+    Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(2048));
+    Config::SetDefault("ns3::IbSwitch::CcEnabled", BooleanValue(cc));
+    IbFabricHelper f;
+    const DataRate edge = IbLinkRate("EDR", 4);
+    // h0..h3 on switch A, h4..h7 on switch B; the A-B link (12x) carries all four
+    // senders at line rate, so only h4's port is congested and max-min fairness
+    // gives the victim its whole 100 Gb/s.
+    f.Install(TopologySpec::Dumbbell(8, LinkParams{edge, NanoSeconds(100)},
+                                     LinkParams{IbLinkRate("EDR", 12), NanoSeconds(100)}));
+    std::vector<std::unique_ptr<Flow>> flows;
+    for (uint32_t s = 0; s < 3; ++s)
+    {
+        Write(flows, f, s, 4, 2'000'000'000); // never done within the run
+    }
+    Flow& victim = Write(flows, f, 3, 5, 20'000'000);
+    g_pending = 1; // the run ends with the victim
+    Simulator::Stop(Seconds(1));
+    Simulator::Run();
+    REQUIRE(victim.ok);
+    if (fecn)
+    {
+        *fecn = f.TotalFecnMarks();
+        *becn = f.TotalBecns();
+    }
+    const double rate = victim.bytes * 8.0 / victim.done.GetSeconds();
+    Reset();
+    return rate;
+}
+
+} // namespace
+
+TEST_CASE("congestion spreading: a victim sharing the hotspot's path suffers; IB CC gives it back")
+{
+    const double fair = IbLinkRate("EDR", 4).GetBitRate() * Efficiency(2048);
+    const double off = VictimThroughput(false);
+    uint64_t fecn = 0;
+    uint64_t becn = 0;
+    const double on = VictimThroughput(true, &fecn, &becn);
+    MESSAGE("victim at " << off / fair << " of its fair rate with CC off, " << on / fair
+                         << " with CC on; " << fecn << " FECN marks, " << becn << " BECNs");
+    CHECK(off < 0.6 * fair); // head-of-line blocking behind the hotspot's packets
+    CHECK(on >= 0.8 * fair); // the issue's bar: at least 80% of its fair rate
+    CHECK(fecn > 0);
+    CHECK(becn > 0);
 }

@@ -187,4 +187,26 @@ IbFabricHelper::TotalNoRouteDrops() const
     return n;
 }
 
+uint64_t
+IbFabricHelper::TotalFecnMarks() const
+{
+    uint64_t n = 0;
+    for (const auto& s : m_switches)
+    {
+        n += s->GetFecnMarks();
+    }
+    return n;
+}
+
+uint64_t
+IbFabricHelper::TotalBecns() const
+{
+    uint64_t n = 0;
+    for (const auto& h : m_hcas)
+    {
+        n += h->GetBecnsReceived();
+    }
+    return n;
+}
+
 } // namespace ns3

@@ -34,7 +34,7 @@ class IbFabricHelper : public RdmaFabric
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
 
     /// A connection whose packets carry service level \p sl.
-    Connection Connect(uint32_t a, uint32_t b, uint8_t sl);
+    Connection Connect(uint32_t a, uint32_t b, uint8_t sl) override;
 
     Ptr<IbHca> GetHca(uint32_t host) const { return m_hcas.at(host); }
     const std::vector<Ptr<IbSwitch>>& GetSwitches() const { return m_switches; }
@@ -44,6 +44,8 @@ class IbFabricHelper : public RdmaFabric
     uint64_t TotalOverflows() const;
     uint64_t TotalFcps() const;
     uint64_t TotalNoRouteDrops() const;
+    uint64_t TotalFecnMarks() const;
+    uint64_t TotalBecns() const;
 
   private:
     TopologySpec m_spec;

@@ -4,6 +4,7 @@
 #include "ib-opcode.h"
 
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <vector>
@@ -24,7 +25,32 @@ IbHca::GetTypeId()
                                           "SL of the QPs the fabric helper connects",
                                           UintegerValue(0),
                                           MakeUintegerAccessor(&IbHca::m_defaultSl),
-                                          MakeUintegerChecker<uint8_t>(0, 15));
+                                          MakeUintegerChecker<uint8_t>(0, 15))
+                            .AddAttribute("CctiIncrease",
+                                          "IB CC: CCTI added per BECN",
+                                          UintegerValue(1),
+                                          MakeUintegerAccessor(&IbHca::m_cctiIncrease),
+                                          MakeUintegerChecker<uint32_t>(1, 255))
+                            .AddAttribute("CctiLimit",
+                                          "IB CC: the largest CCTI (the table's last entry)",
+                                          UintegerValue(127),
+                                          MakeUintegerAccessor(&IbHca::m_cctiLimit),
+                                          MakeUintegerChecker<uint32_t>(1, 16383))
+                            .AddAttribute("CctiTimer",
+                                          "IB CC: CCTI drops by one this often",
+                                          TimeValue(MicroSeconds(10)),
+                                          MakeTimeAccessor(&IbHca::m_cctiTimer),
+                                          MakeTimeChecker(NanoSeconds(1)))
+                            .AddAttribute("CctStep",
+                                          "IB CC: the table's inter-packet delay grows by this per index "
+                                          "(a linear table, as the CC manager fills it)",
+                                          TimeValue(NanoSeconds(20)),
+                                          MakeTimeAccessor(&IbHca::m_cctStep),
+                                          MakeTimeChecker(Time(0)))
+                            .AddTraceSource("Ccti",
+                                            "A flow's CCTI changed: (QPN, new CCTI)",
+                                            MakeTraceSourceAccessor(&IbHca::m_cctiTrace),
+                                            "ns3::IbHca::CctiTracedCallback");
     return tid;
 }
 
@@ -33,6 +59,9 @@ IbHca::IbHca() = default;
 void
 IbHca::DoDispose()
 {
+    m_timer.Cancel();
+    m_wakeAt.Cancel();
+    m_cnps.clear();
     for (auto& c : m_conns)
     {
         c.qp->Dispose();
@@ -141,6 +170,13 @@ IbHca::TrySend()
     {
         return;
     }
+    while (!m_cnps.empty() && m_port->GetQueuePackets(m_cnps.front().second) == 0)
+    {
+        m_port->Enqueue(m_cnps.front().first, m_cnps.front().second, Simulator::Now());
+        m_cnps.pop_front();
+    }
+    const Time now = Simulator::Now();
+    Time earliest = Time::Max();
     const size_t n = m_conns.size();
     const size_t first = m_rr;
     for (size_t k = 0; k < n; ++k)
@@ -152,10 +188,71 @@ IbHca::TrySend()
         {
             continue;
         }
+        const bool control = c.qp->HasControlPacket();
+        if (!control && c.nextSend > now)
+        {
+            earliest = std::min(earliest, c.nextSend);
+            continue;
+        }
         const auto p = c.qp->NextPacket();
-        m_port->Enqueue(Build(c, *p), vl, Simulator::Now());
+        Ptr<Packet> packet = Build(c, *p);
+        if (!control && c.ccti > 0)
+        {
+            // The table's inter-packet delay, counted from the end of this packet.
+            c.nextSend = now + m_port->GetDataRate().CalculateBytesTxTime(packet->GetSize()) +
+                         c.ccti * m_cctStep;
+        }
+        m_port->Enqueue(packet, vl, now);
         m_rr = (idx + 1) % n;
     }
+    if (earliest != Time::Max() &&
+        (!m_wakeAt.IsRunning() || Simulator::GetDelayLeft(m_wakeAt) > earliest - now))
+    {
+        m_wakeAt.Cancel();
+        m_wakeAt = Simulator::Schedule(earliest - now, &IbHca::Wake, this);
+    }
+}
+
+void
+IbHca::SendCnp(const Conn& c)
+{
+    TransportPacket cnp;
+    cnp.opcode = kIbOpcodeCnp;
+    cnp.destQp = c.qp->GetRemoteQpn();
+    cnp.becn = true;
+    cnp.payload = 16; // reserved bytes, as a RoCEv2 CNP
+    m_cnps.emplace_back(Build(c, cnp), static_cast<uint8_t>(c.sl % m_port->GetNumDataVls()));
+    ++m_cnpsSent;
+    Wake();
+}
+
+void
+IbHca::OnCctiTimer()
+{
+    bool any = false;
+    for (auto& c : m_conns)
+    {
+        if (c.ccti > 0)
+        {
+            --c.ccti;
+            m_cctiTrace(c.qp->GetQpn(), c.ccti);
+            if (c.ccti == 0)
+            {
+                c.nextSend = Time(0);
+            }
+            any = any || c.ccti > 0;
+        }
+    }
+    if (any)
+    {
+        m_timer = Simulator::Schedule(m_cctiTimer, &IbHca::OnCctiTimer, this);
+    }
+}
+
+uint32_t
+IbHca::GetCcti(Ptr<RdmaQueuePair> qp) const
+{
+    return m_conns.at(m_byQpn.at(qp->GetQpn())).ccti;
 }
 
 void
@@ -193,7 +290,24 @@ IbHca::Deliver(Ptr<Packet> p, uint8_t vl)
         ++m_unknownQp; // a QP already destroyed: its late packets go nowhere
         return;
     }
-    m_conns[it->second].qp->Receive(t);
+    Conn& c = m_conns[it->second];
+    if (t.opcode == kIbOpcodeCnp)
+    {
+        // A BECN for this flow: throttle it one table step more.
+        ++m_becns;
+        c.ccti = std::min(c.ccti + m_cctiIncrease, m_cctiLimit);
+        m_cctiTrace(c.qp->GetQpn(), c.ccti);
+        if (!m_timer.IsRunning())
+        {
+            m_timer = Simulator::Schedule(m_cctiTimer, &IbHca::OnCctiTimer, this);
+        }
+        return;
+    }
+    if (t.fecn)
+    {
+        SendCnp(c); // the destination returns the mark to the source
+    }
+    c.qp->Receive(t);
 }
 
 } // namespace ns3

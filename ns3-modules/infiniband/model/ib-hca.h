@@ -2,7 +2,11 @@
  * An InfiniBand host channel adapter: queue pairs of the shared RDMA
  * transport behind one IbPort. Each QP sends on the VL its service level maps
  * to; the HCA keeps at most one packet waiting per VL, so a QP feels credit
- * back-pressure at once. Packets are LRH + BTH (+ extension headers) +
+ * back-pressure at once. IB congestion control (IBA annex A10): a packet
+ * arriving with FECN makes this HCA send a CNP (BECN) to its source; a
+ * source raises the flow's CCTI by CctiIncrease per BECN (up to CctiLimit),
+ * lowers it by one every CctiTimer, and spaces the flow's packets by the
+ * table's inter-packet delay, CCTI x CctStep. Packets are LRH + BTH (+ extension headers) +
  * payload + ICRC + VCRC; the CRC fields are present (sizes and credits are
  * exact) but not computed.
  */
@@ -14,6 +18,10 @@
 
 #include "ns3/object.h"
 
+#include "ns3/event-id.h"
+#include "ns3/traced-callback.h"
+
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +45,10 @@ class IbHca : public Object
     /// The size on the wire of a transport packet (LRH to VCRC).
     static uint32_t WireBytes(const TransportPacket& p);
     uint64_t GetUnknownQpDrops() const { return m_unknownQp; }
+    uint64_t GetCnpsSent() const { return m_cnpsSent; }
+    uint64_t GetBecnsReceived() const { return m_becns; }
+    /// The congestion control table index of \p qp's flow (0: not throttled).
+    uint32_t GetCcti(Ptr<RdmaQueuePair> qp) const;
 
   protected:
     void DoDispose() override;
@@ -47,7 +59,11 @@ class IbHca : public Object
         Ptr<RdmaQueuePair> qp;
         uint16_t remoteLid;
         uint8_t sl;
+        uint32_t ccti{0}; ///< IB CC: index into the congestion control table
+        Time nextSend;    ///< paced by the table's inter-packet delay
     };
+    void OnCctiTimer();
+    void SendCnp(const Conn& c);
     void Wake();
     void Dequeued(uint8_t vl);
     void TrySend();
@@ -56,6 +72,16 @@ class IbHca : public Object
     void Deliver(Ptr<Packet> p, uint8_t vl);
 
     uint8_t m_defaultSl;
+    uint32_t m_cctiIncrease;
+    uint32_t m_cctiLimit;
+    Time m_cctiTimer;
+    Time m_cctStep;
+    EventId m_timer;
+    EventId m_wakeAt;
+    std::deque<std::pair<Ptr<Packet>, uint8_t>> m_cnps;
+    uint64_t m_cnpsSent{0};
+    uint64_t m_becns{0};
+    TracedCallback<uint32_t, uint32_t> m_cctiTrace; ///< QPN, new CCTI
     Ptr<IbPort> m_port;
     uint16_t m_lid{0};
     uint32_t m_nextQpn{17};

@@ -177,6 +177,7 @@ IbPort::Enqueue(Ptr<Packet> p, uint8_t vl, Time notBefore, Ptr<IbPort> holder, u
 {
     NS_ABORT_MSG_IF(vl >= m_numVls, "IbPort: VL " << +vl << " but the port has " << +m_numVls << " data VLs");
     m_tx[vl].queue.push_back({p, Blocks(p->GetSize()), notBefore, holder, holderVl});
+    m_tx[vl].queuedBytes += p->GetSize();
     TrySend();
 }
 
@@ -187,6 +188,12 @@ IbPort::Fits(uint8_t vl) const
     const uint32_t blocks = t.queue.front().blocks;
     const uint16_t after = static_cast<uint16_t>((t.fctbs + blocks) & kIbCounterMask);
     return ((t.fccl - after) & kIbCounterMask) <= 2048;
+}
+
+bool
+IbPort::IsCreditStalled(uint8_t vl) const
+{
+    return !m_tx.at(vl).queue.empty() && !Fits(vl);
 }
 
 bool
@@ -312,6 +319,7 @@ IbPort::TrySend()
     TxVl& t = m_tx[vl];
     Entry e = t.queue.front();
     t.queue.pop_front();
+    t.queuedBytes -= e.packet->GetSize();
     t.fctbs = static_cast<uint16_t>((t.fctbs + e.blocks) & kIbCounterMask);
     t.bytesSent += e.packet->GetSize();
     m_busy = true;

@@ -68,6 +68,9 @@ class IbPort : public Object
      */
     void Enqueue(Ptr<Packet> p, uint8_t vl, Time notBefore, Ptr<IbPort> holder = nullptr, uint8_t holderVl = 0);
     size_t GetQueuePackets(uint8_t vl) const { return m_tx.at(vl).queue.size(); }
+    uint64_t GetQueueBytes(uint8_t vl) const { return m_tx.at(vl).queuedBytes; }
+    /// Whether \p vl's head packet is waiting for credit (the port is a victim, not a root).
+    bool IsCreditStalled(uint8_t vl) const;
 
     /// Gives back the receive-buffer blocks of a packet that arrived on \p vl.
     void Release(uint8_t vl, uint32_t blocks);
@@ -104,6 +107,7 @@ class IbPort : public Object
     struct TxVl
     {
         std::deque<Entry> queue;
+        uint64_t queuedBytes{0};
         uint16_t fctbs{0}; ///< blocks sent, mod 4096
         uint16_t fccl{0};  ///< the peer's last advertised limit
         bool stalled{false};

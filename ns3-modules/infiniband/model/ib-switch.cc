@@ -1,6 +1,8 @@
 #include "ib-switch.h"
 
+#include "ns3/boolean.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 namespace ns3
 {
@@ -18,7 +20,27 @@ IbSwitch::GetTypeId()
                                           "From a packet's head arriving to its leaving (cut-through)",
                                           TimeValue(NanoSeconds(100)),
                                           MakeTimeAccessor(&IbSwitch::m_latency),
-                                          MakeTimeChecker(Time(0)));
+                                          MakeTimeChecker(Time(0)))
+                            .AddAttribute("CcEnabled",
+                                          "IB congestion control: mark FECN on packets into a "
+                                          "congested output VL (off by default, as on real fabrics)",
+                                          BooleanValue(false),
+                                          MakeBooleanAccessor(&IbSwitch::m_ccEnabled),
+                                          MakeBooleanChecker())
+                            .AddAttribute("CcThreshold",
+                                          "Bytes queued for an output VL above which it is congested",
+                                          UintegerValue(16 * 1024),
+                                          MakeUintegerAccessor(&IbSwitch::m_ccThreshold),
+                                          MakeUintegerChecker<uint32_t>())
+                            .AddAttribute("CcMarkingRate",
+                                          "Packets left unmarked between two FECN marks (IBA Marking_Rate)",
+                                          UintegerValue(0),
+                                          MakeUintegerAccessor(&IbSwitch::m_markingRate),
+                                          MakeUintegerChecker<uint32_t>())
+                            .AddTraceSource("Fecn",
+                                            "A packet marked FECN: (output port, VL)",
+                                            MakeTraceSourceAccessor(&IbSwitch::m_fecnTrace),
+                                            "ns3::IbSwitch::FecnTracedCallback");
     return tid;
 }
 
@@ -56,6 +78,23 @@ IbSwitch::SetSl2Vl(uint32_t in, uint32_t out, uint8_t sl, uint8_t vl)
     m_sl2vl[{in, out, sl}] = vl;
 }
 
+bool
+IbSwitch::MarkFecn(Ptr<IbPort> out, uint8_t vl)
+{
+    if (out->GetQueueBytes(vl) < m_ccThreshold || out->IsCreditStalled(vl))
+    {
+        return false;
+    }
+    if (m_sinceMark < m_markingRate)
+    {
+        ++m_sinceMark;
+        return false;
+    }
+    m_sinceMark = 0;
+    ++m_fecnMarks;
+    return true;
+}
+
 void
 IbSwitch::Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time tail)
 {
@@ -73,15 +112,25 @@ IbSwitch::Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time
     Ptr<IbPort> outPort = m_ports[out];
     const auto it = m_sl2vl.find({in, out, lrh.sl});
     const uint8_t outVl = it != m_sl2vl.end() ? it->second : lrh.sl % outPort->GetNumDataVls();
-    if (outVl != lrh.vl)
+    // An output VL is the root of congestion when it has a queue and credit to send
+    // it (IBA A10.2.1.1): a VL waiting for credit is a victim and is not marked.
+    const bool fecn = m_ccEnabled && MarkFecn(outPort, outVl);
+    if (outVl != lrh.vl || fecn)
     {
-        // The LRH names the VL of each hop.
+        // The LRH names the VL of each hop; FECN is the top bit of BTH byte 4.
+        constexpr uint32_t kHead = kIbLrhBytes + 12;
+        uint8_t head[kHead];
+        p->CopyData(head, kHead);
         lrh.vl = outVl;
-        uint8_t rewritten[kIbLrhBytes];
-        lrh.Write(rewritten);
-        Ptr<Packet> head = Create<Packet>(rewritten, kIbLrhBytes);
-        head->AddAtEnd(p->CreateFragment(kIbLrhBytes, p->GetSize() - kIbLrhBytes));
-        p = head;
+        lrh.Write(head);
+        if (fecn)
+        {
+            head[kIbLrhBytes + 4] |= 0x80;
+            m_fecnTrace(out, outVl);
+        }
+        Ptr<Packet> rewritten = Create<Packet>(head, kHead);
+        rewritten->AddAtEnd(p->CreateFragment(kHead, p->GetSize() - kHead));
+        p = rewritten;
     }
     // Cut-through: not before the latency, and not so early that a faster output
     // would catch up with a tail still arriving.

@@ -12,6 +12,7 @@
 
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <map>
 #include <vector>
@@ -33,6 +34,7 @@ class IbSwitch : public Object
     /// SL-to-VL for packets from \p in to \p out (default: VL = SL mod the output's data VLs).
     void SetSl2Vl(uint32_t in, uint32_t out, uint8_t sl, uint8_t vl);
     uint64_t GetNoRouteDrops() const { return m_noRoute; }
+    uint64_t GetFecnMarks() const { return m_fecnMarks; }
 
   protected:
     void DoDispose() override;
@@ -40,7 +42,15 @@ class IbSwitch : public Object
   private:
     void Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time tail);
 
+    bool MarkFecn(Ptr<IbPort> out, uint8_t vl);
+
     Time m_latency;
+    bool m_ccEnabled;
+    uint32_t m_ccThreshold;
+    uint32_t m_markingRate;
+    uint32_t m_sinceMark{0};
+    uint64_t m_fecnMarks{0};
+    TracedCallback<uint32_t, uint8_t> m_fecnTrace; ///< output port, VL
     std::vector<Ptr<IbPort>> m_ports;
     std::vector<int32_t> m_lft; ///< by DLID; -1: no route
     std::map<std::tuple<uint32_t, uint32_t, uint8_t>, uint8_t> m_sl2vl;

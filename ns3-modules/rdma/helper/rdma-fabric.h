@@ -33,6 +33,13 @@ class RdmaFabric
         uint16_t dstPort;
     };
     virtual Connection Connect(uint32_t a, uint32_t b) = 0;
+    /// The same with packets of service level \p sl, where the fabric has them
+    /// (InfiniBand: the SL picks the VL); by default the SL is ignored.
+    virtual Connection Connect(uint32_t a, uint32_t b, uint8_t sl)
+    {
+        (void)sl;
+        return Connect(a, b);
+    }
     /// Releases a connection's QPs once its work is done.
     virtual void Disconnect(const Connection& c) = 0;
     /// What \p bytes from \p a to \p b would take alone on an idle fabric:

@@ -136,7 +136,7 @@ void
 FlowRunner::Launch(uint32_t id)
 {
     const FlowSpec& f = m_flows[id];
-    m_connections[id] = m_fabric.Connect(f.src, f.dst);
+    m_connections[id] = m_fabric.Connect(f.src, f.dst, f.serviceLevel);
     const auto& c = m_connections[id];
     c.requester->SetCompletionCallback(MakeCallback(&FlowRunner::Finished, this).Bind(id));
     RdmaWorkRequest wr;

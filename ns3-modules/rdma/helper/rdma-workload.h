@@ -27,6 +27,7 @@ struct FlowSpec
     uint64_t bytes{0};
     Time start;
     RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
+    uint8_t serviceLevel{0}; ///< IB SL (its VL on InfiniBand)
 };
 
 namespace workload

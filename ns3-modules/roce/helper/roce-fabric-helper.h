@@ -38,6 +38,7 @@ class RoceFabricHelper : public RdmaFabric
     void AddHostRoute(uint32_t host, Ipv6Address address);
 
     /// Creates and connects a QP on host \p a and one on host \p b.
+    using RdmaFabric::Connect; // with an SL: RoCE has no SLs; the QP's priority is the NIC's
     Connection Connect(uint32_t a, uint32_t b) override;
     void Disconnect(const Connection& c) override;
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;

@@ -1,0 +1,97 @@
+// The InfiniBand model's pcap files, read back by tshark as InfiniBand.
+#include "../skip.h"
+#include "ib-fabric-helper.h"
+#include "ib-link.h"
+#include "ib-recorders.h"
+
+#include "ns3/config.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <unistd.h>
+
+using namespace ns3;
+
+namespace
+{
+
+std::string
+Run(const std::string& cmd)
+{
+    std::string out;
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+    char buf[4096];
+    size_t n = 0;
+    while (pipe && (n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
+    {
+        out.append(buf, n);
+    }
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every field where it belongs")
+{
+    if (system("command -v tshark >/dev/null 2>&1") != 0)
+    {
+        FABEMU_SKIP("tshark is not installed (scripts/install-deps installs it)");
+    }
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("fabemu-ib-" + std::to_string(getpid()) + ".pcap")).string();
+    Simulator::Destroy();
+    Config::Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
+    {
+        IbFabricHelper f;
+        f.Install(TopologySpec::Pair(LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+        auto pcap = Create<IbPcapWriter>(f.GetHca(0)->GetPort(), path);
+        const auto conn = f.Connect(0, 1, 0);
+        RdmaWorkRequest wr;
+        wr.op = RdmaWorkRequest::Op::Write;
+        wr.bytes = 3000; // First (1024 + RETH), Middle (1024), Last (952)
+        conn.requester->PostSend(wr);
+        Simulator::Stop(MicroSeconds(50));
+        Simulator::Run();
+        CHECK(pcap->Packets() == 3);
+        pcap = nullptr;
+        Simulator::Destroy();
+    }
+    const std::string fields = Run(
+        "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " +
+        path + " -T fields -e infiniband.lrh.dlid -e infiniband.lrh.slid -e infiniband.lrh.pktlen "
+               "-e infiniband.bth.opcode -e infiniband.bth.psn -e _ws.malformed 2>/dev/null");
+    std::istringstream in(fields);
+    std::vector<std::vector<std::string>> rows;
+    for (std::string line; std::getline(in, line);)
+    {
+        std::istringstream ls(line);
+        std::vector<std::string> f;
+        for (std::string x; std::getline(ls, x, '\t');)
+        {
+            f.push_back(x);
+        }
+        rows.push_back(f);
+    }
+    REQUIRE(rows.size() == 3);
+    const char* opcodes[] = {"6", "7", "8"}; // RC RDMA WRITE First, Middle, Last
+    const int words[] = {(8 + 12 + 16 + 1024 + 4) / 4, (8 + 12 + 1024 + 4) / 4, (8 + 12 + 952 + 4) / 4};
+    for (size_t i = 0; i < rows.size(); ++i)
+    {
+        CAPTURE(fields);
+        REQUIRE(rows[i].size() >= 5);
+        CHECK(rows[i][0] == "2"); // h1's LID
+        CHECK(rows[i][1] == "1"); // h0's LID
+        CHECK(rows[i][2] == std::to_string(words[i]));
+        CHECK(rows[i][3] == opcodes[i]);
+        CHECK((rows[i].size() < 6 || rows[i][5].empty())); // nothing malformed
+    }
+    CHECK(std::stoul(rows[1][4]) == std::stoul(rows[0][4]) + 1); // consecutive PSNs
+    std::filesystem::remove(path);
+}
