@@ -1,4 +1,5 @@
 // The InfiniBand model's pcap files, read back by tshark as InfiniBand.
+#include "../shell.h"
 #include "../skip.h"
 #include "ib-fabric-helper.h"
 #include "ib-link.h"
@@ -18,28 +19,10 @@
 
 using namespace ns3;
 
-namespace
-{
-
-std::string
-Run(const std::string& cmd)
-{
-    std::string out;
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-    char buf[4096];
-    size_t n = 0;
-    while (pipe && (n = fread(buf, 1, sizeof buf, pipe.get())) > 0)
-    {
-        out.append(buf, n);
-    }
-    return out;
-}
-
-} // namespace
 
 TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every field where it belongs")
 {
-    if (system("command -v tshark >/dev/null 2>&1") != 0)
+    if (!HaveTool("tshark"))
     {
         FABEMU_SKIP("tshark is not installed (scripts/install-deps installs it)");
     }
@@ -63,7 +46,7 @@ TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every
         pcap = nullptr;
         Simulator::Destroy();
     }
-    const std::string fields = Run(
+    const std::string fields = RunCommand(
         "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " +
         path + " -T fields -e infiniband.lrh.dlid -e infiniband.lrh.slid -e infiniband.lrh.pktlen "
                "-e infiniband.bth.opcode -e infiniband.bth.psn -e _ws.malformed 2>/dev/null");

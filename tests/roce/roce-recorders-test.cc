@@ -1,3 +1,4 @@
+#include "../shell.h"
 #include "../skip.h"
 #include "rdma-workload.h"
 #include "roce-recorders.h"
@@ -21,28 +22,10 @@ using namespace ns3;
 namespace
 {
 
-std::string
-Run(const std::string& cmd)
-{
-    std::string out;
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-    if (!pipe)
-    {
-        return out;
-    }
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0)
-    {
-        out.append(buf.data(), n);
-    }
-    return out;
-}
-
 bool
 HaveTshark()
 {
-    return system("command -v tshark >/dev/null 2>&1") == 0;
+    return HaveTool("tshark");
 }
 
 std::string
@@ -93,7 +76,7 @@ TEST_CASE("frames the model writes to pcap decode in tshark as RoCEv2 BTH, none 
     }
     REQUIRE(frames > 10);
     const std::string opcodes =
-        Run("tshark -r " + path + " -T fields -e infiniband.bth.opcode 2>/dev/null");
+        RunCommand("tshark -r " + path + " -T fields -e infiniband.bth.opcode 2>/dev/null");
     std::map<int, int> seen;
     std::istringstream lines(opcodes);
     std::string line;
@@ -114,14 +97,14 @@ TEST_CASE("frames the model writes to pcap decode in tshark as RoCEv2 BTH, none 
         CAPTURE(op);
         CHECK(seen[op] > 0);
     }
-    const std::string bad = Run("tshark -r " + path +
+    const std::string bad = RunCommand("tshark -r " + path +
                                 " -Y '_ws.malformed || _ws.expert.severity >= 6291456' "
                                 "2>/dev/null | wc -l");
     CHECK(std::stoi(bad) == 0);
     // Timestamps are nanoseconds: frames within one microsecond are told apart.
-    const std::string ns = Run("tshark -r " + path +
+    const std::string ns = RunCommand("tshark -r " + path +
                                " -T fields -e frame.time_epoch 2>/dev/null | sort -u | wc -l");
-    const std::string us = Run("tshark -r " + path +
+    const std::string us = RunCommand("tshark -r " + path +
                                " -T fields -e frame.time_epoch 2>/dev/null | "
                                "sed -E 's/([0-9]+[.][0-9]{6}).*/\\1/' | sort -u | wc -l");
     CHECK(std::stoul(ns) > std::stoul(us));
