@@ -1,7 +1,11 @@
 #include "edge-port.h"
 
+#include "ib-opcode.h"
+#include "roce-packet.h"
+
 #include "ns3/node.h"
 #include "ns3/simulator.h"
+#include "ns3/nstime.h"
 
 #include <cstring>
 
@@ -69,6 +73,14 @@ EdgePort::EdgePort(std::string name,
 EdgePort::~EdgePort()
 {
     Stop();
+    for (auto& [key, flow] : m_flows)
+    {
+        flow.release.Cancel();
+        if (flow.cc)
+        {
+            flow.cc->Dispose();
+        }
+    }
 }
 
 void
@@ -81,6 +93,88 @@ void
 EdgePort::Stop()
 {
     m_tap->Stop();
+}
+
+void
+EdgePort::EnableDcqcn(DataRate lineRate)
+{
+    m_dcqcn = true;
+    m_lineRate = lineRate;
+}
+
+namespace
+{
+
+uint32_t
+Ipv4Of(const std::array<uint8_t, 16>& ip)
+{
+    return uint32_t(ip[0]) << 24 | uint32_t(ip[1]) << 16 | uint32_t(ip[2]) << 8 | ip[3];
+}
+
+/// RC/UC/UD requests that carry data (not ACKs, CNPs or read responses): what DCQCN paces.
+bool
+Paced(uint8_t opcode)
+{
+    const uint8_t op = opcode & 0x1f;
+    return opcode != kIbOpcodeCnp && op <= static_cast<uint8_t>(IbOperation::ReadRequest);
+}
+
+} // namespace
+
+void
+EdgePort::Pace(Flow& flow)
+{
+    const Time now = Simulator::Now();
+    while (!flow.queue.empty() && flow.nextSend <= now)
+    {
+        Ptr<Packet> p = flow.queue.front();
+        flow.queue.pop_front();
+        flow.queuedBytes -= p->GetSize();
+        const DataRate rate = flow.cc->GetRate();
+        flow.nextSend = std::max(now, flow.nextSend) +
+                        rate.CalculateBytesTxTime(RoceNetDevice::WireBytes(p->GetSize()));
+        flow.cc->OnBytesSent(p->GetSize());
+        const uint64_t bps = rate.GetBitRate();
+        m_counters.lowestRateBps =
+            m_counters.lowestRateBps == 0 ? bps : std::min(m_counters.lowestRateBps, bps);
+        m_port->Enqueue(p, m_rocePriority);
+    }
+    if (!flow.queue.empty() && !flow.release.IsRunning())
+    {
+        flow.release = Simulator::Schedule(flow.nextSend - now, &EdgePort::Pace, this, std::ref(flow));
+    }
+}
+
+void
+EdgePort::SendCnp(const ParsedFrame& f, const std::vector<uint8_t>& frame)
+{
+    // From the endpoint (this edge plays its NIC) back to the sender of the marked frame.
+    const FlowKey key{Ipv4Of(f.srcIp), f.destQp};
+    TypeId::AttributeInformation info;
+    TypeId::LookupByName("ns3::RoceNic").LookupAttributeByName("CnpInterval", &info);
+    const Time interval = DynamicCast<const TimeValue>(info.initialValue)->Get();
+    auto it = m_np.find(key);
+    if (it != m_np.end() && Simulator::Now() - it->second < interval)
+    {
+        return;
+    }
+    m_np[key] = Simulator::Now();
+    RoceFrameSpec cnp;
+    std::copy(frame.begin() + 6, frame.begin() + 12, cnp.dstMac.begin());
+    std::copy(frame.begin(), frame.begin() + 6, cnp.srcMac.begin());
+    cnp.vlan = true;
+    cnp.pcp = 6; // ns3::RoceNic's CNP priority and DSCP
+    cnp.dscp = 48;
+    cnp.ecn = 0;
+    cnp.srcIpv4 = Ipv4Of(f.dstIp);
+    cnp.dstIpv4 = Ipv4Of(f.srcIp);
+    cnp.srcPort = f.srcPort;
+    cnp.transport.opcode = kIbOpcodeCnp;
+    cnp.transport.destQp = f.destQp; // the flow's QP at the receiver: how the far edge keys it
+    cnp.transport.becn = true;
+    cnp.transport.payload = 16;
+    m_port->Enqueue(MakeRoceV2Packet(cnp), 6);
+    ++m_counters.cnpsSent;
 }
 
 void
@@ -126,7 +220,32 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
     tagged[15] = 0;
     std::memcpy(tagged.data() + 16, frame->data() + 12, frame->size() - 12);
     ++m_counters.fromTap;
-    m_port->Enqueue(Create<Packet>(tagged.data(), static_cast<uint32_t>(tagged.size())), prio);
+    Ptr<Packet> p = Create<Packet>(tagged.data(), static_cast<uint32_t>(tagged.size()));
+    if (m_dcqcn && f.kind == FrameKind::Roce && f.ipVersion == 4 && Paced(f.opcode))
+    {
+        Flow& flow = m_flows[{Ipv4Of(f.dstIp), f.destQp}];
+        if (!flow.cc)
+        {
+            flow.cc = CreateObject<DcqcnRateControl>();
+            flow.cc->Start(m_lineRate);
+        }
+        // The endpoint cannot be paused: frames wait here, up to a bound.
+        constexpr uint64_t kMaxHeld = 16 << 20;
+        if (flow.queuedBytes + p->GetSize() > kMaxHeld)
+        {
+            ++m_counters.drops["dcqcn_queue_full"];
+            return;
+        }
+        if (!flow.queue.empty() || flow.nextSend > Simulator::Now())
+        {
+            ++m_counters.framesPaced;
+        }
+        flow.queue.push_back(p);
+        flow.queuedBytes += p->GetSize();
+        Pace(flow);
+        return;
+    }
+    m_port->Enqueue(p, prio);
 }
 
 void
@@ -134,6 +253,24 @@ EdgePort::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f
 {
     std::vector<uint8_t> bytes(frame->GetSize());
     frame->CopyData(bytes.data(), static_cast<uint32_t>(bytes.size()));
+    if (m_dcqcn && f.kind == FrameKind::Roce && f.ipVersion == 4)
+    {
+        if (f.opcode == kIbOpcodeCnp)
+        {
+            // For one of this endpoint's flows: the CNP names the receiver and its QP.
+            auto it = m_flows.find({Ipv4Of(f.srcIp), f.destQp});
+            if (it != m_flows.end())
+            {
+                it->second.cc->OnCnp();
+            }
+            ++m_counters.cnpsConsumed;
+            return; // rxe has no use for it
+        }
+        if (f.ecn == 3)
+        {
+            SendCnp(f, bytes);
+        }
+    }
     if (f.vlan && bytes.size() >= 18)
     {
         std::memmove(bytes.data() + 12, bytes.data() + 16, bytes.size() - 16);

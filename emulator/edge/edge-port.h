@@ -15,10 +15,12 @@
 #include "edge-frame-filter.h"
 #include "tap-port.h"
 
+#include "dcqcn-rate-control.h"
 #include "roce-net-device.h"
 
 #include <array>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +52,17 @@ class EdgePort
 
     /// Starts reading the tap; call once the simulator is set up.
     void Start();
+    /**
+     * \brief Runs DCQCN on the endpoint's behalf (rxe has none): as notification
+     * point, a CE-marked RoCEv2 frame to the endpoint makes this edge send a CNP
+     * to its sender (at most one per flow per ns3::RoceNic::CnpInterval); as
+     * reaction point, the endpoint's RoCEv2 frames leave at the rate of their
+     * flow's DcqcnRateControl, which CNPs for that flow (consumed here) cut.
+     * A flow is (destination IPv4, destination QP): the CNP carries the QP the
+     * marked frame was sent to, so both ends of a flow are edges of this
+     * emulator. IPv4 only. \p lineRate is where every flow starts.
+     */
+    void EnableDcqcn(ns3::DataRate lineRate);
     void Stop();
 
     struct Counters
@@ -60,6 +73,10 @@ class EdgePort
         uint64_t arpReplies{0};
         uint64_t neighbourAdverts{0};
         uint64_t tapWriteFailures{0};
+        uint64_t cnpsSent{0};      ///< DCQCN: as the endpoint's notification point
+        uint64_t cnpsConsumed{0};  ///< DCQCN: CNPs for this endpoint's flows, acted on here
+        uint64_t framesPaced{0};   ///< DCQCN: frames held back by a flow's rate
+        uint64_t lowestRateBps{0}; ///< DCQCN: the lowest rate any flow was cut to
         std::map<std::string, uint64_t> drops; ///< by reason
     };
     /// Read after the simulation has stopped.
@@ -71,6 +88,18 @@ class EdgePort
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
     void AnswerArp(const std::vector<uint8_t>& request);
+    struct Flow
+    {
+        ns3::Ptr<ns3::DcqcnRateControl> cc;
+        std::deque<ns3::Ptr<ns3::Packet>> queue;
+        uint64_t queuedBytes{0};
+        ns3::Time nextSend;
+        ns3::EventId release;
+        ns3::Time lastCnp{ns3::Time::Min()};
+    };
+    using FlowKey = std::pair<uint32_t, uint32_t>; ///< IPv4 (host order), destination QP
+    void Pace(Flow& flow);
+    void SendCnp(const ns3::ParsedFrame& f, const std::vector<uint8_t>& frame);
     /// Answers a neighbour solicitation for another endpoint; true if it was one (answered or not).
     bool HandleNeighbourDiscovery(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f);
 
@@ -83,6 +112,10 @@ class EdgePort
     mutable std::mutex m_filterMutex; ///< the filter's counters are read from another thread
     EdgeFrameFilter m_filter;
     Counters m_counters;
+    bool m_dcqcn{false};
+    ns3::DataRate m_lineRate;
+    std::map<FlowKey, Flow> m_flows;    ///< reaction point: this endpoint's flows
+    std::map<FlowKey, ns3::Time> m_np;  ///< notification point: last CNP per incoming flow
 };
 
 } // namespace fabemu

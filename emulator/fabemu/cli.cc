@@ -145,6 +145,9 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     emCmd->add_option("--run", em.run, "'hN: command' run in turn; {hM} is hM's address");
     emCmd->add_flag("--parallel", em.parallel, "Run the --run commands at the same time");
     emCmd->add_option("--set", em.set, "ns3::Class::Attribute=value for the fabric (repeatable)");
+    emCmd->add_option("--cc", em.cc, "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
+                                     "rate per flow); none")
+        ->capture_default_str();
     emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
         ->capture_default_str();
     emCmd->add_option("--cache", em.cache, "Image cache folder");

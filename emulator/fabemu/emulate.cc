@@ -209,7 +209,12 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     Scenario s;
     s.name = "emulate";
     s.file = "fabemu emulate";
-    s.fabric.cc = "none"; // DCQCN acts for simulated NICs; the VMs' rxe has none
+    if (opt.cc != "none" && opt.cc != "dcqcn")
+    {
+        err << "fabemu emulate: --cc must be dcqcn or none, not '" << opt.cc << "'\n";
+        return result;
+    }
+    s.fabric.cc = opt.cc; // dcqcn: the edges run it for the VMs (rxe has none)
     s.durationPs = 3600'000'000'000'000LL;
     s.topology.builder = "star";
     s.topology.hosts = opt.count;
@@ -349,6 +354,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                     e.host, fabric.GetNic(e.index)->GetDevice(),
                     std::make_unique<TapPort>(vms[e.index]->Spec().tap), ethMtu, 3, directory));
             }
+            if (s.fabric.cc == "dcqcn")
+            {
+                for (auto& e : edges)
+                {
+                    e->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
+                }
+            }
             // Recorders run on the simulation thread and are read once it has stopped.
             std::ostringstream pfcRows;
             std::ostringstream queueRows;
@@ -436,6 +448,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 r.bytesToEndpoints += c.bytesToTap;
                 r.arpReplies += c.arpReplies;
                 r.neighbourAdverts += c.neighbourAdverts;
+                r.edgeCnpsSent += c.cnpsSent;
+                r.edgeCnpsConsumed += c.cnpsConsumed;
+                r.framesPaced += c.framesPaced;
+                if (c.lowestRateBps && (!r.lowestRateBps || c.lowestRateBps < r.lowestRateBps))
+                {
+                    r.lowestRateBps = c.lowestRateBps;
+                }
                 for (const auto& [why, n] : c.drops)
                 {
                     r.edgeDrops[why] += n;
@@ -498,6 +517,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         for (const auto& [why, n] : r.switchDrops)
         {
             out << fmt::format("switch drops: {} {}\n", n, why);
+        }
+        if (s.fabric.cc == "dcqcn")
+        {
+            out << fmt::format("DCQCN at the edges: {} CNPs sent for CE-marked frames, {} acted on, "
+                               "{} frames paced, lowest flow rate {:.1f} Mb/s\n",
+                               r.edgeCnpsSent, r.edgeCnpsConsumed, r.framesPaced,
+                               r.lowestRateBps / 1e6);
         }
         out << fmt::format("lag of simulated time behind the wall clock: max {:.3f} ms, p99 {:.3f} ms{}\n",
                            r.lagMaxMs, r.lagP99Ms,

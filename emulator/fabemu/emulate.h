@@ -27,6 +27,7 @@ struct EmulateOptions
     std::vector<std::string> set;     ///< "ns3::Class::Attribute=value" defaults for the fabric
     std::string cache;
     std::string lagThreshold{"1ms"};
+    std::string cc{"none"}; ///< dcqcn: the edges run DCQCN for the endpoints
 };
 
 struct CommandOutcome
@@ -57,6 +58,10 @@ struct EmulateResult
     size_t flowCount{0};
     std::map<std::string, uint64_t> edgeDrops;
     std::map<std::string, uint64_t> switchDrops; ///< by reason
+    uint64_t edgeCnpsSent{0};     ///< DCQCN at the edges: notification points
+    uint64_t edgeCnpsConsumed{0}; ///< reaction points
+    uint64_t framesPaced{0};
+    uint64_t lowestRateBps{0};
     double lagMaxMs{0};
     double lagP99Ms{0};
     bool timingFaithful{true};

@@ -375,14 +375,18 @@ EmulationJson(const EmulateResult& r)
                          {"congestion_drops", r.congestionDrops},
                          {"pfc_pause_frames", r.pfcFrames},
                          {"ecn_marks", r.ecnMarks},
-                         {"cnps", r.cnps},
+                         {"cnps", r.cnps + r.edgeCnpsSent},
                          {"credit_stalls", 0},
                          {"bytes_delivered", r.bytesToEndpoints + delivered}};
     summary["edge"] = {{"frames_from_endpoints", r.framesFromEndpoints},
                        {"frames_to_endpoints", r.framesToEndpoints},
                        {"arp_replies", r.arpReplies},
                        {"neighbour_adverts", r.neighbourAdverts},
-                       {"drops", r.edgeDrops}};
+                       {"drops", r.edgeDrops},
+                       {"dcqcn_cnps_sent", r.edgeCnpsSent},
+                       {"dcqcn_cnps_acted_on", r.edgeCnpsConsumed},
+                       {"dcqcn_frames_paced", r.framesPaced},
+                       {"dcqcn_lowest_rate_bps", r.lowestRateBps}};
     summary["switch_drops"] = r.switchDrops;
     summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}};
     summary["timing_faithful"] = r.timingFaithful;

@@ -2,6 +2,7 @@
 #include "../containers/vm-support.h"
 #include "../skip.h"
 #include "emulate.h"
+#include "scenario.h"
 
 #include <doctest/doctest.h>
 
@@ -305,4 +306,53 @@ TEST_CASE("a command that fails or never ends is reported with the others, not l
     CHECK(r.commands[2].exitCode == 0); // and the run went on
     CHECK(r.commands[2].out.find("still-here") != std::string::npos);
     CHECK(out.str().find("lag of simulated time") != std::string::npos); // the report was made
+}
+
+TEST_CASE("DCQCN at the edges: CE marks become CNPs, the senders' edges pace them, the two share")
+{
+    const std::string why = vmtest::WhyNoVms();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // Two clients (h2, h3) across a 100 Mb/s middle link into h0; host links at 1 Gb/s,
+    // so the edges' DCQCN starts above the bottleneck and must come down. rxe itself
+    // has no DCQCN: without the edges the switch could only mark or pause.
+    const Scenario s = ParseScenario(R"(name: dcqcn-edge
+duration: 10min
+fabric:
+  ecn: {kmin: 2KB, kmax: 16KB, pmax: 0.2}
+  cc: dcqcn
+  set: {ns3::DcqcnRateControl::MinRate: 10Mbps}
+topology:
+  builder: dumbbell
+  hosts: 4
+  link: {rate: 1Gbps, delay: 1us}
+  bottleneck: {rate: 100Mbps, delay: 1us}
+endpoints: {h0: {}, h2: {}, h3: {}}
+workloads:
+  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 150 -s 65536 --tclass=2", background: true}
+  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -p 18516 -n 150 -s 65536 --tclass=2", background: true}
+  - {type: command, on: h2, run: "ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 150 -s 65536 --tclass=2 {h0}", after: 1500ms, background: true}
+  - {type: command, on: h3, run: "ib_write_bw -d rxe0 -x 1 -F -p 18516 -n 150 -s 65536 --tclass=2 {h0}", background: true}
+)",
+                                     "dcqcn-edge.yaml");
+    EmulateSetup setup;
+    setup.cache = vmtest::Cache();
+    std::ostringstream out;
+    std::ostringstream err;
+    const EmulateResult r = EmulateScenario(s, setup, out, err);
+    INFO(out.str() << err.str());
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.ecnMarks > 0);
+    CHECK(r.edgeCnpsSent > 0);
+    CHECK(r.edgeCnpsConsumed == r.edgeCnpsSent); // every CNP reached its sender's edge
+    CHECK(r.framesPaced > 0);
+    CHECK(r.lowestRateBps < 100'000'000); // cut below the bottleneck
+    CHECK(r.congestionDrops == 0);
+    REQUIRE(r.commands.size() == 4);
+    const double a = AverageMBps(r.commands[2].out);
+    const double b = AverageMBps(r.commands[3].out);
+    CHECK(a > 0);
+    CHECK(std::abs(a - b) <= 0.2 * std::max(a, b)); // within 20% of each other
 }
