@@ -87,7 +87,10 @@ IbHca::CreateQp()
     qp->SetQpn(m_nextQpn++);
     qp->SetWakeCallback(MakeCallback(&IbHca::Wake, this));
     m_byQpn[qp->GetQpn()] = m_conns.size();
-    m_conns.push_back(Conn{qp, 0, m_defaultSl});
+    Conn c;
+    c.qp = qp;
+    c.sl = m_defaultSl;
+    m_conns.push_back(c);
     return qp;
 }
 

@@ -57,8 +57,8 @@ class IbHca : public Object
     struct Conn
     {
         Ptr<RdmaQueuePair> qp;
-        uint16_t remoteLid;
-        uint8_t sl;
+        uint16_t remoteLid{0};
+        uint8_t sl{0};
         uint32_t ccti{0}; ///< IB CC: index into the congestion control table
         Time nextSend;    ///< paced by the table's inter-packet delay
     };
