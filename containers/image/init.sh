@@ -38,6 +38,11 @@ done < /etc/fabemu/modules.order
 ip link set lo up
 ip link set eth0 mtu "$mtu" || fail "cannot set MTU $mtu on eth0"
 [ -n "$ip" ] && { ip addr add "$ip" dev eth0 || fail "cannot set address $ip"; }
+# No duplicate address detection: the fabric's addresses are unique by construction,
+# and while DAD runs (up to 2 s) the link-local address, rxe's GID 0 for RoCEv2 over
+# IPv6, is tentative and a QP cannot reach RTR with it.
+echo 0 > /proc/sys/net/ipv6/conf/eth0/accept_dad 2>/dev/null
+echo 0 > /proc/sys/net/ipv6/conf/eth0/dad_transmits 2>/dev/null
 ip link set eth0 up || fail "eth0 does not come up"
 ethtool -K eth0 tso off gso off gro off >/dev/null 2>&1
 
@@ -49,6 +54,12 @@ for i in $(seq 1 100); do
   sleep 0.1
 done
 case "$state" in *ACTIVE*) ;; *) fail "${dev}0 port is not ACTIVE (state: ${state:-none})" ;; esac
+# Ready means usable: the IPv6 link-local address (GID 0) is there and not tentative.
+for i in $(seq 1 50); do
+  ll=$(ip -6 addr show dev eth0 scope link 2>/dev/null)
+  case "$ll" in *fe80*) case "$ll" in *tentative*) ;; *) break ;; esac ;; esac
+  sleep 0.1
+done
 
 port=
 for p in /sys/class/virtio-ports/*; do
