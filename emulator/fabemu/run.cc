@@ -300,6 +300,7 @@ SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, st
 {
     json summary;
     IbFabricHelper fabric;
+    fabric.SetLmc(s.fabric.lmc);
     fabric.Install(BuildTopology(s));
     std::ostringstream stallRows;
     for (size_t i = 0; i < fabric.GetPorts().size(); ++i)

@@ -220,6 +220,8 @@ Keys()
         {"fabric.cc", "dcqcn|ibcc|none", "dcqcn (infiniband: none)", "Congestion control (roce: dcqcn | none; infiniband: ibcc | none)"},
         {"fabric.dcqcn", "paper|nvidia", "paper", "roce: DCQCN parameter preset"},
         {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch"},
+        {"fabric.lmc", "0..7", "0", "infiniband: LID Mask Control; 2^lmc LIDs (paths) per host, "
+                                   "connections take them in turn"},
         {"fabric.set", "map", "{}", "Any ns-3 attribute default by full name, e.g. "
                                     "ns3::SwitchMmu::Alpha: 0.5 (applied last)"},
         {"topology.builder", "pair|star|dumbbell|leaf-spine|fat-tree", "star", "The shape"},
@@ -712,7 +714,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
     // fabric
     if (const YAML::Node f = root["fabric"])
     {
-        r.CheckMap(f, "fabric", {"type", "mtu", "pfc", "ecn", "cc", "dcqcn", "buffer", "set"});
+        r.CheckMap(f, "fabric", {"type", "mtu", "pfc", "ecn", "cc", "dcqcn", "buffer", "lmc", "set"});
         auto& fab = s.fabric;
         if (f["type"])
         {
@@ -737,6 +739,14 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                                                key));
                 }
             }
+        }
+        if (f["lmc"])
+        {
+            if (fab.type != "infiniband")
+            {
+                r.Fail(f["lmc"], "fabric.lmc applies to infiniband");
+            }
+            fab.lmc = static_cast<uint8_t>(r.Integer(f["lmc"], "fabric.lmc", 0, 7));
         }
         if (f["mtu"])
         {
@@ -1202,6 +1212,10 @@ ResolvedYaml(const Scenario& s)
         y << YAML::Key << "buffer" << YAML::Value << f.bufferBytes;
     }
     y << YAML::Key << "cc" << YAML::Value << f.cc;
+    if (f.type == "infiniband")
+    {
+        y << YAML::Key << "lmc" << YAML::Value << +f.lmc;
+    }
     y << YAML::Key << "set" << YAML::Value << YAML::BeginMap;
     for (const auto& kv : f.set)
     {

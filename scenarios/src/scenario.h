@@ -58,6 +58,7 @@ struct FabricSpec
     std::string cc{"dcqcn"};
     std::string dcqcnPreset{"paper"};
     uint64_t bufferBytes{12 * 1024 * 1024};
+    uint8_t lmc{0}; ///< infiniband: LID Mask Control, 2^lmc paths per host
     /// Any ns-3 attribute default by full name, applied last (after the keys above).
     struct Setting
     {

@@ -304,3 +304,36 @@ TEST_CASE("congestion spreading: a victim sharing the hotspot's path suffers; IB
     CHECK(fecn > 0);
     CHECK(becn > 0);
 }
+
+TEST_CASE("LMC: flows to one host take the paths of its several LIDs")
+{
+    for (uint8_t lmc : {0, 1})
+    {
+        CAPTURE(+lmc);
+        Reset();
+        Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(2048));
+        IbFabricHelper f;
+        f.SetLmc(lmc);
+        const LinkParams link{IbLinkRate("EDR", 4), NanoSeconds(100)};
+        f.Install(TopologySpec::LeafSpine(2, 2, 2, link, link)); // h0, h1 | h2, h3
+        std::vector<std::unique_ptr<Flow>> flows;
+        Write(flows, f, 0, 2, 4'000'000);
+        Write(flows, f, 1, 2, 4'000'000);
+        Simulator::Stop(Seconds(1));
+        Simulator::Run();
+        CHECK(flows[0]->ok);
+        CHECK(flows[1]->ok);
+        size_t busy = 0; // switch ports that carried a flow's data
+        for (const auto& sw : f.GetSwitches())
+        {
+            for (uint32_t p = 0; p < sw->GetNPorts(); ++p)
+            {
+                busy += sw->GetPort(p)->GetBytesSent(0) > 1'000'000;
+            }
+        }
+        // One spine: leaf0 up, spine down, leaf1 to h2. Both spines: two ports more.
+        CHECK(busy == (lmc == 0 ? 3u : 5u));
+        CHECK(f.GetHca(2)->GetLid() == (3 << lmc));
+        Reset();
+    }
+}

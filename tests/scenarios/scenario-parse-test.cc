@@ -192,6 +192,7 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         {"not a map", "- a\n- b\n", 1, 1, "a scenario is a map"},
         {"fabric not built yet", head + "fabric: {type: iwarp}\n", 2, 16,
          "not available in this build yet"},
+        {"lmc on roce", head + "fabric: {lmc: 1}\n", 2, 15, "fabric.lmc applies to infiniband"},
         {"a roce key on infiniband", head + "fabric: {type: infiniband, pfc: true}\n", 2, 33,
          "fabric.pfc applies to roce, not infiniband"},
         {"VMs over infiniband", head + "fabric: {type: infiniband}\nendpoints: {h0: {}}\n", 3, 12,

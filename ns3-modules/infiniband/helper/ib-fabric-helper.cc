@@ -9,8 +9,18 @@ namespace ns3
 {
 
 void
+IbFabricHelper::SetLmc(uint8_t lmc)
+{
+    NS_ABORT_MSG_IF(lmc > 7, "IbFabricHelper: LMC must be 0..7, not " << +lmc);
+    m_lmc = lmc;
+}
+
+void
 IbFabricHelper::Install(const TopologySpec& spec)
 {
+    NS_ABORT_MSG_IF(((spec.Hosts().size() + 1) << m_lmc) > 0xbfff,
+                    "IbFabricHelper: " << spec.Hosts().size() << " hosts with LMC " << +m_lmc
+                                       << " need more unicast LIDs than there are");
     m_spec = spec;
     const auto& nodes = spec.Nodes();
     std::vector<std::map<uint32_t, Ptr<IbPort>>> portOf(nodes.size()); // node -> link -> port
@@ -35,7 +45,7 @@ IbFabricHelper::Install(const TopologySpec& spec)
         NS_ABORT_MSG_IF(portOf[node].size() != 1, nodes[node].name << " has " << portOf[node].size()
                                                                    << " links; a host has one HCA port");
         Ptr<IbHca> hca = CreateObject<IbHca>();
-        hca->Setup(portOf[node].begin()->second, static_cast<uint16_t>(h + 1));
+        hca->Setup(portOf[node].begin()->second, BaseLid(h));
         m_hcas.push_back(hca);
     }
     // The subnet manager's sweep: min-hop linear forwarding tables.
@@ -56,8 +66,12 @@ IbFabricHelper::Install(const TopologySpec& spec)
         {
             const auto& choices = hops[u][h];
             NS_ABORT_MSG_IF(choices.empty(), nodes[u].name << " has no route to h" << h);
-            const uint16_t dlid = static_cast<uint16_t>(h + 1);
-            sw->SetRoute(dlid, portOfLink.at(choices[dlid % choices.size()]));
+            for (uint32_t path = 0; path < (1u << m_lmc); ++path)
+            {
+                // Equal next hops taken in turn: by host, then by the LID's path bits.
+                const uint16_t dlid = static_cast<uint16_t>(BaseLid(h) + path);
+                sw->SetRoute(dlid, portOfLink.at(choices[(h + 1 + path) % choices.size()]));
+            }
         }
         m_switches.push_back(sw);
     }
@@ -82,8 +96,10 @@ IbFabricHelper::Connect(uint32_t a, uint32_t b, uint8_t sl)
     Ptr<IbHca> hb = GetHca(b);
     Ptr<RdmaQueuePair> qa = ha->CreateQp();
     Ptr<RdmaQueuePair> qb = hb->CreateQp();
-    ha->Connect(qa, hb->GetLid(), qb->GetQpn(), sl);
-    hb->Connect(qb, ha->GetLid(), qa->GetQpn(), sl);
+    // With LMC, each connection takes the next of the peer's LIDs: the next path.
+    const uint16_t path = static_cast<uint16_t>(m_connections++ % (1u << m_lmc));
+    ha->Connect(qa, static_cast<uint16_t>(hb->GetLid() + path), qb->GetQpn(), sl);
+    hb->Connect(qb, static_cast<uint16_t>(ha->GetLid() + path), qa->GetQpn(), sl);
     m_qpHost[PeekPointer(qa)] = a;
     m_qpHost[PeekPointer(qb)] = b;
     // IB has no UDP ports; FCT files carry the QP numbers there.

@@ -24,6 +24,11 @@ namespace ns3
 class IbFabricHelper : public RdmaFabric
 {
   public:
+    /// LID Mask Control (0..7): each host answers to 2^lmc LIDs (base LID h+1 shifted
+    /// left by lmc, plus 0..2^lmc-1); switches route each of them by its own next hop,
+    /// and connections take them in turn, so flows to one host spread over equal paths.
+    /// Call before Install.
+    void SetLmc(uint8_t lmc);
     void Install(const TopologySpec& spec);
 
     // RdmaFabric
@@ -48,6 +53,10 @@ class IbFabricHelper : public RdmaFabric
     uint64_t TotalBecns() const;
 
   private:
+    uint16_t BaseLid(uint32_t host) const { return static_cast<uint16_t>((host + 1) << m_lmc); }
+
+    uint8_t m_lmc{0};
+    uint32_t m_connections{0};
     TopologySpec m_spec;
     std::vector<Ptr<IbHca>> m_hcas;
     std::vector<Ptr<IbSwitch>> m_switches;
