@@ -100,6 +100,10 @@ EdgePort::EnableDcqcn(DataRate lineRate)
 {
     m_dcqcn = true;
     m_lineRate = lineRate;
+    // The notification point's CNP spacing, as the scenario set it for the model's NICs.
+    TypeId::AttributeInformation info;
+    TypeId::LookupByName("ns3::RoceNic").LookupAttributeByName("CnpInterval", &info);
+    m_cnpInterval = DynamicCast<const TimeValue>(info.initialValue)->Get();
 }
 
 namespace
@@ -150,11 +154,8 @@ EdgePort::SendCnp(const ParsedFrame& f, const std::vector<uint8_t>& frame)
 {
     // From the endpoint (this edge plays its NIC) back to the sender of the marked frame.
     const FlowKey key{Ipv4Of(f.srcIp), f.destQp};
-    TypeId::AttributeInformation info;
-    TypeId::LookupByName("ns3::RoceNic").LookupAttributeByName("CnpInterval", &info);
-    const Time interval = DynamicCast<const TimeValue>(info.initialValue)->Get();
     auto it = m_np.find(key);
-    if (it != m_np.end() && Simulator::Now() - it->second < interval)
+    if (it != m_np.end() && Simulator::Now() - it->second < m_cnpInterval)
     {
         return;
     }

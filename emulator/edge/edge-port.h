@@ -114,6 +114,7 @@ class EdgePort
     Counters m_counters;
     bool m_dcqcn{false};
     ns3::DataRate m_lineRate;
+    ns3::Time m_cnpInterval; ///< read once, in EnableDcqcn
     std::map<FlowKey, Flow> m_flows;    ///< reaction point: this endpoint's flows
     std::map<FlowKey, ns3::Time> m_np;  ///< notification point: last CNP per incoming flow
 };

@@ -426,12 +426,6 @@ SweepStaleRuns(const fs::path& parent)
     }
 }
 
-std::string
-Describe(const ScenarioError& e)
-{
-    return e.what();
-}
-
 } // namespace
 
 int
@@ -452,7 +446,7 @@ ValidateScenarioFile(const std::string& file,
     }
     catch (const ScenarioError& e)
     {
-        err << Describe(e) << "\n";
+        err << e.what() << "\n";
         return kExitBadInput;
     }
 }
@@ -505,7 +499,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
     }
     catch (const ScenarioError& e)
     {
-        err << Describe(e) << "\n";
+        err << e.what() << "\n";
         return kExitBadInput;
     }
 
@@ -572,7 +566,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         }
         catch (const ScenarioError& e)
         {
-            err << Describe(e) << "\n";
+            err << e.what() << "\n";
             return kExitBadInput;
         }
         catch (const std::invalid_argument& e)
