@@ -73,8 +73,8 @@ struct Flows
         for (uint32_t s = 1; s <= n; ++s)
         {
             const auto conn = fabric.Connect(s, 0);
-            Ptr<RdmaQueuePair> a = conn.requester;
-            Ptr<RdmaQueuePair> b = conn.responder;
+            Ptr<RdmaQueuePair> a = DynamicCast<RdmaQueuePair>(conn.requester);
+            Ptr<RdmaQueuePair> b = DynamicCast<RdmaQueuePair>(conn.responder);
             tx.push_back(a);
             rx.push_back(b);
             a->SetCompletionCallback(MakeCallback(&Flows::Done, this));

@@ -49,8 +49,8 @@ TEST_CASE("PFC on one priority holds only the QPs of that priority")
     // h1 and h2 each send to h0; h1's QP on priority 3 (lossless), h2's on priority 1.
     const auto c1 = fabric.Connect(1, 0);
     const auto c2 = fabric.Connect(2, 0);
-    fabric.GetNic(2)->SetQpPriority(c2.requester, 1);
-    fabric.GetNic(0)->SetQpPriority(c2.responder, 1);
+    fabric.GetNic(2)->SetQpPriority(DynamicCast<RdmaQueuePair>(c2.requester), 1);
+    fabric.GetNic(0)->SetQpPriority(DynamicCast<RdmaQueuePair>(c2.responder), 1);
     // Pause priority 3 on h1's port for good: its QP may send nothing meanwhile.
     Ptr<RoceSwitch> sw = fabric.GetSwitches().at(0);
     for (int i = 0; i < 20; ++i)

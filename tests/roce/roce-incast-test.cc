@@ -37,8 +37,8 @@ RunIncast(uint32_t senders, uint64_t bytes)
     for (uint32_t s = 1; s <= senders; ++s)
     {
         const auto conn = fabric.Connect(s, 0);
-        Ptr<RdmaQueuePair> tx = conn.requester;
-        Ptr<RdmaQueuePair> rx = conn.responder;
+        Ptr<RdmaQueuePair> tx = DynamicCast<RdmaQueuePair>(conn.requester);
+        Ptr<RdmaQueuePair> rx = DynamicCast<RdmaQueuePair>(conn.responder);
         receivers.push_back(rx);
         requesters.push_back(tx);
         tx->SetCompletionCallback(MakeCallback(

@@ -114,7 +114,7 @@ IbFabricHelper::Disconnect(const Connection& c)
         auto it = m_qpHost.find(PeekPointer(qp));
         if (it != m_qpHost.end())
         {
-            GetHca(it->second)->DestroyQp(qp);
+            GetHca(it->second)->DestroyQp(DynamicCast<RdmaQueuePair>(qp));
             m_qpHost.erase(it);
         }
     }

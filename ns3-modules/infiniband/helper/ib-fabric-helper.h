@@ -61,7 +61,7 @@ class IbFabricHelper : public RdmaFabric
     std::vector<Ptr<IbHca>> m_hcas;
     std::vector<Ptr<IbSwitch>> m_switches;
     std::vector<Ptr<IbPort>> m_ports;
-    std::unordered_map<const RdmaQueuePair*, uint32_t> m_qpHost;
+    std::unordered_map<const RdmaQp*, uint32_t> m_qpHost;
 };
 
 } // namespace ns3

@@ -7,7 +7,7 @@
 #ifndef FABEMU_RDMA_FABRIC_H
 #define FABEMU_RDMA_FABRIC_H
 
-#include "rdma-queue-pair.h"
+#include "rdma-qp.h"
 
 #include "ns3/nstime.h"
 
@@ -24,12 +24,12 @@ class RdmaFabric
     virtual uint32_t GetNHosts() const = 0;
     /// The host's IPv4 address, host order (also how FCT files name hosts).
     virtual uint32_t GetHostIpv4(uint32_t host) const = 0;
-    /// A connected QP on \p a and one on \p b; the UDP source port they use.
+    /// A connected QP on \p a and one on \p b, and the ports FCT files name them by.
     struct Connection
     {
-        Ptr<RdmaQueuePair> requester;
-        Ptr<RdmaQueuePair> responder;
-        uint16_t srcPort;
+        Ptr<RdmaQp> requester;
+        Ptr<RdmaQp> responder;
+        uint16_t srcPort; ///< UDP source port (RoCEv2), QPN (InfiniBand), TCP port (iWARP)
         uint16_t dstPort;
     };
     virtual Connection Connect(uint32_t a, uint32_t b) = 0;

@@ -44,7 +44,7 @@ RdmaQueuePair::GetTypeId()
 {
     static TypeId tid =
         TypeId("ns3::RdmaQueuePair")
-            .SetParent<Object>()
+            .SetParent<RdmaQp>()
             .SetGroupName("Rdma")
             .AddConstructor<RdmaQueuePair>()
             .AddAttribute("Mtu",
@@ -97,9 +97,8 @@ void
 RdmaQueuePair::DoDispose()
 {
     m_timer.Cancel();
-    m_completion = Callback<void, const RdmaCompletion&>();
     m_wake = Callback<void>();
-    Object::DoDispose();
+    RdmaQp::DoDispose();
 }
 
 void

@@ -21,6 +21,7 @@
 #ifndef FABEMU_RDMA_QUEUE_PAIR_H
 #define FABEMU_RDMA_QUEUE_PAIR_H
 
+#include "rdma-qp.h"
 #include "rdma-types.h"
 
 #include "ns3/callback.h"
@@ -34,7 +35,7 @@
 namespace ns3
 {
 
-class RdmaQueuePair : public Object
+class RdmaQueuePair : public RdmaQp
 {
   public:
     /// The transport service (IBA 9.8.1): reliable connected, or unreliable datagram.
@@ -55,9 +56,7 @@ class RdmaQueuePair : public Object
     /// Starting PSNs of each direction (as exchanged at connection set-up).
     void SetInitialPsn(uint32_t sendPsn, uint32_t expectedPsn);
 
-    /// Posts a work request; completion arrives through the completion callback.
-    void PostSend(const RdmaWorkRequest& wr);
-    void SetCompletionCallback(Callback<void, const RdmaCompletion&> cb) { m_completion = cb; }
+    void PostSend(const RdmaWorkRequest& wr) override;
     /// Called when the QP has something new to send (the NIC should pull).
     void SetWakeCallback(Callback<void> cb) { m_wake = cb; }
 
@@ -70,13 +69,13 @@ class RdmaQueuePair : public Object
     /// Hands a received packet addressed to this QP.
     void Receive(const TransportPacket& p);
 
-    bool IsError() const { return m_error; }
+    bool IsError() const override { return m_error; }
     /// Work requests posted and not yet completed.
     size_t GetOutstanding() const { return m_sendQueue.size(); }
     uint64_t GetBytesAcked() const { return m_bytesAcked; }
     /// Request payload bytes put on the wire, retransmissions included.
     uint64_t GetBytesSent() const { return m_bytesSent; }
-    uint64_t GetBytesReceived() const { return m_bytesReceived; }
+    uint64_t GetBytesReceived() const override { return m_bytesReceived; }
     uint64_t GetRetransmittedPackets() const { return m_retransmitted; }
     uint64_t GetTimeouts() const { return m_timeouts; }
     uint64_t GetNaksSent() const { return m_naksSent; }
@@ -164,7 +163,6 @@ class RdmaQueuePair : public Object
     uint64_t m_timeouts{0};
     uint64_t m_naksSent{0};
 
-    Callback<void, const RdmaCompletion&> m_completion;
     Callback<void> m_wake;
     TracedCallback<uint32_t, uint32_t> m_goBackTrace; ///< (from PSN, to PSN)
     TracedCallback<uint32_t> m_timeoutTrace;          ///< (retry number)

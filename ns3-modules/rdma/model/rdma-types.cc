@@ -41,6 +41,10 @@ RdmaStatusName(RdmaCompletion::Status s)
         return "flushed";
     case RdmaCompletion::Status::LengthError:
         return "length_error";
+    case RdmaCompletion::Status::Unsupported:
+        return "unsupported";
+    case RdmaCompletion::Status::RemoteError:
+        return "remote_error";
     }
     return "unknown";
 }

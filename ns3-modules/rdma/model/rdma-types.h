@@ -43,6 +43,8 @@ struct RdmaCompletion
         RetryExceeded, ///< the transport gave up after RetryCount timeouts
         Flushed,       ///< the QP went to error before this request ran
         LengthError,   ///< a UD send larger than the path MTU, or an operation UD lacks
+        Unsupported,   ///< an operation the transport does not have (immediate data on iWARP)
+        RemoteError,   ///< the peer terminated the connection (iWARP Terminate)
     };
     uint64_t wrId{0};
     RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};

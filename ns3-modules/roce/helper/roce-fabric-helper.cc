@@ -156,7 +156,7 @@ RoceFabricHelper::Disconnect(const Connection& c)
         auto it = m_qpHost.find(PeekPointer(qp));
         if (it != m_qpHost.end())
         {
-            GetNic(it->second)->DestroyQp(qp);
+            GetNic(it->second)->DestroyQp(DynamicCast<RdmaQueuePair>(qp));
             m_qpHost.erase(it);
         }
     }

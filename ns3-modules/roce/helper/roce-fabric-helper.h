@@ -73,7 +73,7 @@ class RoceFabricHelper : public RdmaFabric
     TopologySpec m_spec;
     std::vector<std::vector<std::vector<uint32_t>>> m_hops; ///< TopologySpec::NextHops()
     std::vector<std::pair<uint32_t, std::map<uint32_t, uint32_t>>> m_switchPorts; ///< node, link->port
-    std::unordered_map<const RdmaQueuePair*, uint32_t> m_qpHost; ///< the host of each live QP
+    std::unordered_map<const RdmaQp*, uint32_t> m_qpHost; ///< the host of each live QP
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;
     std::vector<Ptr<RoceNic>> m_nics;
