@@ -30,6 +30,13 @@ struct RdmaWorkRequest
     uint64_t bytes{0};
     uint64_t wrId{0};
     uint32_t imm{0};
+    // Memory, where the transport places real bytes (iWARP): the local region (source of a
+    // WRITE or SEND, sink of a READ) and the remote one. Key 0: no region, bytes are synthetic
+    // at the source and counted, not kept, at the sink.
+    uint32_t lkey{0};
+    uint64_t localAddr{0};
+    uint32_t rkey{0};
+    uint64_t remoteAddr{0};
 };
 
 const char* RdmaOpName(RdmaWorkRequest::Op op);

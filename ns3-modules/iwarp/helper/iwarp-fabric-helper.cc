@@ -1,0 +1,340 @@
+#include "iwarp-fabric-helper.h"
+
+#include "ns3/abort.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/internet-stack-helper.h"
+#include "ns3/ipv4-address-helper.h"
+#include "ns3/ipv4-static-routing-helper.h"
+#include "ns3/ipv4.h"
+#include "ns3/point-to-point-helper.h"
+#include "ns3/queue-size.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-socket-factory.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/traffic-control-helper.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+namespace
+{
+
+constexpr uint16_t kFirstPort = 10000;
+constexpr uint32_t kTcpIpHeaderBytes = 52; // IPv4 20, TCP 20, timestamp option 12
+constexpr uint32_t kPppHeaderBytes = 2;
+
+void
+Accepted(Ptr<IwarpQp> qp, Ptr<Socket> listener, Ptr<Socket> s, const Address&)
+{
+    qp->Attach(s, false);
+    // One connection per listening socket; closing it from its own callback is not safe.
+    Simulator::ScheduleNow([listener]() { listener->Close(); });
+}
+
+uint32_t
+Packets(uint64_t bytes, uint32_t mtu)
+{
+    return static_cast<uint32_t>(std::max<uint64_t>(1, (bytes + mtu - 1) / mtu));
+}
+
+} // namespace
+
+void
+IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& options)
+{
+    TypeId cc;
+    NS_ABORT_MSG_IF(!TypeId::LookupByNameFailSafe(options.congestionControl, &cc),
+                    "unknown TCP congestion control " << options.congestionControl);
+    m_options = options;
+    m_spec = spec;
+    const auto& nodes = spec.Nodes();
+    m_nodes.Create(static_cast<uint32_t>(nodes.size()));
+    InternetStackHelper stack;
+    Ipv4StaticRoutingHelper staticRouting;
+    stack.SetRoutingHelper(staticRouting);
+    stack.Install(m_nodes);
+
+    for (uint32_t h : spec.Hosts())
+    {
+        m_nodes.Get(h)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", TypeIdValue(cc));
+        m_hostNodes.push_back(h);
+    }
+    m_hostAddress.resize(m_hostNodes.size());
+    m_hostDevices.resize(m_hostNodes.size());
+    m_nextPort.assign(m_hostNodes.size(), kFirstPort);
+    std::vector<int32_t> hostOf(nodes.size(), -1);
+    for (uint32_t i = 0; i < m_hostNodes.size(); ++i)
+    {
+        hostOf[m_hostNodes[i]] = static_cast<int32_t>(i);
+    }
+
+    const uint32_t queuePackets = Packets(options.queueBytes, options.mtu);
+    TrafficControlHelper switchQueue;
+    if (options.red)
+    {
+        const double k = Packets(options.markBytes, options.mtu);
+        switchQueue.SetRootQueueDisc("ns3::RedQueueDisc",
+                                     "UseEcn", BooleanValue(true),
+                                     "UseHardDrop", BooleanValue(false),
+                                     "MeanPktSize", UintegerValue(options.mtu),
+                                     "QW", DoubleValue(1.0),
+                                     // Marks every packet above K: DCTCP's step, not RED's ramp.
+                                     "MinTh", DoubleValue(k),
+                                     "MaxTh", DoubleValue(k + 1),
+                                     "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
+    }
+    else
+    {
+        switchQueue.SetRootQueueDisc("ns3::FifoQueueDisc",
+                                     "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
+    }
+    TrafficControlHelper hostQueue;
+    hostQueue.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100000p")));
+
+    struct End
+    {
+        Ptr<NetDevice> dev;
+        Ipv4Address addr;
+    };
+    std::vector<std::pair<End, End>> ends;
+    Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
+    for (const auto& link : spec.Links())
+    {
+        PointToPointHelper p2p;
+        p2p.SetDeviceAttribute("DataRate", DataRateValue(link.params.rate));
+        p2p.SetDeviceAttribute("Mtu", UintegerValue(options.mtu));
+        p2p.SetChannelAttribute("Delay", TimeValue(link.params.delay));
+        // One packet in the device: the queueing (and ECN marking) happens in the queue disc.
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("1p")));
+        NetDeviceContainer devs = p2p.Install(m_nodes.Get(link.a), m_nodes.Get(link.b));
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            const uint32_t node = side == 0 ? link.a : link.b;
+            QueueDiscContainer q = (nodes[node].isSwitch ? switchQueue : hostQueue).Install(devs.Get(side));
+            if (nodes[node].isSwitch)
+            {
+                m_switchQueues.push_back(q.Get(0));
+                q.Get(0)->TraceConnectWithoutContext("BytesInQueue",
+                                                     MakeCallback(&IwarpFabricHelper::QueueBytes, this));
+            }
+        }
+        Ipv4InterfaceContainer ifs = addresses.Assign(devs);
+        addresses.NewNetwork();
+        ends.push_back({End{devs.Get(0), ifs.GetAddress(0)}, End{devs.Get(1), ifs.GetAddress(1)}});
+        for (uint32_t side = 0; side < 2; ++side)
+        {
+            const uint32_t node = side == 0 ? link.a : link.b;
+            if (hostOf[node] >= 0 && m_hostDevices[hostOf[node]] == nullptr)
+            {
+                m_hostDevices[hostOf[node]] = devs.Get(side);
+                m_hostAddress[hostOf[node]] = ifs.GetAddress(side);
+            }
+        }
+    }
+
+    // Static routes: a host sends everything down its link; a switch picks, among the
+    // equal next hops toward a host, the one the host's number selects.
+    const auto nextHops = spec.NextHops();
+    for (uint32_t n = 0; n < nodes.size(); ++n)
+    {
+        Ptr<Ipv4> ip = m_nodes.Get(n)->GetObject<Ipv4>();
+        Ptr<Ipv4StaticRouting> routes = staticRouting.GetStaticRouting(ip);
+        auto via = [&](uint32_t linkIndex) {
+            const auto& l = spec.Links()[linkIndex];
+            const End& mine = l.a == n ? ends[linkIndex].first : ends[linkIndex].second;
+            const End& peer = l.a == n ? ends[linkIndex].second : ends[linkIndex].first;
+            return std::make_pair(peer.addr, static_cast<uint32_t>(ip->GetInterfaceForDevice(mine.dev)));
+        };
+        if (hostOf[n] >= 0)
+        {
+            for (uint32_t li = 0; li < spec.Links().size(); ++li)
+            {
+                if (spec.Links()[li].a == n || spec.Links()[li].b == n)
+                {
+                    auto [gw, itf] = via(li);
+                    routes->SetDefaultRoute(gw, itf);
+                    break;
+                }
+            }
+            continue;
+        }
+        for (uint32_t h = 0; h < m_hostNodes.size(); ++h)
+        {
+            const auto& choices = nextHops[n][h];
+            if (choices.empty())
+            {
+                continue;
+            }
+            auto [gw, itf] = via(choices[h % choices.size()]);
+            routes->AddHostRouteTo(m_hostAddress[h], gw, itf);
+        }
+    }
+}
+
+void
+IwarpFabricHelper::QueueBytes(uint32_t, uint32_t now)
+{
+    m_peakQueue = std::max<uint64_t>(m_peakQueue, now);
+}
+
+void
+IwarpFabricHelper::ConfigureSocket(Ptr<Socket> s) const
+{
+    s->SetAttribute("SegmentSize", UintegerValue(GetMss()));
+    s->SetAttribute("SndBufSize", UintegerValue(m_options.socketBuffer));
+    s->SetAttribute("RcvBufSize", UintegerValue(m_options.socketBuffer));
+    s->SetAttribute("MinRto", TimeValue(m_options.minRto));
+    s->SetAttribute("ConnTimeout", TimeValue(m_options.connTimeout));
+    const bool ecn = m_options.red || m_options.congestionControl == "ns3::TcpDctcp";
+    s->SetAttribute("UseEcn", EnumValue(ecn ? TcpSocketState::On : TcpSocketState::Off));
+}
+
+RdmaFabric::Connection
+IwarpFabricHelper::Connect(uint32_t a, uint32_t b)
+{
+    NS_ABORT_MSG_IF(a >= GetNHosts() || b >= GetNHosts() || a == b,
+                    "iWARP connection between hosts " << a << " and " << b);
+    uint16_t port = m_nextPort[b];
+    m_nextPort[b] = port == 65535 ? kFirstPort : port + 1;
+
+    Ptr<IwarpQp> qa = CreateObject<IwarpQp>();
+    Ptr<IwarpQp> qb = CreateObject<IwarpQp>();
+    m_qps.push_back(qa);
+    m_qps.push_back(qb);
+
+    Ptr<Socket> listener = Socket::CreateSocket(GetHostNode(b), TcpSocketFactory::GetTypeId());
+    ConfigureSocket(listener);
+    NS_ABORT_MSG_IF(listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), port)) != 0,
+                    "host " << b << " cannot listen on TCP port " << port);
+    listener->Listen();
+    listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                MakeBoundCallback(&Accepted, qb, listener));
+
+    Ptr<Socket> s = Socket::CreateSocket(GetHostNode(a), TcpSocketFactory::GetTypeId());
+    ConfigureSocket(s);
+    s->Bind();
+    qa->Attach(s, true);
+    // Connect from an event: before the run starts the nodes' traffic-control layers
+    // are not initialised yet, and a SYN sent now would find no queue.
+    const InetSocketAddress peer(m_hostAddress[b], port);
+    Simulator::ScheduleNow([s, peer]() { s->Connect(peer); });
+    Address local;
+    s->GetSockName(local);
+    return Connection{qa, qb, InetSocketAddress::ConvertFrom(local).GetPort(), port};
+}
+
+void
+IwarpFabricHelper::Disconnect(const Connection& c)
+{
+    for (const auto& qp : {c.requester, c.responder})
+    {
+        if (auto iw = DynamicCast<IwarpQp>(qp))
+        {
+            iw->Close();
+        }
+    }
+}
+
+Time
+IwarpFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
+{
+    Time oneWay;
+    DataRate slowest;
+    bool first = true;
+    for (uint32_t li : m_spec.PathLinks(m_hostNodes.at(a), m_hostNodes.at(b)))
+    {
+        const auto& p = m_spec.Links()[li].params;
+        oneWay += p.delay;
+        if (first || p.rate < slowest)
+        {
+            slowest = p.rate;
+            first = false;
+        }
+    }
+    // Each FPDU: tagged DDP/RDMAP header, MPA length and CRC, within one TCP segment.
+    MpaFramer framer(false, true);
+    const uint64_t perSegment = framer.MaxUlpdu(GetMss()) - kDdpTaggedHeaderBytes;
+    const uint64_t segments = std::max<uint64_t>(1, (bytes + perSegment - 1) / perSegment);
+    const uint64_t wire =
+        bytes + segments * (kDdpTaggedHeaderBytes + kMpaLengthBytes + kMpaCrcBytes + 3 + kTcpIpHeaderBytes +
+                            kPppHeaderBytes);
+    return oneWay * 6 + slowest.CalculateBytesTxTime(static_cast<uint32_t>(std::min<uint64_t>(wire, UINT32_MAX)));
+}
+
+void
+IwarpFabricHelper::EnablePcap(const std::string& prefix, uint32_t host)
+{
+    PointToPointHelper p2p;
+    p2p.EnablePcap(prefix + "-h" + std::to_string(host) + ".pcap", m_hostDevices.at(host), false, true);
+}
+
+uint64_t
+IwarpFabricHelper::TotalTcpRetransmissions() const
+{
+    uint64_t n = 0;
+    for (const auto& q : m_qps)
+    {
+        n += q->GetTcpRetransmissions();
+    }
+    return n;
+}
+
+uint64_t
+IwarpFabricHelper::TotalEcnEchoes() const
+{
+    uint64_t n = 0;
+    for (const auto& q : m_qps)
+    {
+        n += q->GetEcnEchoes();
+    }
+    return n;
+}
+
+uint64_t
+IwarpFabricHelper::TotalTerminates() const
+{
+    uint64_t n = 0;
+    for (const auto& q : m_qps)
+    {
+        n += q->GetTerminateSent().has_value();
+    }
+    return n;
+}
+
+uint64_t
+IwarpFabricHelper::SwitchDrops() const
+{
+    uint64_t n = 0;
+    for (const auto& q : m_switchQueues)
+    {
+        n += q->GetStats().nTotalDroppedPackets;
+    }
+    return n;
+}
+
+uint64_t
+IwarpFabricHelper::SwitchEcnMarks() const
+{
+    uint64_t n = 0;
+    for (const auto& q : m_switchQueues)
+    {
+        n += q->GetStats().nTotalMarkedPackets;
+    }
+    return n;
+}
+
+uint64_t
+IwarpFabricHelper::PeakSwitchQueueBytes() const
+{
+    return m_peakQueue;
+}
+
+} // namespace ns3
