@@ -9,6 +9,7 @@
 
 #include "ib-fabric-helper.h"
 #include "ib-recorders.h"
+#include "iwarp-fabric-helper.h"
 #include "roce-fabric-helper.h"
 #include "roce-recorders.h"
 
@@ -346,6 +347,67 @@ SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, st
     return summary;
 }
 
+/// The IP MTU an iWARP fabric runs at for a scenario's RDMA path MTU: what a RoCE fabric
+/// with that path MTU would need on its Ethernet links (standard frames up to 1024, then jumbo).
+uint32_t
+IwarpIpMtu(uint32_t pathMtu)
+{
+    return pathMtu <= 1024 ? 1500 : pathMtu == 2048 ? 4200 : 9000;
+}
+
+/// An iWARP simulation: TCP under every connection, drop-tail or RED/ECN switch queues.
+json
+SimulateIwarp(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+{
+    json summary;
+    const TopologySpec spec = BuildTopology(s);
+    // The shared buffer split evenly among each switch's ports: the busiest switch sets it.
+    std::vector<uint32_t> ports(spec.Nodes().size(), 0);
+    for (const auto& l : spec.Links())
+    {
+        ++ports[l.a];
+        ++ports[l.b];
+    }
+    uint32_t radix = 1;
+    for (uint32_t n = 0; n < spec.Nodes().size(); ++n)
+    {
+        if (spec.Nodes()[n].isSwitch)
+        {
+            radix = std::max(radix, ports[n]);
+        }
+    }
+    IwarpFabricOptions o;
+    o.congestionControl = s.fabric.cc == "dctcp" ? "ns3::TcpDctcp" : s.fabric.cc == "cubic" ? "ns3::TcpCubic"
+                                                                                             : "ns3::TcpNewReno";
+    o.red = s.fabric.ecn;
+    o.markBytes = s.fabric.kmin;
+    o.queueBytes = s.fabric.bufferBytes / radix;
+    o.mtu = IwarpIpMtu(s.fabric.mtu);
+    IwarpFabricHelper fabric;
+    fabric.Install(spec, o);
+    for (uint32_t h : s.record.pcap)
+    {
+        fabric.EnablePcap((dir / fmt::format("h{}.pcap", h)).string(), h);
+    }
+    RunFlows(fabric, s, dir, mode, out, summary);
+    summary["switch_drops"] = json::object();
+    if (fabric.SwitchDrops() > 0)
+    {
+        summary["switch_drops"]["queue_full"] = fabric.SwitchDrops();
+    }
+    summary["totals"].update({{"drops", fabric.SwitchDrops()},
+                              {"congestion_drops", fabric.SwitchDrops()},
+                              {"pfc_pause_frames", 0},
+                              {"ecn_marks", fabric.SwitchEcnMarks()},
+                              {"cnps", 0},
+                              {"credit_stalls", 0},
+                              {"tcp_retransmissions", fabric.TotalTcpRetransmissions()},
+                              {"ecn_echoes", fabric.TotalEcnEchoes()},
+                              {"terminates", fabric.TotalTerminates()}});
+    summary["peak_queue_bytes"] = fabric.PeakSwitchQueueBytes();
+    return summary;
+}
+
 /// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
 json
 Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
@@ -355,6 +417,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     UsePicoseconds();
     ApplyFabricDefaults(s);
     json summary = s.fabric.type == "infiniband" ? SimulateInfiniband(s, dir, mode, out)
+                   : s.fabric.type == "iwarp"    ? SimulateIwarp(s, dir, mode, out)
                                                  : SimulateRoce(s, dir, mode, out);
     Simulator::Destroy();
     return summary;

@@ -210,16 +210,20 @@ Keys()
         {"seed", "integer", "1", "Random seed; the same file and seed give the same results"},
         {"duration", "time", "10ms", "Simulated time; a run ends earlier when every flow is done. "
                                      "With VM endpoints: the longest the commands may take"},
-        {"fabric.type", "roce|infiniband|iwarp", "roce", "The fabric model (iwarp: not built yet; infiniband: simulation only for now)"},
-        {"fabric.mtu", "256|512|1024|2048|4096", "1024", "RDMA path MTU, bytes of payload"},
+        {"fabric.type", "roce|infiniband|iwarp", "roce", "The fabric model (infiniband and iwarp: simulation only for now)"},
+        {"fabric.mtu", "256|512|1024|2048|4096", "1024", "RDMA path MTU, bytes of payload (iwarp: IP MTU 1500 up "
+                                                         "to 1024, 4200 for 2048, 9000 for 4096)"},
         {"fabric.pfc", "bool", "true", "roce: PFC on the lossless priority (3)"},
-        {"fabric.ecn.enabled", "bool", "true", "roce: RED/ECN marking on switch egress queues"},
-        {"fabric.ecn.kmin", "bytes", "5KB", "roce: queue depth where marking starts"},
+        {"fabric.ecn.enabled", "bool", "true", "roce, iwarp: RED/ECN marking on switch egress queues"},
+        {"fabric.ecn.kmin", "bytes", "5KB (iwarp: 100KB)", "roce: queue depth where marking starts; "
+                                                           "iwarp: DCTCP's K, every packet above it is marked"},
         {"fabric.ecn.kmax", "bytes", "200KB", "roce: queue depth where the probability reaches pmax"},
         {"fabric.ecn.pmax", "0..1", "0.01", "roce: marking probability at kmax"},
-        {"fabric.cc", "dcqcn|ibcc|none", "dcqcn (infiniband: none)", "Congestion control (roce: dcqcn | none; infiniband: ibcc | none)"},
+        {"fabric.cc", "dcqcn|ibcc|dctcp|newreno|cubic|none", "dcqcn (infiniband: none, iwarp: dctcp)",
+         "Congestion control (roce: dcqcn | none; infiniband: ibcc | none; iwarp: TCP's, dctcp | newreno | cubic)"},
         {"fabric.dcqcn", "paper|nvidia", "paper", "roce: DCQCN parameter preset"},
-        {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch"},
+        {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch; iwarp: split evenly among "
+                                                   "each switch's ports (drop-tail beyond)"},
         {"fabric.lmc", "0..7", "0", "infiniband: LID Mask Control; 2^lmc LIDs (paths) per host, "
                                    "connections take them in turn"},
         {"fabric.set", "map", "{}", "Any ns-3 attribute default by full name, e.g. "
@@ -550,7 +554,8 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
     {
         static const std::vector<std::string> totals{
             "drops", "pfc_pause_frames", "ecn_marks", "cnps", "credit_stalls", "bytes_delivered",
-            "congestion_drops", "buffer_overflows", "fcps"};
+            "congestion_drops", "buffer_overflows", "fcps", "tcp_retransmissions", "ecn_echoes",
+            "terminates"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {
@@ -721,9 +726,8 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             fab.type = r.Choice(f["type"], "fabric.type", {"roce", "infiniband", "iwarp"});
             if (fab.type == "iwarp")
             {
-                // Honest: the format knows it, the model is not built yet.
-                r.Fail(f["type"], "fabric.type 'iwarp' is not available in this build yet "
-                                  "(roce and infiniband are); see issue 5");
+                fab.cc = "dctcp";
+                fab.kmin = 100 * 1024; // DCTCP's K for 10-100 Gb/s ports, not DCQCN's Kmin
             }
         }
         if (fab.type == "infiniband")
@@ -737,6 +741,32 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                                                "switches are lossless by credits; buffers are "
                                                "ns3::IbPort::BufferBlocks)",
                                                key));
+                }
+            }
+        }
+        if (fab.type == "iwarp")
+        {
+            for (const char* key : {"pfc", "dcqcn"})
+            {
+                if (f[key])
+                {
+                    r.Fail(f[key], fmt::format("fabric.{} applies to roce, not iwarp (iWARP runs on "
+                                               "TCP over lossy Ethernet; its congestion control is "
+                                               "fabric.cc: dctcp, newreno or cubic)",
+                                               key));
+                }
+            }
+            if (const YAML::Node e = f["ecn"]; e && e.IsMap())
+            {
+                for (const char* key : {"kmax", "pmax"})
+                {
+                    if (e[key])
+                    {
+                        r.Fail(e[key], fmt::format("fabric.ecn.{} applies to roce; on iwarp the "
+                                                   "switches mark every packet above fabric.ecn.kmin "
+                                                   "(DCTCP's K)",
+                                                   key));
+                    }
                 }
             }
         }
@@ -786,7 +816,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                 {
                     fab.pmax = r.Number(e["pmax"], "fabric.ecn.pmax", 0, 1);
                 }
-                if (fab.kmin > fab.kmax)
+                if (fab.type == "roce" && fab.kmin > fab.kmax)
                 {
                     r.Fail(e, fmt::format("fabric.ecn: kmin ({}) is above kmax ({})", fab.kmin, fab.kmax));
                 }
@@ -797,6 +827,10 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             if (fab.type == "infiniband")
             {
                 fab.cc = r.Choice(f["cc"], "fabric.cc (infiniband)", {"none", "ibcc"});
+            }
+            else if (fab.type == "iwarp")
+            {
+                fab.cc = r.Choice(f["cc"], "fabric.cc (iwarp)", {"dctcp", "newreno", "cubic"});
             }
             else
             {
@@ -1209,6 +1243,13 @@ ResolvedYaml(const Scenario& s)
         y << YAML::Key << "kmax" << YAML::Value << f.kmax;
         y << YAML::Key << "pmax" << YAML::Value << f.pmax << YAML::EndMap;
         y << YAML::Key << "dcqcn" << YAML::Value << f.dcqcnPreset;
+        y << YAML::Key << "buffer" << YAML::Value << f.bufferBytes;
+    }
+    if (f.type == "iwarp")
+    {
+        y << YAML::Key << "ecn" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "enabled" << YAML::Value << f.ecn;
+        y << YAML::Key << "kmin" << YAML::Value << f.kmin << YAML::EndMap;
         y << YAML::Key << "buffer" << YAML::Value << f.bufferBytes;
     }
     y << YAML::Key << "cc" << YAML::Value << f.cc;

@@ -438,7 +438,7 @@ TEST_CASE("the model's pcap decodes in tshark as iWARP: MPA request/reply, DDP/R
     {
         IwarpFabricHelper f;
         f.Install(TopologySpec::Star(2, Link("10Gbps")));
-        f.EnablePcap(prefix, 0);
+        f.EnablePcap(prefix + "-h0.pcap", 0);
         const auto c = f.Connect(0, 1);
         for (auto op : {RdmaWorkRequest::Op::Write, RdmaWorkRequest::Op::Read, RdmaWorkRequest::Op::Send})
         {

@@ -11,6 +11,7 @@
 #include "ns3/ipv4.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/queue-size.h"
+#include "ns3/red-queue-disc.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/tcp-l4-protocol.h"
@@ -39,6 +40,12 @@ Accepted(Ptr<IwarpQp> qp, Ptr<Socket> listener, Ptr<Socket> s, const Address&)
     Simulator::ScheduleNow([listener]() { listener->Close(); });
 }
 
+bool
+EcnCapable(const IwarpFabricOptions& o)
+{
+    return o.red || o.congestionControl == "ns3::TcpDctcp";
+}
+
 uint32_t
 Packets(uint64_t bytes, uint32_t mtu)
 {
@@ -61,6 +68,10 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
     Ipv4StaticRoutingHelper staticRouting;
     stack.SetRoutingHelper(staticRouting);
     stack.Install(m_nodes);
+    // Fixed random streams: the same scenario gives the same run, however many ran before
+    // in this process (ns-3 otherwise numbers streams in creation order).
+    int64_t stream = 1000;
+    stream += stack.AssignStreams(m_nodes, stream);
 
     for (uint32_t h : spec.Hosts())
     {
@@ -96,8 +107,11 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
         switchQueue.SetRootQueueDisc("ns3::FifoQueueDisc",
                                      "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
     }
+    // Hosts: fq_codel, Linux's default qdisc, so a short flow does not wait behind the
+    // window of a long one from the same host (the host link is often the bottleneck,
+    // and no switch marks there).
     TrafficControlHelper hostQueue;
-    hostQueue.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100000p")));
+    hostQueue.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn", BooleanValue(EcnCapable(options)));
 
     struct End
     {
@@ -121,6 +135,10 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
             QueueDiscContainer q = (nodes[node].isSwitch ? switchQueue : hostQueue).Install(devs.Get(side));
             if (nodes[node].isSwitch)
             {
+                if (auto red = DynamicCast<RedQueueDisc>(q.Get(0)))
+                {
+                    red->AssignStreams(stream++);
+                }
                 m_switchQueues.push_back(q.Get(0));
                 q.Get(0)->TraceConnectWithoutContext("BytesInQueue",
                                                      MakeCallback(&IwarpFabricHelper::QueueBytes, this));
@@ -193,8 +211,8 @@ IwarpFabricHelper::ConfigureSocket(Ptr<Socket> s) const
     s->SetAttribute("RcvBufSize", UintegerValue(m_options.socketBuffer));
     s->SetAttribute("MinRto", TimeValue(m_options.minRto));
     s->SetAttribute("ConnTimeout", TimeValue(m_options.connTimeout));
-    const bool ecn = m_options.red || m_options.congestionControl == "ns3::TcpDctcp";
-    s->SetAttribute("UseEcn", EnumValue(ecn ? TcpSocketState::On : TcpSocketState::Off));
+    s->SetAttribute("DelAckCount", UintegerValue(m_options.delayedAck ? 2 : 1));
+    s->SetAttribute("UseEcn", EnumValue(EcnCapable(m_options) ? TcpSocketState::On : TcpSocketState::Off));
 }
 
 RdmaFabric::Connection
@@ -249,7 +267,7 @@ IwarpFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
     Time oneWay;
     DataRate slowest;
     bool first = true;
-    for (uint32_t li : m_spec.PathLinks(m_hostNodes.at(a), m_hostNodes.at(b)))
+    for (uint32_t li : m_spec.PathLinks(a, b))
     {
         const auto& p = m_spec.Links()[li].params;
         oneWay += p.delay;
@@ -270,10 +288,10 @@ IwarpFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
 }
 
 void
-IwarpFabricHelper::EnablePcap(const std::string& prefix, uint32_t host)
+IwarpFabricHelper::EnablePcap(const std::string& path, uint32_t host)
 {
     PointToPointHelper p2p;
-    p2p.EnablePcap(prefix + "-h" + std::to_string(host) + ".pcap", m_hostDevices.at(host), false, true);
+    p2p.EnablePcap(path, m_hostDevices.at(host), false, true);
 }
 
 uint64_t

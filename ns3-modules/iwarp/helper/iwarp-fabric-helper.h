@@ -46,6 +46,10 @@ struct IwarpFabricOptions
     /// stacks run far lower) and the SYN retransmission timeout.
     Time minRto{MilliSeconds(10)};
     Time connTimeout{MilliSeconds(20)};
+    /// Delayed ACKs (every second segment, or after 200 ms). Off: every segment is
+    /// acknowledged at once, as Linux does in quick-ack mode, so that a WRITE's
+    /// completion (all of it acknowledged) does not wait for the delayed-ACK timer.
+    bool delayedAck{false};
 };
 
 class IwarpFabricHelper : public RdmaFabric
@@ -66,8 +70,9 @@ class IwarpFabricHelper : public RdmaFabric
     uint32_t GetMss() const { return m_options.mtu - 52; }
     Ptr<Node> GetHostNode(uint32_t host) const { return m_nodes.Get(m_hostNodes.at(host)); }
     const std::vector<Ptr<IwarpQp>>& GetQps() const { return m_qps; }
-    /// Writes the frames of \p host's link (both directions) to PREFIX-hH.pcap (PPP link type).
-    void EnablePcap(const std::string& prefix, uint32_t host);
+    /// Writes the frames of \p host's link, both directions, to \p path (PPP link type;
+    /// Wireshark decodes them as IP, TCP, MPA and DDP/RDMAP).
+    void EnablePcap(const std::string& path, uint32_t host);
 
     uint64_t TotalTcpRetransmissions() const;
     uint64_t TotalEcnEchoes() const;
