@@ -2,6 +2,7 @@
 # /init of the FabricEmu endpoint VM: load modules, bring the network and the
 # soft RDMA device up, then hand over to the guest agent as PID 1.
 # Kernel command line: fabemu.name= fabemu.ip=A.B.C.D/N fabemu.mtu= fabemu.dev=rxe|siw
+#   fabemu.tcp_ecn=0|1|2 (the guest TCP's ECN mode: siw runs on it)
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mkdir -p /proc /sys /dev /tmp /run
@@ -17,13 +18,14 @@ mount -t configfs configfs /sys/kernel/config 2>/dev/null
 status=/run/fabemu-init.status
 fail() { echo "fabemu-init: $*" | tee -a "$status" >/dev/console; }
 
-name=endpoint ip= mtu=1500 dev=rxe
+name=endpoint ip= mtu=1500 dev=rxe tcp_ecn=
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
     fabemu.name=*) name=${arg#*=} ;;
     fabemu.ip=*) ip=${arg#*=} ;;
     fabemu.mtu=*) mtu=${arg#*=} ;;
     fabemu.dev=*) dev=${arg#*=} ;;
+    fabemu.tcp_ecn=*) tcp_ecn=${arg#*=} ;;
   esac
 done
 hostname "$name"
@@ -35,6 +37,7 @@ while read -r module; do
 done < /etc/fabemu/modules.order
 [ "$dev" = siw ] && { insmod /lib/modules/siw.ko || fail "insmod siw.ko failed"; }
 
+[ -n "$tcp_ecn" ] && { echo "$tcp_ecn" > /proc/sys/net/ipv4/tcp_ecn || fail "cannot set tcp_ecn $tcp_ecn"; }
 ip link set lo up
 ip link set eth0 mtu "$mtu" || fail "cannot set MTU $mtu on eth0"
 [ -n "$ip" ] && { ip addr add "$ip" dev eth0 || fail "cannot set address $ip"; }

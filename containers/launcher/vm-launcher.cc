@@ -237,6 +237,10 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
     {
         append << " fabemu.ip=" << spec.ipv4;
     }
+    if (spec.tcpEcn)
+    {
+        append << " fabemu.tcp_ecn=1";
+    }
     std::vector<std::string> args = {
         "qemu-system-x86_64", "-accel", kvm ? "kvm" : "tcg", "-m", std::to_string(spec.memoryMb),
         "-nographic", "-nodefaults", "-no-user-config", "-no-reboot",

@@ -44,6 +44,7 @@ struct VmSpec
     std::string device{"rxe"}; ///< rxe | siw
     std::string tap;       ///< host tap name (QEMU creates it)
     uint32_t memoryMb{512};
+    bool tcpEcn{false}; ///< the guest's TCP asks for ECN (net.ipv4.tcp_ecn=1)
 };
 
 enum class Accel

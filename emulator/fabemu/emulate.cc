@@ -14,6 +14,8 @@
 
 #include "ns3/abort.h"
 #include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/uinteger.h"
 #include "ns3/global-value.h"
 #include "ns3/realtime-simulator-impl.h"
 #include "ns3/simulator.h"
@@ -317,6 +319,8 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             spec.device = e.device;
             spec.mtu = ethMtu;
             spec.tap = fmt::format("fe{}t{}", getpid(), e.index);
+            // On iWARP the switches' ECN marks reach siw through the guest's own TCP.
+            spec.tcpEcn = s.fabric.type == "iwarp" && s.fabric.ecn;
             vms[e.index] = launcher.Start(spec);
             signals.Watch(vms[e.index]->Pid());
             EndpointAddress a;
@@ -337,6 +341,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                           StringValue("ns3::RealtimeSimulatorImpl"));
         UsePicoseconds();
         ApplyFabricDefaults(s);
+        if (s.fabric.type == "iwarp")
+        {
+            // Real siw endpoints cross the Ethernet switch model as plain TCP/IP: no PFC
+            // (set by the loader), and ECN as DCTCP wants it, every packet above K marked.
+            Config::SetDefault("ns3::SwitchMmu::Kmax", UintegerValue(s.fabric.kmin));
+            Config::SetDefault("ns3::SwitchMmu::Pmax", DoubleValue(1.0));
+        }
         EmulateResult r = result;
         {
             RoceFabricHelper fabric;

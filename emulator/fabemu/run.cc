@@ -10,6 +10,7 @@
 #include "ib-fabric-helper.h"
 #include "ib-recorders.h"
 #include "iwarp-fabric-helper.h"
+#include "iwarp-recorders.h"
 #include "roce-fabric-helper.h"
 #include "roce-recorders.h"
 
@@ -389,7 +390,10 @@ SimulateIwarp(const Scenario& s, const fs::path& dir, ProgressMode mode, std::os
     {
         fabric.EnablePcap((dir / fmt::format("h{}.pcap", h)).string(), h);
     }
+    std::ostringstream queueRows;
+    IwarpQueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
     RunFlows(fabric, s, dir, mode, out, summary);
+    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
     summary["switch_drops"] = json::object();
     if (fabric.SwitchDrops() > 0)
     {

@@ -726,6 +726,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             fab.type = r.Choice(f["type"], "fabric.type", {"roce", "infiniband", "iwarp"});
             if (fab.type == "iwarp")
             {
+                fab.pfc = false; // iWARP needs no lossless fabric: TCP recovers
                 fab.cc = "dctcp";
                 fab.kmin = 100 * 1024; // DCTCP's K for 10-100 Gb/s ports, not DCQCN's Kmin
             }
@@ -964,11 +965,26 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         }
         std::sort(s.endpoints.begin(), s.endpoints.end(),
                   [](const auto& a, const auto& b) { return a.index < b.index; });
-        if (!s.endpoints.empty() && s.fabric.type != "roce")
+        if (!s.endpoints.empty() && s.fabric.type == "infiniband")
         {
-            r.Fail(e, fmt::format("VM endpoints need fabric.type roce for now (the {} gateway "
-                                  "for real endpoints is not built yet)",
-                                  s.fabric.type));
+            r.Fail(e, "VM endpoints need fabric.type roce or iwarp for now (the infiniband "
+                      "gateway for real endpoints is not built yet)");
+        }
+        if (s.fabric.type == "iwarp")
+        {
+            for (const auto& kv : e)
+            {
+                if (kv.second["device"] && kv.second["device"].Scalar() == "rxe")
+                {
+                    r.Fail(kv.second["device"], fmt::format("endpoints.{}.device: rxe speaks RoCEv2; "
+                                                            "on fabric.type iwarp the endpoints are siw",
+                                                            kv.first.Scalar()));
+                }
+            }
+            for (auto& ep : s.endpoints)
+            {
+                ep.device = "siw"; // the default device on iwarp
+            }
         }
         if (s.endpoints.size() > 16)
         {
@@ -1167,6 +1183,20 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                      [](const WorkloadSpec& w) { return w.type == "command"; }))
     {
         r.Fail(root["endpoints"], "endpoints are VMs but no command workload runs on them");
+    }
+    if (s.HasVms() && s.fabric.type == "iwarp")
+    {
+        // Real siw endpoints run their own TCP over the switches; simulated iWARP flows
+        // would need the model's TCP on those same switches, which is not built.
+        for (size_t i = 0; i < s.workloads.size(); ++i)
+        {
+            if (s.workloads[i].type != "command")
+            {
+                r.Fail(root["workloads"][i], "with VM endpoints on fabric.type iwarp, workloads are "
+                                             "commands on the VMs (simulated iWARP flows run in "
+                                             "scenarios without endpoints)");
+            }
+        }
     }
 
     // record

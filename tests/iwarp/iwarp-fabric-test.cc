@@ -156,6 +156,56 @@ TEST_CASE("an RDMA Write of 10 MB lands every byte at its offset; Read and Send 
     }
 }
 
+TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way only, no CRC unless asked")
+{
+    Reset();
+    IwarpFabricHelper f;
+    f.Install(TopologySpec::Pair(Link("10Gbps")));
+    const auto c = f.Connect(0, 1);
+    Ptr<IwarpQp> a = DynamicCast<IwarpQp>(c.requester);
+    Ptr<IwarpQp> b = DynamicCast<IwarpQp>(c.responder);
+    // Before the run: the MPA request goes out once TCP is connected.
+    a->SetAttribute("MpaRevision", UintegerValue(1));
+    a->SetAttribute("Crc", BooleanValue(false));
+    b->SetAttribute("Crc", BooleanValue(false));
+    b->SetAttribute("Markers", BooleanValue(true)); // b wants markers on what it receives
+    auto src = RandomBytes(1 << 20, 7);
+    auto dst = std::make_shared<std::vector<uint8_t>>(1 << 20, 0);
+    auto back = std::make_shared<std::vector<uint8_t>>(1 << 20, 0);
+    a->RegisterMemory(1, 0, src);
+    a->RegisterMemory(3, 0, back);
+    b->RegisterMemory(2, 0, dst);
+    Done da;
+    a->SetCompletionCallback(MakeBoundCallback(&Collect, &da));
+    RdmaWorkRequest w;
+    w.op = RdmaWorkRequest::Op::Write;
+    w.bytes = src->size();
+    w.lkey = 1;
+    w.rkey = 2;
+    a->PostSend(w);
+    RdmaWorkRequest r;
+    r.op = RdmaWorkRequest::Op::Read;
+    r.bytes = src->size();
+    r.lkey = 3;
+    r.rkey = 2;
+    a->PostSend(r);
+    Simulator::Stop(MilliSeconds(50));
+    Simulator::Run();
+    CHECK(a->Revision() == 1);
+    CHECK(b->Revision() == 1);
+    CHECK(a->MarkersOnTx());        // toward b, which asked
+    CHECK_FALSE(b->MarkersOnTx());  // toward a, which did not
+    CHECK_FALSE(a->CrcInUse());
+    CHECK_FALSE(b->CrcInUse());
+    REQUIRE(da.completions.size() == 2);
+    CHECK(da.completions[1].status == RdmaCompletion::Status::Success);
+    CHECK(*dst == *src);  // through markers
+    CHECK(*back == *src); // and back without
+    // Markers cost 4 octets per 512: a sent more stream octets than b for the same payload.
+    CHECK(a->GetStreamBytesSent() > b->GetStreamBytesSent());
+    Reset();
+}
+
 namespace
 {
 

@@ -195,8 +195,13 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         {"DCQCN on iwarp", head + "fabric: {type: iwarp, cc: dcqcn}\n", 2, 27, "fabric.cc (iwarp)"},
         {"a RED ramp on iwarp", head + "fabric:\n  type: iwarp\n  ecn: {kmax: 300KB}\n", 4, 15,
          "mark every packet above fabric.ecn.kmin"},
-        {"VMs over iwarp", head + "fabric: {type: iwarp}\nendpoints: {h0: {}}\n", 3, 12,
-         "VM endpoints need fabric.type roce"},
+        {"rxe over iwarp", head + "fabric: {type: iwarp}\nendpoints: {h0: {device: rxe}}\n", 3, 26,
+         "rxe speaks RoCEv2; on fabric.type iwarp the endpoints are siw"},
+        {"simulated flows beside VMs on iwarp",
+         head + "fabric: {type: iwarp}\ntopology: {builder: star, hosts: 3}\nendpoints: {h0: {}}\n"
+                "workloads:\n  - {type: command, on: h0, run: rping}\n"
+                "  - {type: bulk, src: h1, dst: h2, bytes: 1MB}\n",
+         7, 5, "workloads are commands on the VMs"},
         {"lmc on roce", head + "fabric: {lmc: 1}\n", 2, 15, "fabric.lmc applies to infiniband"},
         {"a roce key on infiniband", head + "fabric: {type: infiniband, pfc: true}\n", 2, 33,
          "fabric.pfc applies to roce, not infiniband"},

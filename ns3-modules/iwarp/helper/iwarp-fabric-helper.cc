@@ -139,7 +139,7 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
                 {
                     red->AssignStreams(stream++);
                 }
-                m_switchQueues.push_back(q.Get(0));
+                m_switchPorts.push_back(SwitchPort{m_nodes.Get(node)->GetId(), devs.Get(side)->GetIfIndex(), q.Get(0)});
                 q.Get(0)->TraceConnectWithoutContext("BytesInQueue",
                                                      MakeCallback(&IwarpFabricHelper::QueueBytes, this));
             }
@@ -331,9 +331,9 @@ uint64_t
 IwarpFabricHelper::SwitchDrops() const
 {
     uint64_t n = 0;
-    for (const auto& q : m_switchQueues)
+    for (const auto& sp : m_switchPorts)
     {
-        n += q->GetStats().nTotalDroppedPackets;
+        n += sp.queue->GetStats().nTotalDroppedPackets;
     }
     return n;
 }
@@ -342,9 +342,9 @@ uint64_t
 IwarpFabricHelper::SwitchEcnMarks() const
 {
     uint64_t n = 0;
-    for (const auto& q : m_switchQueues)
+    for (const auto& sp : m_switchPorts)
     {
-        n += q->GetStats().nTotalMarkedPackets;
+        n += sp.queue->GetStats().nTotalMarkedPackets;
     }
     return n;
 }

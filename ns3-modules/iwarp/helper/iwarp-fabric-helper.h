@@ -74,6 +74,15 @@ class IwarpFabricHelper : public RdmaFabric
     /// Wireshark decodes them as IP, TCP, MPA and DDP/RDMAP).
     void EnablePcap(const std::string& path, uint32_t host);
 
+    /// A switch port's queue: ns-3 node id, device index on that node, its queue disc.
+    struct SwitchPort
+    {
+        uint32_t node;
+        uint32_t port;
+        Ptr<QueueDisc> queue;
+    };
+    const std::vector<SwitchPort>& GetSwitchPorts() const { return m_switchPorts; }
+
     uint64_t TotalTcpRetransmissions() const;
     uint64_t TotalEcnEchoes() const;
     uint64_t TotalTerminates() const;
@@ -93,7 +102,7 @@ class IwarpFabricHelper : public RdmaFabric
     std::vector<uint32_t> m_hostNodes;          ///< node index of each host
     std::vector<Ipv4Address> m_hostAddress;     ///< each host's address
     std::vector<Ptr<NetDevice>> m_hostDevices;  ///< each host's device
-    std::vector<Ptr<QueueDisc>> m_switchQueues; ///< one per switch port
+    std::vector<SwitchPort> m_switchPorts;      ///< one per switch port
     std::vector<uint16_t> m_nextPort;           ///< per host, the next listening port
     std::vector<Ptr<IwarpQp>> m_qps;            ///< alive until the helper goes
     uint64_t m_peakQueue{0};

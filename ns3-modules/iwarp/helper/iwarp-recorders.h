@@ -1,0 +1,35 @@
+/*
+ * Recorders for an iWARP fabric, in the formats the other fabrics' use: switch
+ * queue depths sampled at an interval ("time_ns node port prio bytes", prio 0:
+ * an IP switch port has one queue).
+ */
+#ifndef FABEMU_IWARP_RECORDERS_H
+#define FABEMU_IWARP_RECORDERS_H
+
+#include "iwarp-fabric-helper.h"
+
+#include <ostream>
+#include <vector>
+
+namespace ns3
+{
+
+class IwarpQueueSampler
+{
+  public:
+    IwarpQueueSampler(const IwarpFabricHelper& fabric, std::ostream& out, Time interval);
+    /// The largest sample seen, bytes.
+    uint64_t Peak() const { return m_peak; }
+
+  private:
+    void Sample();
+    const IwarpFabricHelper& m_fabric;
+    std::ostream& m_out;
+    Time m_interval;
+    std::vector<bool> m_wasBusy;
+    uint64_t m_peak{0};
+};
+
+} // namespace ns3
+
+#endif
