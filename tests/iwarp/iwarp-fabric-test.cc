@@ -206,6 +206,48 @@ TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way o
     Reset();
 }
 
+TEST_CASE("SEND with Solicited Event and Invalidate: the event is flagged, the STag is gone after it")
+{
+    Reset();
+    IwarpFabricHelper f;
+    f.Install(TopologySpec::Pair(Link("10Gbps")));
+    const auto c = f.Connect(0, 1);
+    Ptr<IwarpQp> a = DynamicCast<IwarpQp>(c.requester);
+    Ptr<IwarpQp> b = DynamicCast<IwarpQp>(c.responder);
+    b->RegisterMemory(0x22, 0, std::make_shared<std::vector<uint8_t>>(4096, 0));
+    Done da;
+    Done db;
+    a->SetCompletionCallback(MakeBoundCallback(&Collect, &da));
+    b->SetCompletionCallback(MakeBoundCallback(&Collect, &db));
+    RdmaWorkRequest send;
+    send.op = RdmaWorkRequest::Op::Send;
+    send.bytes = 64;
+    send.solicited = true;
+    send.invalidateKey = 0x22;
+    a->PostSend(send);
+    // Then a WRITE into the STag the SEND invalidated.
+    RdmaWorkRequest w;
+    w.op = RdmaWorkRequest::Op::Write;
+    w.bytes = 100;
+    w.rkey = 0x22;
+    Simulator::Schedule(MicroSeconds(200), &IwarpQp::PostSend, a, w);
+    Simulator::Stop(MilliSeconds(5));
+    Simulator::Run();
+    REQUIRE(db.completions.size() == 1);
+    CHECK(db.completions[0].receive);
+    CHECK(db.completions[0].solicited);
+    REQUIRE(b->GetTerminateSent());
+    CHECK(*b->GetTerminateSent() ==
+          TerminateCause{TerminateCause::Ddp, terminate::kDdpTagged, terminate::kDdpTaggedInvalidStag});
+    // The WRITE itself completed once TCP had it acknowledged (iWARP has no RDMAP ACK);
+    // the peer's verdict comes back as a Terminate, and the QP is in error.
+    REQUIRE(a->GetTerminateReceived());
+    CHECK(*a->GetTerminateReceived() == *b->GetTerminateSent());
+    CHECK(a->IsError());
+    CHECK(da.completions[0].status == RdmaCompletion::Status::Success);
+    Reset();
+}
+
 namespace
 {
 

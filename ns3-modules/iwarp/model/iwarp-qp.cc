@@ -383,6 +383,8 @@ IwarpQp::Receive(const DdpSegment& s)
         c.op = RdmaWorkRequest::Op::Send;
         c.bytes = m_sendReceived;
         c.receive = true;
+        c.solicited = s.opcode == uint8_t(RdmapOpcode::SendSe) ||
+                      s.opcode == uint8_t(RdmapOpcode::SendSeInvalidate);
         c.posted = m_sendStarted;
         c.completed = Simulator::Now();
         m_sendReceived = 0;
@@ -490,7 +492,11 @@ IwarpQp::PostSend(const RdmaWorkRequest& wr)
         m.bytes = 0; // the request carries no payload
         break;
     default:
-        m.header.opcode = uint8_t(RdmapOpcode::Send);
+        // Send, with Solicited Event and/or with Invalidate (RFC 5040 4.5, 5.2).
+        m.header.opcode = uint8_t(wr.invalidateKey != 0
+                                      ? (wr.solicited ? RdmapOpcode::SendSeInvalidate : RdmapOpcode::SendInvalidate)
+                                      : (wr.solicited ? RdmapOpcode::SendSe : RdmapOpcode::Send));
+        m.header.rsvdUlp = wr.invalidateKey;
         m.header.qn = kQnSend;
         m.srcKey = wr.lkey;
         m.srcAddr = wr.localAddr;

@@ -37,6 +37,10 @@ struct RdmaWorkRequest
     uint64_t localAddr{0};
     uint32_t rkey{0};
     uint64_t remoteAddr{0};
+    // SEND variants (iWARP; the IB transports send a plain SEND): ask for a solicited
+    // event at the receiver, and invalidate the receiver's region with this key (0: none).
+    bool solicited{false};
+    uint32_t invalidateKey{0};
 };
 
 const char* RdmaOpName(RdmaWorkRequest::Op op);
@@ -58,6 +62,7 @@ struct RdmaCompletion
     uint64_t bytes{0};
     Status status{Status::Success};
     bool receive{false}; ///< a receive completion (SEND, WRITE with immediate) at the responder
+    bool solicited{false}; ///< receive: the sender asked for a solicited event (iWARP)
     uint32_t imm{0};
     Time posted;         ///< requester: when posted; responder: first packet's arrival
     Time completed;
