@@ -320,9 +320,12 @@ SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, st
         pcaps.push_back(Create<IbPcapWriter>(fabric.GetHca(h)->GetPort(),
                                              (dir / fmt::format("h{}.pcap", h)).string()));
     }
+    std::ostringstream queueRows;
+    IbQueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
     RunFlows(fabric, s, dir, mode, out, summary);
     pcaps.clear();
     WriteCsv(dir / "credit-stalls.csv", "time_ns,port,vl,stall_ns", stallRows.str());
+    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
     uint64_t peak = 0;
     for (const auto& p : fabric.GetPorts())
     {

@@ -3,6 +3,8 @@
 #include "ns3/abort.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -27,6 +29,44 @@ IbPcapWriter::Write(Ptr<const Packet> p)
     const int64_t ns = Simulator::Now().GetNanoSeconds();
     m_file.Write(static_cast<uint32_t>(ns / 1'000'000'000), static_cast<uint32_t>(ns % 1'000'000'000), p);
     ++m_packets;
+}
+
+IbQueueSampler::IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval)
+    : m_out(out),
+      m_interval(interval)
+{
+    const auto& switches = fabric.GetSwitches();
+    for (uint32_t s = 0; s < switches.size(); ++s)
+    {
+        for (uint32_t p = 0; p < switches[s]->GetNPorts(); ++p)
+        {
+            m_ports.push_back(Watched{switches[s]->GetPort(p), fabric.GetNHosts() + s, p});
+        }
+    }
+    m_wasBusy.assign(m_ports.size() * IbPort::kMaxDataVls, false);
+    Simulator::ScheduleNow(&IbQueueSampler::Sample, this);
+}
+
+void
+IbQueueSampler::Sample()
+{
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    for (size_t i = 0; i < m_ports.size(); ++i)
+    {
+        const auto& w = m_ports[i];
+        for (uint8_t vl = 0; vl < w.port->GetNumDataVls(); ++vl)
+        {
+            const uint64_t bytes = uint64_t(w.port->GetUsedBlocks(vl)) * kIbCreditBytes;
+            std::vector<bool>::reference busy = m_wasBusy[i * IbPort::kMaxDataVls + vl];
+            if (bytes > 0 || busy)
+            {
+                m_out << now << ' ' << w.node << ' ' << w.index << ' ' << +vl << ' ' << bytes << '\n';
+            }
+            busy = bytes > 0;
+            m_peak = std::max(m_peak, bytes);
+        }
+    }
+    Simulator::Schedule(m_interval, &IbQueueSampler::Sample, this);
 }
 
 } // namespace ns3

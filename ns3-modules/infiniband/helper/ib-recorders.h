@@ -1,16 +1,20 @@
 /*
  * Recorders for the InfiniBand model: pcap files of a port's data packets, LRH
- * first, which Wireshark decodes as InfiniBand (LRH, BTH, RETH, AETH, ...).
+ * first, which Wireshark decodes as InfiniBand (LRH, BTH, RETH, AETH, ...); and
+ * the input-buffer depth of every switch port and VL, sampled.
  */
 #ifndef FABEMU_IB_RECORDERS_H
 #define FABEMU_IB_RECORDERS_H
 
+#include "ib-fabric-helper.h"
 #include "ib-port.h"
 
 #include "ns3/pcap-file.h"
 #include "ns3/simple-ref-count.h"
 
+#include <ostream>
 #include <string>
+#include <vector>
 
 namespace ns3
 {
@@ -33,6 +37,31 @@ class IbPcapWriter : public SimpleRefCount<IbPcapWriter>
     Ptr<IbPort> m_port;
     PcapFile m_file;
     uint64_t m_packets{0};
+};
+
+/// Writes "time_ns node port vl bytes" every interval for each switch input buffer in
+/// use (and once more when it empties); node is the switch's number after the hosts
+/// (as in the spec), port its port number.
+class IbQueueSampler
+{
+  public:
+    IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval);
+    /// The largest sample seen, bytes.
+    uint64_t Peak() const { return m_peak; }
+
+  private:
+    void Sample();
+    struct Watched
+    {
+        Ptr<IbPort> port;
+        uint32_t node;
+        uint32_t index;
+    };
+    std::vector<Watched> m_ports;
+    std::vector<bool> m_wasBusy; ///< per port and VL
+    std::ostream& m_out;
+    Time m_interval;
+    uint64_t m_peak{0};
 };
 
 } // namespace ns3

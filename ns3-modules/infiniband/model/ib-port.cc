@@ -61,6 +61,10 @@ IbPort::GetTypeId()
                           UintegerValue(255),
                           MakeUintegerAccessor(&IbPort::m_highLimit),
                           MakeUintegerChecker<uint32_t>(0, 255))
+            .AddTraceSource("BufferDepth",
+                            "Blocks in use in a VL's input buffer, at every change: (vl, blocks)",
+                            MakeTraceSourceAccessor(&IbPort::m_bufferTrace),
+                            "ns3::IbPort::BufferDepthCallback")
             .AddTraceSource("CreditStall",
                             "A VL's head packet waited for credits: (VL, how long)",
                             MakeTraceSourceAccessor(&IbPort::m_stallTrace),
@@ -388,6 +392,7 @@ IbPort::ReceiveHead(Ptr<Packet> p, uint8_t vl, Time tail)
     r.abr = static_cast<uint16_t>((r.abr + blocks) & kIbCounterMask);
     r.used += blocks;
     r.peak = std::max(r.peak, r.used);
+    m_bufferTrace(vl, r.used);
     if (r.used > m_bufferBlocks)
     {
         ++m_overflows; // the sender broke the credit rule: a model bug, counted for tests
@@ -404,6 +409,7 @@ IbPort::Release(uint8_t vl, uint32_t blocks)
     RxVl& r = m_rx[vl];
     NS_ABORT_MSG_IF(blocks > r.used, "IbPort: releasing " << blocks << " blocks of " << r.used);
     r.used -= blocks;
+    m_bufferTrace(vl, r.used);
     r.dirty = true; // FCCL moved: tell the sender at once
     TrySend();
 }

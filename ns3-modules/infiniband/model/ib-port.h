@@ -171,6 +171,7 @@ class IbPort : public Object
     Callback<void, uint8_t> m_dequeued;
     uint64_t m_overflows{0};
     uint64_t m_stalls{0};
+    TracedCallback<uint8_t, uint32_t> m_bufferTrace; ///< (vl, blocks in use)
     uint64_t m_fcpsSent{0};
 
     TracedCallback<uint8_t, Time> m_stallTrace;              ///< VL, how long
