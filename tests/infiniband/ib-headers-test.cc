@@ -35,6 +35,38 @@ TEST_CASE("LRH: every field where IBA puts it, and back")
     CHECK(r.pktLen == 0x40f);
 }
 
+TEST_CASE("GRH: IPv6's layout with next header 0x1B, GIDs from the subnet prefix and the LID")
+{
+    GrhHeader g;
+    g.tClass = 0xa5;
+    g.flowLabel = 0xbcdef;
+    g.payLen = 1052;
+    g.hopLmt = 64;
+    g.sgid = IbGidOfLid(1);
+    g.dgid = IbGidOfLid(0x1234);
+    std::array<uint8_t, kIbGrhBytes> b{};
+    g.Write(b.data());
+    CHECK(b[0] == 0x6a); // IPVer 6, TClass high nibble
+    CHECK(b[1] == 0x5b); // TClass low nibble, FlowLabel top 4 bits
+    CHECK(b[2] == 0xcd);
+    CHECK(b[3] == 0xef);
+    CHECK(b[4] == 0x04); // PayLen 1052
+    CHECK(b[5] == 0x1c);
+    CHECK(b[6] == 0x1b); // next header: BTH
+    CHECK(b[7] == 64);
+    CHECK(b[8] == 0xfe); // fe80:: subnet prefix
+    CHECK(b[9] == 0x80);
+    CHECK(b[23] == 0x01);
+    CHECK(b[38] == 0x12);
+    CHECK(b[39] == 0x34);
+    const GrhHeader r = GrhHeader::Read(b.data());
+    CHECK(r.tClass == 0xa5);
+    CHECK(r.flowLabel == 0xbcdef);
+    CHECK(r.payLen == 1052);
+    CHECK(r.dgid == g.dgid);
+    CHECK(r.sgid == g.sgid);
+}
+
 TEST_CASE("FCP: 6 bytes, 12-bit counters, a corrupted one is refused")
 {
     FcpHeader h;

@@ -5,6 +5,7 @@
 #include "ib-link.h"
 #include "ib-recorders.h"
 
+#include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -77,4 +78,58 @@ TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every
     }
     CHECK(std::stoul(rows[1][4]) == std::stoul(rows[0][4]) + 1); // consecutive PSNs
     std::filesystem::remove(path);
+}
+
+TEST_CASE("with UseGrh the pcap decodes as LNH 3: GRH with next header 0x1B and the GIDs, then the BTH")
+{
+    if (!HaveTool("tshark"))
+    {
+        FABEMU_SKIP("tshark is not installed (scripts/install-deps installs it)");
+    }
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("fabemu-ib-grh-" + std::to_string(getpid()) + ".pcap"))
+            .string();
+    Simulator::Destroy();
+    Config::Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
+    Config::SetDefault("ns3::IbHca::UseGrh", BooleanValue(true));
+    {
+        IbFabricHelper f;
+        f.Install(TopologySpec::Star(2, LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+        auto pcap = Create<IbPcapWriter>(f.GetHca(0)->GetPort(), path);
+        const auto conn = f.Connect(0, 1, 0);
+        RdmaWorkRequest wr;
+        wr.op = RdmaWorkRequest::Op::Write;
+        wr.bytes = 1000; // RDMA WRITE Only
+        conn.requester->PostSend(wr);
+        Simulator::Stop(MicroSeconds(50));
+        Simulator::Run();
+        pcap = nullptr;
+        Simulator::Destroy();
+    }
+    Config::Reset();
+    const std::string fields = RunCommand(
+        "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " + path +
+        " -Y 'infiniband.bth.opcode == 10' -T fields -e infiniband.lrh.lnh -e infiniband.lrh.pktlen "
+        "-e infiniband.grh.nxthdr -e infiniband.grh.sgid -e infiniband.grh.dgid "
+        "-e infiniband.grh.paylen -e _ws.malformed 2>/dev/null");
+    std::filesystem::remove(path);
+    CAPTURE(fields);
+    std::istringstream in(fields);
+    std::string line;
+    REQUIRE(std::getline(in, line));
+    std::istringstream ls(line);
+    std::vector<std::string> f;
+    for (std::string x; std::getline(ls, x, '\t');)
+    {
+        f.push_back(x);
+    }
+    REQUIRE(f.size() >= 6);
+    CHECK((f[0] == "3" || f[0] == "0x03"));                               // LNH: GRH next
+    CHECK(f[1] == std::to_string((8 + 40 + 12 + 16 + 1000 + 4) / 4));     // PktLen in words
+    CHECK((f[2] == "27" || f[2] == "0x1b"));                              // next header: BTH
+    CHECK(f[3] == "fe80::2:c903:ff:1");                                   // h0, LID 1
+    CHECK(f[4] == "fe80::2:c903:ff:2");                                   // h1, LID 2
+    CHECK(f[5] == std::to_string(12 + 16 + 1000 + 4));                    // PayLen: BTH to ICRC
+    CHECK((f.size() < 7 || f[6].empty()));
 }

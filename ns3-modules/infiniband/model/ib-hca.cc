@@ -3,6 +3,7 @@
 #include "bth-header.h"
 #include "ib-opcode.h"
 
+#include "ns3/boolean.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -21,6 +22,12 @@ IbHca::GetTypeId()
                             .SetParent<Object>()
                             .SetGroupName("Infiniband")
                             .AddConstructor<IbHca>()
+                            .AddAttribute("UseGrh",
+                                          "Send every packet with a Global Route Header (LNH 3, 40 bytes "
+                                          "more), as packets to or from another subnet carry",
+                                          BooleanValue(false),
+                                          MakeBooleanAccessor(&IbHca::m_useGrh),
+                                          MakeBooleanChecker())
                             .AddAttribute("ServiceLevel",
                                           "SL of the QPs the fabric helper connects",
                                           UintegerValue(0),
@@ -124,9 +131,9 @@ IbHca::DestroyQp(Ptr<RdmaQueuePair> qp)
 }
 
 uint32_t
-IbHca::WireBytes(const TransportPacket& p)
+IbHca::WireBytes(const TransportPacket& p) const
 {
-    return kIbLrhBytes + p.TransportBytes() + kIbIcrcBytes + kIbVcrcBytes;
+    return kIbLrhBytes + (m_useGrh ? kIbGrhBytes : 0) + p.TransportBytes() + kIbIcrcBytes + kIbVcrcBytes;
 }
 
 void
@@ -149,16 +156,28 @@ Ptr<Packet>
 IbHca::Build(const Conn& c, const TransportPacket& p) const
 {
     const uint8_t pad = static_cast<uint8_t>((4 - p.payload % 4) % 4);
-    std::vector<uint8_t> head(kIbLrhBytes + kMaxTransportHeaderBytes);
-    const uint32_t transport = WriteTransportHeaders(p, pad, head.data() + kIbLrhBytes);
-    head.resize(kIbLrhBytes + transport);
+    const uint32_t grh = m_useGrh ? kIbGrhBytes : 0;
+    std::vector<uint8_t> head(kIbLrhBytes + grh + kMaxTransportHeaderBytes);
+    const uint32_t transport = WriteTransportHeaders(p, pad, head.data() + kIbLrhBytes + grh);
+    head.resize(kIbLrhBytes + grh + transport);
     LrhHeader lrh;
     lrh.vl = c.sl % m_port->GetNumDataVls();
     lrh.sl = c.sl;
+    lrh.lnh = m_useGrh ? kIbLnhGlobal : kIbLnhLocal;
     lrh.dlid = c.remoteLid;
     lrh.slid = m_lid;
-    lrh.pktLen = static_cast<uint16_t>((kIbLrhBytes + transport + p.payload + pad + kIbIcrcBytes) / 4);
+    lrh.pktLen = static_cast<uint16_t>((kIbLrhBytes + grh + transport + p.payload + pad + kIbIcrcBytes) / 4);
     lrh.Write(head.data());
+    if (m_useGrh)
+    {
+        GrhHeader g;
+        g.tClass = static_cast<uint8_t>(c.sl << 4); // the SL, visible end to end
+        g.flowLabel = c.qp->GetQpn() & 0xfffff;      // one flow per QP
+        g.payLen = static_cast<uint16_t>(transport + p.payload + pad + kIbIcrcBytes);
+        g.sgid = IbGidOfLid(m_lid);
+        g.dgid = IbGidOfLid(c.remoteLid);
+        g.Write(head.data() + kIbLrhBytes);
+    }
     Ptr<Packet> packet = Create<Packet>(head.data(), static_cast<uint32_t>(head.size()));
     // Payload, pad, ICRC and VCRC: zero bytes of the right length.
     packet->AddAtEnd(Create<Packet>(p.payload + pad + kIbIcrcBytes + kIbVcrcBytes));
@@ -270,18 +289,20 @@ IbHca::Deliver(Ptr<Packet> p, uint8_t vl)
 {
     m_port->Release(vl, IbPort::Blocks(p->GetSize()));
     const uint32_t size = p->GetSize();
-    std::vector<uint8_t> bytes(std::min<uint32_t>(size, kIbLrhBytes + kMaxTransportHeaderBytes));
+    std::vector<uint8_t> bytes(std::min<uint32_t>(size, kIbLrhBytes + kIbGrhBytes + kMaxTransportHeaderBytes));
     p->CopyData(bytes.data(), static_cast<uint32_t>(bytes.size()));
+    // The BTH follows the LRH, or the GRH when the LRH says one is there.
+    const uint32_t bth = kIbLrhBytes + ((bytes[1] & 0x3) == kIbLnhGlobal ? kIbGrhBytes : 0);
     TransportPacket t;
-    if (!ReadTransportHeaders(bytes.data() + kIbLrhBytes,
-                              static_cast<uint32_t>(bytes.size()) - kIbLrhBytes, t))
+    if (bytes.size() <= bth ||
+        !ReadTransportHeaders(bytes.data() + bth, static_cast<uint32_t>(bytes.size()) - bth, t))
     {
         return;
     }
     // Payload: what is left after the headers, the pad (BTH PadCnt), ICRC and VCRC.
     const auto info = LookupIbOpcode(t.opcode);
-    const uint32_t headers = kIbLrhBytes + BthHeader::kSize + info->ExtensionBytes();
-    const uint32_t pad = (bytes[kIbLrhBytes + 1] >> 4) & 0x3;
+    const uint32_t headers = bth + BthHeader::kSize + info->ExtensionBytes();
+    const uint32_t pad = (bytes[bth + 1] >> 4) & 0x3;
     if (size < headers + pad + kIbIcrcBytes + kIbVcrcBytes)
     {
         return;

@@ -42,8 +42,8 @@ class IbHca : public Object
     /// Connects \p qp to \p remoteQpn at \p remoteLid; its packets carry \p sl.
     void Connect(Ptr<RdmaQueuePair> qp, uint16_t remoteLid, uint32_t remoteQpn, uint8_t sl);
     void DestroyQp(Ptr<RdmaQueuePair> qp);
-    /// The size on the wire of a transport packet (LRH to VCRC).
-    static uint32_t WireBytes(const TransportPacket& p);
+    /// Bytes of \p p on the wire: LRH, the GRH if this HCA sends one, transport, ICRC, VCRC.
+    uint32_t WireBytes(const TransportPacket& p) const;
     uint64_t GetUnknownQpDrops() const { return m_unknownQp; }
     uint64_t GetCnpsSent() const { return m_cnpsSent; }
     uint64_t GetBecnsReceived() const { return m_becns; }
@@ -84,6 +84,7 @@ class IbHca : public Object
     TracedCallback<uint32_t, uint32_t> m_cctiTrace; ///< QPN, new CCTI
     Ptr<IbPort> m_port;
     uint16_t m_lid{0};
+    bool m_useGrh{false};
     uint32_t m_nextQpn{17};
     std::vector<Conn> m_conns;
     std::unordered_map<uint32_t, size_t> m_byQpn;

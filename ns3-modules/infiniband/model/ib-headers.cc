@@ -1,5 +1,7 @@
 #include "ib-headers.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -28,6 +30,43 @@ LrhHeader::Read(const uint8_t* in)
     h.pktLen = static_cast<uint16_t>((in[4] & 0x7) << 8 | in[5]);
     h.slid = static_cast<uint16_t>(in[6] << 8 | in[7]);
     return h;
+}
+
+void
+GrhHeader::Write(uint8_t* out) const
+{
+    out[0] = static_cast<uint8_t>(0x60 | tClass >> 4); // IPVer 6
+    out[1] = static_cast<uint8_t>((tClass & 0xf) << 4 | ((flowLabel >> 16) & 0xf));
+    out[2] = static_cast<uint8_t>(flowLabel >> 8);
+    out[3] = static_cast<uint8_t>(flowLabel);
+    out[4] = static_cast<uint8_t>(payLen >> 8);
+    out[5] = static_cast<uint8_t>(payLen);
+    out[6] = nxtHdr;
+    out[7] = hopLmt;
+    std::copy(sgid.begin(), sgid.end(), out + 8);
+    std::copy(dgid.begin(), dgid.end(), out + 24);
+}
+
+GrhHeader
+GrhHeader::Read(const uint8_t* in)
+{
+    GrhHeader h;
+    h.tClass = static_cast<uint8_t>((in[0] & 0xf) << 4 | in[1] >> 4);
+    h.flowLabel = uint32_t(in[1] & 0xf) << 16 | uint32_t(in[2]) << 8 | in[3];
+    h.payLen = static_cast<uint16_t>(in[4] << 8 | in[5]);
+    h.nxtHdr = in[6];
+    h.hopLmt = in[7];
+    std::copy(in + 8, in + 24, h.sgid.begin());
+    std::copy(in + 24, in + 40, h.dgid.begin());
+    return h;
+}
+
+std::array<uint8_t, 16>
+IbGidOfLid(uint16_t lid)
+{
+    // fe80:: subnet prefix; GUID 0002:c903:00ff:LLLL (a vendor OUI, then the LID).
+    return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x02, 0xc9, 0x03, 0x00, 0xff,
+            static_cast<uint8_t>(lid >> 8), static_cast<uint8_t>(lid)};
 }
 
 void

@@ -1,11 +1,13 @@
 /*
- * InfiniBand link-layer formats (IBA vol. 1 ch. 7): the Local Route Header in
- * front of every packet, the 6-byte flow-control packet (FCP) that carries
- * credits, and the CRC-16 that ends both (VCRC, LPCRC).
+ * InfiniBand link-layer formats (IBA vol. 1 ch. 7 and 8): the Local Route Header
+ * in front of every packet, the optional Global Route Header after it, the
+ * 6-byte flow-control packet (FCP) that carries credits, and the CRC-16 that
+ * ends both (VCRC, LPCRC).
  */
 #ifndef FABEMU_IB_HEADERS_H
 #define FABEMU_IB_HEADERS_H
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -17,6 +19,10 @@ constexpr uint32_t kIbLrhBytes = 8;
 constexpr uint32_t kIbIcrcBytes = 4;
 constexpr uint32_t kIbVcrcBytes = 2;
 constexpr uint32_t kIbFcpBytes = 6;
+constexpr uint32_t kIbGrhBytes = 40;
+/// LRH link next header: what follows the LRH.
+constexpr uint8_t kIbLnhLocal = 2;  ///< BTH
+constexpr uint8_t kIbLnhGlobal = 3; ///< GRH, then BTH
 /// A credit: 64 bytes of receive buffer.
 constexpr uint32_t kIbCreditBytes = 64;
 /// Flow-control counters are 12 bits.
@@ -35,6 +41,25 @@ struct LrhHeader
     void Write(uint8_t* out) const;
     static LrhHeader Read(const uint8_t* in);
 };
+
+/// The Global Route Header (IBA 8.3): IPv6's layout, next header 0x1B (BTH).
+struct GrhHeader
+{
+    uint8_t tClass{0};
+    uint32_t flowLabel{0}; ///< 20 bits
+    uint16_t payLen{0};    ///< bytes after the GRH up to and including the ICRC
+    uint8_t nxtHdr{0x1b};
+    uint8_t hopLmt{0xff};
+    std::array<uint8_t, 16> sgid{};
+    std::array<uint8_t, 16> dgid{};
+
+    void Write(uint8_t* out) const;
+    static GrhHeader Read(const uint8_t* in);
+};
+
+/// The port GID of a LID in this model's subnet: the default subnet prefix fe80::/64
+/// and a GUID made from the LID.
+std::array<uint8_t, 16> IbGidOfLid(uint16_t lid);
 
 /// A flow-control packet: the sender's FCTBS and its receive side's FCCL for one VL.
 struct FcpHeader

@@ -117,19 +117,21 @@ IbSwitch::Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time
     const bool fecn = m_ccEnabled && MarkFecn(outPort, outVl);
     if (outVl != lrh.vl || fecn)
     {
-        // The LRH names the VL of each hop; FECN is the top bit of BTH byte 4.
-        constexpr uint32_t kHead = kIbLrhBytes + 12;
-        uint8_t head[kHead];
-        p->CopyData(head, kHead);
+        // The LRH names the VL of each hop; FECN is the top bit of BTH byte 4 (the BTH
+        // follows the GRH when there is one).
+        const uint32_t bth = kIbLrhBytes + (lrh.lnh == kIbLnhGlobal ? kIbGrhBytes : 0);
+        const uint32_t headBytes = bth + 12;
+        uint8_t head[kIbLrhBytes + kIbGrhBytes + 12];
+        p->CopyData(head, headBytes);
         lrh.vl = outVl;
         lrh.Write(head);
         if (fecn)
         {
-            head[kIbLrhBytes + 4] |= 0x80;
+            head[bth + 4] |= 0x80;
             m_fecnTrace(out, outVl);
         }
-        Ptr<Packet> rewritten = Create<Packet>(head, kHead);
-        rewritten->AddAtEnd(p->CreateFragment(kHead, p->GetSize() - kHead));
+        Ptr<Packet> rewritten = Create<Packet>(head, headBytes);
+        rewritten->AddAtEnd(p->CreateFragment(headBytes, p->GetSize() - headBytes));
         p = rewritten;
     }
     // Cut-through: not before the latency, and not so early that a faster output
