@@ -303,6 +303,8 @@ SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, st
     json summary;
     IbFabricHelper fabric;
     fabric.SetLmc(s.fabric.lmc);
+    fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
+                                                   : IbFabricHelper::Routing::MinHop);
     fabric.Install(BuildTopology(s));
     std::ostringstream stallRows;
     for (size_t i = 0; i < fabric.GetPorts().size(); ++i)

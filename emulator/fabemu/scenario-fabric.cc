@@ -137,6 +137,10 @@ BuildTopology(const Scenario& s)
     {
         return TopologySpec::LeafSpine(t.leaves, t.spines, t.hostsPerLeaf, link(t.link), link(t.uplink));
     }
+    if (t.builder == "ring")
+    {
+        return TopologySpec::Ring(t.leaves, t.hostsPerLeaf, link(t.link), link(t.uplink));
+    }
     if (t.builder == "fat-tree")
     {
         return TopologySpec::FatTree(t.k, link(t.link), link(t.uplink));

@@ -32,7 +32,7 @@ TopologyYaml::HostCount() const
     {
         return 2;
     }
-    if (builder == "leaf-spine")
+    if (builder == "leaf-spine" || builder == "ring")
     {
         return leaves * hostsPerLeaf;
     }
@@ -224,15 +224,17 @@ Keys()
         {"fabric.dcqcn", "paper|nvidia", "paper", "roce: DCQCN parameter preset"},
         {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch; iwarp: split evenly among "
                                                    "each switch's ports (drop-tail beyond)"},
+        {"fabric.routing", "minhop|updown", "minhop", "infiniband: the subnet manager's routing; updown "
+                                                      "is deadlock-free on rings and tori"},
         {"fabric.lmc", "0..7", "0", "infiniband: LID Mask Control; 2^lmc LIDs (paths) per host, "
                                    "connections take them in turn"},
         {"fabric.set", "map", "{}", "Any ns-3 attribute default by full name, e.g. "
                                     "ns3::SwitchMmu::Alpha: 0.5 (applied last)"},
-        {"topology.builder", "pair|star|dumbbell|leaf-spine|fat-tree", "star", "The shape"},
+        {"topology.builder", "pair|star|dumbbell|leaf-spine|fat-tree|ring", "star", "The shape"},
         {"topology.hosts", "integer", "2", "star, dumbbell: number of hosts (h0..)"},
-        {"topology.leaves", "integer", "2", "leaf-spine: leaf switches"},
+        {"topology.leaves", "integer", "2", "leaf-spine: leaf switches; ring: switches in the ring (3..)"},
         {"topology.spines", "integer", "2", "leaf-spine: spine switches"},
-        {"topology.hosts_per_leaf", "integer", "2", "leaf-spine: hosts under each leaf"},
+        {"topology.hosts_per_leaf", "integer", "2", "leaf-spine, ring: hosts on each leaf (ring switch)"},
         {"topology.k", "even integer", "4", "fat-tree: k (k^3/4 hosts)"},
         {"topology.link", "{rate, delay}", "{100Gbps, 1us}", "Host links"},
         {"topology.uplink", "{rate, delay}", "= link", "Switch-to-switch links"},
@@ -719,7 +721,8 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
     // fabric
     if (const YAML::Node f = root["fabric"])
     {
-        r.CheckMap(f, "fabric", {"type", "mtu", "pfc", "ecn", "cc", "dcqcn", "buffer", "lmc", "set"});
+        r.CheckMap(f, "fabric",
+                   {"type", "mtu", "pfc", "ecn", "cc", "dcqcn", "buffer", "lmc", "routing", "set"});
         auto& fab = s.fabric;
         if (f["type"])
         {
@@ -770,6 +773,15 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                     }
                 }
             }
+        }
+        if (f["routing"])
+        {
+            if (fab.type != "infiniband")
+            {
+                r.Fail(f["routing"], "fabric.routing applies to infiniband (its subnet manager); "
+                                     "roce and iwarp route by ECMP over shortest paths");
+            }
+            fab.routing = r.Choice(f["routing"], "fabric.routing", {"minhop", "updown"});
         }
         if (f["lmc"])
         {
@@ -876,14 +888,15 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         if (t["builder"])
         {
             top.builder = r.Choice(t["builder"], "topology.builder",
-                                   {"pair", "star", "dumbbell", "leaf-spine", "fat-tree"});
+                                   {"pair", "star", "dumbbell", "leaf-spine", "fat-tree", "ring"});
         }
         const std::map<std::string, std::vector<std::string>> sizes{
             {"pair", {}},
             {"star", {"hosts"}},
             {"dumbbell", {"hosts", "bottleneck"}},
             {"leaf-spine", {"leaves", "spines", "hosts_per_leaf", "uplink"}},
-            {"fat-tree", {"k", "uplink"}}};
+            {"fat-tree", {"k", "uplink"}},
+            {"ring", {"leaves", "hosts_per_leaf", "uplink"}}};
         for (const char* key : {"hosts", "leaves", "spines", "hosts_per_leaf", "k", "uplink", "bottleneck"})
         {
             const auto& ok = sizes.at(top.builder);
@@ -901,7 +914,8 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         }
         if (t["leaves"])
         {
-            top.leaves = static_cast<uint32_t>(r.Integer(t["leaves"], "topology.leaves", 1, 256));
+            top.leaves = static_cast<uint32_t>(
+                r.Integer(t["leaves"], "topology.leaves", top.builder == "ring" ? 3 : 1, 256));
         }
         if (t["spines"])
         {
@@ -1286,6 +1300,7 @@ ResolvedYaml(const Scenario& s)
     if (f.type == "infiniband")
     {
         y << YAML::Key << "lmc" << YAML::Value << +f.lmc;
+        y << YAML::Key << "routing" << YAML::Value << f.routing;
     }
     y << YAML::Key << "set" << YAML::Value << YAML::BeginMap;
     for (const auto& kv : f.set)
@@ -1309,12 +1324,17 @@ ResolvedYaml(const Scenario& s)
         y << YAML::Key << "leaves" << YAML::Value << t.leaves << YAML::Key << "spines"
           << YAML::Value << t.spines << YAML::Key << "hosts_per_leaf" << YAML::Value << t.hostsPerLeaf;
     }
+    if (t.builder == "ring")
+    {
+        y << YAML::Key << "leaves" << YAML::Value << t.leaves << YAML::Key << "hosts_per_leaf"
+          << YAML::Value << t.hostsPerLeaf;
+    }
     if (t.builder == "fat-tree")
     {
         y << YAML::Key << "k" << YAML::Value << t.k;
     }
     link("link", t.link);
-    if (t.builder == "leaf-spine" || t.builder == "fat-tree")
+    if (t.builder == "leaf-spine" || t.builder == "fat-tree" || t.builder == "ring")
     {
         link("uplink", t.uplink);
     }

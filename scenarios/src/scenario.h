@@ -59,6 +59,7 @@ struct FabricSpec
     std::string dcqcnPreset{"paper"};
     uint64_t bufferBytes{12 * 1024 * 1024};
     uint8_t lmc{0}; ///< infiniband: LID Mask Control, 2^lmc paths per host
+    std::string routing{"minhop"}; ///< infiniband: minhop | updown
     /// Any ns-3 attribute default by full name, applied last (after the keys above).
     struct Setting
     {
@@ -71,7 +72,7 @@ struct FabricSpec
 
 struct TopologyYaml
 {
-    std::string builder{"star"}; ///< pair | star | dumbbell | leaf-spine | fat-tree
+    std::string builder{"star"}; ///< pair | star | dumbbell | leaf-spine | fat-tree | ring
     uint32_t hosts{2};           ///< star, dumbbell
     uint32_t leaves{2};          ///< leaf-spine
     uint32_t spines{2};

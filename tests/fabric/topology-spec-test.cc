@@ -2,6 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <set>
+
 using namespace ns3;
 
 namespace
@@ -75,4 +78,111 @@ TEST_CASE("names are h0.. for hosts and s0.. for switches")
     const auto t = TopologySpec::Star(3, LinkParams{});
     CHECK(t.Nodes()[0].name == "s0");
     CHECK(t.Nodes()[t.Hosts()[2]].name == "h2");
+}
+
+namespace
+{
+
+using Hops = std::vector<std::vector<std::vector<uint32_t>>>;
+
+/// The channel dependency graph of destination-based routes: channel = (link, direction);
+/// an edge from each channel a route takes into a switch to each channel it may take out.
+/// Returns whether it has a cycle (a credit loop: deadlock possible with lossless links).
+bool
+HasCycle(const TopologySpec& t, const Hops& hops)
+{
+    const auto& links = t.Links();
+    auto channel = [&](uint32_t link, uint32_t from) { return 2 * link + (links[link].a == from ? 0 : 1); };
+    auto other = [&](uint32_t link, uint32_t from) { return links[link].a == from ? links[link].b : links[link].a; };
+    std::vector<std::set<uint32_t>> next(2 * links.size());
+    for (uint32_t h = 0; h < t.Hosts().size(); ++h)
+    {
+        for (uint32_t u = 0; u < t.Nodes().size(); ++u)
+        {
+            if (!t.Nodes()[u].isSwitch)
+            {
+                continue;
+            }
+            for (uint32_t l1 : hops[u][h])
+            {
+                const uint32_t v = other(l1, u);
+                if (!t.Nodes()[v].isSwitch)
+                {
+                    continue;
+                }
+                for (uint32_t l2 : hops[v][h])
+                {
+                    next[channel(l1, u)].insert(channel(l2, v));
+                }
+            }
+        }
+    }
+    std::vector<int> state(next.size(), 0); // 0 new, 1 on the stack, 2 done
+    std::function<bool(uint32_t)> visit = [&](uint32_t c) {
+        state[c] = 1;
+        for (uint32_t d : next[c])
+        {
+            if (state[d] == 1 || (state[d] == 0 && visit(d)))
+            {
+                return true;
+            }
+        }
+        state[c] = 2;
+        return false;
+    };
+    for (uint32_t c = 0; c < next.size(); ++c)
+    {
+        if (state[c] == 0 && visit(c))
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+TEST_CASE("up/down routing: min-hop's routes on a fat tree and a leaf-spine")
+{
+    for (const auto& t : {TopologySpec::FatTree(4, LinkParams{}, LinkParams{}),
+                          TopologySpec::LeafSpine(4, 2, 3, LinkParams{}, LinkParams{})})
+    {
+        const auto minHop = t.NextHops();
+        const auto upDown = t.UpDownNextHops();
+        for (uint32_t u = 0; u < t.Nodes().size(); ++u)
+        {
+            if (t.Nodes()[u].isSwitch)
+            {
+                CHECK(upDown[u] == minHop[u]);
+            }
+        }
+        CHECK_FALSE(HasCycle(t, minHop));
+    }
+}
+
+TEST_CASE("up/down routing on a ring: every pair reachable, no credit loop where min-hop closes one")
+{
+    for (uint32_t switches : {3u, 4u, 5u, 8u})
+    {
+        CAPTURE(switches);
+        const auto t = TopologySpec::Ring(switches, 2, LinkParams{}, LinkParams{});
+        CHECK(t.Hosts().size() == 2 * switches);
+        const auto upDown = t.UpDownNextHops();
+        for (uint32_t u = 0; u < t.Nodes().size(); ++u)
+        {
+            for (uint32_t h = 0; h < t.Hosts().size(); ++h)
+            {
+                if (t.Nodes()[u].isSwitch)
+                {
+                    CHECK_FALSE(upDown[u][h].empty());
+                }
+            }
+        }
+        CHECK_FALSE(HasCycle(t, upDown));
+        if (switches >= 4)
+        {
+            // Shortest paths go both ways round: the dependencies close the ring.
+            CHECK(HasCycle(t, t.NextHops()));
+        }
+    }
 }

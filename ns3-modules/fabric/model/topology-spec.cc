@@ -3,6 +3,7 @@
 #include "ns3/abort.h"
 
 #include <deque>
+#include <stdexcept>
 #include <limits>
 
 namespace ns3
@@ -147,6 +148,177 @@ TopologySpec::FatTree(uint32_t k, LinkParams hostLink, LinkParams fabricLink)
         }
     }
     return t;
+}
+
+TopologySpec
+TopologySpec::Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink, LinkParams ringLink)
+{
+    NS_ABORT_MSG_IF(switches < 3 || hostsPerSwitch < 1,
+                    "ring: at least 3 switches and 1 host per switch");
+    TopologySpec t;
+    std::vector<uint32_t> sw;
+    for (uint32_t i = 0; i < switches; ++i)
+    {
+        sw.push_back(t.AddSwitch());
+    }
+    for (uint32_t i = 0; i < switches; ++i)
+    {
+        t.AddLink(sw[i], sw[(i + 1) % switches], ringLink);
+    }
+    for (uint32_t i = 0; i < switches; ++i)
+    {
+        for (uint32_t h = 0; h < hostsPerSwitch; ++h)
+        {
+            t.AddLink(t.AddHost(), sw[i], hostLink);
+        }
+    }
+    return t;
+}
+
+std::vector<std::vector<std::vector<uint32_t>>>
+TopologySpec::UpDownNextHops() const
+{
+    const size_t n = m_nodes.size();
+    constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n); // (neighbour, link)
+    for (uint32_t i = 0; i < m_links.size(); ++i)
+    {
+        adj[m_links[i].a].emplace_back(m_links[i].b, i);
+        adj[m_links[i].b].emplace_back(m_links[i].a, i);
+    }
+    // Switch-only BFS from a set of sources.
+    auto bfs = [&](const std::vector<uint32_t>& from) {
+        std::vector<uint32_t> d(n, kInf);
+        std::deque<uint32_t> q;
+        for (uint32_t s : from)
+        {
+            d[s] = 0;
+            q.push_back(s);
+        }
+        while (!q.empty())
+        {
+            const uint32_t u = q.front();
+            q.pop_front();
+            for (auto [v, link] : adj[u])
+            {
+                (void)link;
+                if (m_nodes[v].isSwitch && d[v] == kInf)
+                {
+                    d[v] = d[u] + 1;
+                    q.push_back(v);
+                }
+            }
+        }
+        return d;
+    };
+    // Distance of each switch from the hosts (1: a switch with a host); roots are the farthest.
+    std::vector<uint32_t> edgeSwitches;
+    for (uint32_t h : m_hosts)
+    {
+        for (auto [v, link] : adj[h])
+        {
+            (void)link;
+            if (m_nodes[v].isSwitch)
+            {
+                edgeSwitches.push_back(v);
+            }
+        }
+    }
+    const auto fromHosts = bfs(edgeSwitches);
+    uint32_t top = 0;
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        if (m_nodes[u].isSwitch && fromHosts[u] != kInf)
+        {
+            top = std::max(top, fromHosts[u]);
+        }
+    }
+    std::vector<uint32_t> roots;
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        if (m_nodes[u].isSwitch && fromHosts[u] == top)
+        {
+            roots.push_back(u);
+        }
+    }
+    const auto rank = bfs(roots);
+    // Total order: lower (rank, index) is "up"; hosts are below every switch.
+    auto key = [&](uint32_t u) {
+        return m_nodes[u].isSwitch ? std::make_pair(rank[u], u) : std::make_pair(kInf, u);
+    };
+    auto isDown = [&](uint32_t from, uint32_t to) { return key(from) < key(to); };
+
+    std::vector<std::vector<std::vector<uint32_t>>> hops(n, std::vector<std::vector<uint32_t>>(m_hosts.size()));
+    for (uint32_t h = 0; h < m_hosts.size(); ++h)
+    {
+        // Backward BFS from the host over (node, phase). Phase 0: the node's route to the host
+        // is down-links only, so a route may reach it by going down or up; phase 1: its route
+        // starts with an up-link, so it may be reached only by going up. Each node keeps the
+        // first (shortest) label, phase 0 preferred on a tie, and its next hops are the
+        // neighbours that label came from: consistent destination-based forwarding tables.
+        std::vector<uint32_t> dist(n, kInf);
+        std::vector<uint8_t> phase(n, 0);
+        std::vector<uint32_t> level{m_hosts[h]};
+        dist[m_hosts[h]] = 0;
+        for (uint32_t d = 0; !level.empty(); ++d)
+        {
+            // Candidates at d + 1, phase 0 first so a tie keeps the more permissive label.
+            std::vector<uint32_t> next;
+            for (uint8_t want : {uint8_t(0), uint8_t(1)})
+            {
+                for (uint32_t w : level)
+                {
+                    if (w != m_hosts[h] && !m_nodes[w].isSwitch)
+                    {
+                        continue;
+                    }
+                    for (auto [v, link] : adj[w])
+                    {
+                        (void)link;
+                        if (!m_nodes[v].isSwitch || dist[v] != kInf)
+                        {
+                            continue;
+                        }
+                        // v -> w: down keeps phase 0 (w must be phase 0); up gives phase 1.
+                        const uint8_t ph = isDown(v, w) ? (phase[w] == 0 ? 0 : 2) : 1;
+                        if (ph == want)
+                        {
+                            dist[v] = d + 1;
+                            phase[v] = ph;
+                            next.push_back(v);
+                        }
+                    }
+                }
+            }
+            level = std::move(next);
+        }
+        for (uint32_t u = 0; u < n; ++u)
+        {
+            if (!m_nodes[u].isSwitch)
+            {
+                continue;
+            }
+            if (dist[u] == kInf)
+            {
+                throw std::runtime_error("up/down routing: no legal route from " + m_nodes[u].name +
+                                         " to " + m_nodes[m_hosts[h]].name + " (use min-hop routing)");
+            }
+            for (auto [w, link] : adj[u])
+            {
+                const bool forwards = w == m_hosts[h] || m_nodes[w].isSwitch;
+                if (!forwards || dist[w] + 1 != dist[u])
+                {
+                    continue;
+                }
+                const bool ok = isDown(u, w) ? (phase[u] == 0 && phase[w] == 0) : phase[u] == 1;
+                if (ok)
+                {
+                    hops[u][h].push_back(link);
+                }
+            }
+        }
+    }
+    return hops;
 }
 
 std::vector<std::vector<std::vector<uint32_t>>>

@@ -52,6 +52,9 @@ class TopologySpec
                                   LinkParams fabricLink);
     /// Three-tier k-ary fat tree (k even): k^3/4 hosts, 5k^2/4 switches.
     static TopologySpec FatTree(uint32_t k, LinkParams hostLink, LinkParams fabricLink);
+    /// \p switches switches in a ring (at least 3), \p hostsPerSwitch hosts on each: the
+    /// smallest topology whose shortest paths close a cycle of channel dependencies.
+    static TopologySpec Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink, LinkParams ringLink);
 
     const std::vector<Node>& Nodes() const { return m_nodes; }
     const std::vector<Link>& Links() const { return m_links; }
@@ -64,6 +67,18 @@ class TopologySpec
      * paths from \p node toward host number \p host; hosts forward for no one.
      */
     std::vector<std::vector<std::vector<uint32_t>>> NextHops() const;
+
+    /**
+     * \brief Next hops of up/down routing (Autonet; OpenSM's updn), deadlock-free on any
+     * topology: the roots are the switches farthest from the hosts; a switch's rank is
+     * its distance from the nearest root; a link goes "up" toward the lower (rank, node
+     * index). A route is up-links then down-links, never down then up, so the channel
+     * dependencies cannot close a cycle. Each switch keeps the shortest such routes
+     * toward each host; where several are equal, all are returned (as NextHops()).
+     * On a fat tree and a leaf-spine these are the min-hop routes.
+     * \return as NextHops(); throws std::runtime_error naming a pair with no legal route.
+     */
+    std::vector<std::vector<std::vector<uint32_t>>> UpDownNextHops() const;
 
     /// The links (indices into Links()) of one shortest path from host \p a to host
     /// \p b, in order from \p a; hosts do not forward. Aborts when there is none.

@@ -48,8 +48,8 @@ IbFabricHelper::Install(const TopologySpec& spec)
         hca->Setup(portOf[node].begin()->second, BaseLid(h));
         m_hcas.push_back(hca);
     }
-    // The subnet manager's sweep: min-hop linear forwarding tables.
-    const auto hops = spec.NextHops();
+    // The subnet manager's sweep: min-hop or up/down linear forwarding tables.
+    const auto hops = m_routing == Routing::UpDown ? spec.UpDownNextHops() : spec.NextHops();
     for (uint32_t u = 0; u < nodes.size(); ++u)
     {
         if (!nodes[u].isSwitch)

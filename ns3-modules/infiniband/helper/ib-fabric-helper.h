@@ -5,7 +5,9 @@
  * host (LID h+1), an IbSwitch per switch node (LIDs after the hosts), and
  * linear forwarding tables with min-hop routes (on a fat tree these are the
  * up/down routes); among equal next hops a switch picks by DLID, spreading
- * destinations over the uplinks as OpenSM's min-hop does.
+ * destinations over the uplinks as OpenSM's min-hop does. Up/down routing (OpenSM's
+ * updn) is the other choice: deadlock-free on any topology (rings, tori), the same
+ * routes as min-hop on fat trees and leaf-spines.
  */
 #ifndef FABEMU_IB_FABRIC_HELPER_H
 #define FABEMU_IB_FABRIC_HELPER_H
@@ -24,6 +26,13 @@ namespace ns3
 class IbFabricHelper : public RdmaFabric
 {
   public:
+    enum class Routing
+    {
+        MinHop, ///< shortest paths (OpenSM's default); may close credit loops on rings and tori
+        UpDown, ///< up-links then down-links only (TopologySpec::UpDownNextHops); deadlock-free
+    };
+    /// The routing engine of the subnet manager; call before Install.
+    void SetRouting(Routing r) { m_routing = r; }
     /// LID Mask Control (0..7): each host answers to 2^lmc LIDs (base LID h+1 shifted
     /// left by lmc, plus 0..2^lmc-1); switches route each of them by its own next hop,
     /// and connections take them in turn, so flows to one host spread over equal paths.
@@ -56,6 +65,7 @@ class IbFabricHelper : public RdmaFabric
     uint16_t BaseLid(uint32_t host) const { return static_cast<uint16_t>((host + 1) << m_lmc); }
 
     uint8_t m_lmc{0};
+    Routing m_routing{Routing::MinHop};
     uint32_t m_connections{0};
     TopologySpec m_spec;
     std::vector<Ptr<IbHca>> m_hcas;
