@@ -9,6 +9,7 @@
 // merit is wall time per packet-hop (a frame sent on one link), and the ratio
 // of the two costs is what is compared, never absolute times.
 #include "rdma-workload.h"
+#include "ib-fabric-helper.h"
 #include "roce-fabric-helper.h"
 
 #include "ns3/applications-module.h"
@@ -37,6 +38,7 @@ struct Figures
     double wallSeconds{0};
     long peakRssKb{0};
     uint64_t events{0};
+    uint64_t creditPackets{0}; ///< InfiniBand: flow-control packets sent
 };
 
 struct Params
@@ -64,6 +66,7 @@ Flows(const Params& p, uint32_t hosts)
 }
 
 uint64_t g_hops = 0;
+uint64_t g_fcps = 0;
 std::string g_scheduler; ///< an ns-3 scheduler TypeId for both runs; empty: ns-3's default
 
 void
@@ -78,10 +81,17 @@ CountHopPrio(Ptr<const Packet>, uint8_t)
     ++g_hops;
 }
 
+void
+CountFcp(uint8_t, uint16_t, uint16_t)
+{
+    ++g_fcps;
+}
+
 Figures
 Measure(const std::function<void()>& build, Time duration)
 {
     g_hops = 0;
+    g_fcps = 0;
     build();
     Simulator::Stop(duration);
     const auto t0 = std::chrono::steady_clock::now();
@@ -89,6 +99,7 @@ Measure(const std::function<void()>& build, Time duration)
     const auto t1 = std::chrono::steady_clock::now();
     Figures f;
     f.hops = g_hops;
+    f.creditPackets = g_fcps;
     f.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
     f.events = Simulator::GetEventCount();
     Simulator::Destroy();
@@ -110,6 +121,29 @@ RunRoce(const Params& p)
             for (const auto& dev : fabric.GetDevices())
             {
                 dev->TraceConnectWithoutContext("MacTx", MakeCallback(&CountHopPrio));
+            }
+            runner = std::make_unique<FlowRunner>(fabric);
+            runner->Add(Flows(p, fabric.GetNHosts()));
+            runner->Start();
+        },
+        p.duration);
+}
+
+/// The same fat tree and flows as an InfiniBand subnet (credits per VL, cut-through
+/// switches, min-hop LFTs). A packet-hop is a data packet sent on a link; flow-control
+/// packets are counted apart.
+Figures
+RunInfiniband(const Params& p)
+{
+    IbFabricHelper fabric;
+    std::unique_ptr<FlowRunner> runner;
+    return Measure(
+        [&]() {
+            fabric.Install(TopologySpec::FatTree(p.k, p.host, p.fabric));
+            for (const auto& port : fabric.GetPorts())
+            {
+                port->TraceConnectWithoutContext("Sniffer", MakeCallback(&CountHop));
+                port->TraceConnectWithoutContext("FcpTx", MakeCallback(&CountFcp));
             }
             runner = std::make_unique<FlowRunner>(fabric);
             runner->Add(Flows(p, fabric.GetNHosts()));
@@ -269,6 +303,13 @@ Report(const char* name, uint32_t k, const Figures& f)
                 name, k, static_cast<unsigned long long>(f.hops), f.wallSeconds,
                 f.wallSeconds * 1e9 / f.hops, f.hops / f.wallSeconds,
                 static_cast<unsigned long long>(f.events), f.peakRssKb / 1024.0);
+    if (f.creditPackets > 0)
+    {
+        // Each flow-control packet is two events: sent, received.
+        std::printf("%-6s k=%u  flow-control packets %llu: %.1f%% of events, %.2f per data packet-hop\n",
+                    name, k, static_cast<unsigned long long>(f.creditPackets),
+                    200.0 * f.creditPackets / f.events, double(f.creditPackets) / f.hops);
+    }
 }
 
 } // namespace
@@ -304,14 +345,14 @@ main(int argc, char** argv)
         else
         {
             std::cerr << "usage: fat-tree-bench [--duration-us N] [--big-k K] [--scheduler TYPEID]\n"
-                         "                      [--only roce|stock --k K]\n";
+                         "                      [--only roce|ib|stock --k K]\n";
             return 2;
         }
     }
     if (!only.empty())
     {
         Time::SetResolution(Time::PS);
-        const Figures f = only == "roce" ? RunRoce(p) : RunStock(p);
+        const Figures f = only == "roce" ? RunRoce(p) : only == "ib" ? RunInfiniband(p) : RunStock(p);
         Report(only.c_str(), p.k, f);
         return 0;
     }
@@ -322,6 +363,8 @@ main(int argc, char** argv)
     Report("stock", p.k, stock);
     const Figures roce = InChild([&]() { return RunRoce(p); });
     Report("roce", p.k, roce);
+    const Figures ib = InChild([&]() { return RunInfiniband(p); });
+    Report("ib", p.k, ib);
     Params big = p;
     big.k = bigK;
     const Figures roceBig = InChild([&]() { return RunRoce(big); });
@@ -333,6 +376,10 @@ main(int argc, char** argv)
     const double growth = (roceBig.wallSeconds / roceBig.hops) / (roce.wallSeconds / roce.hops);
     std::printf("cost per packet-hop, roce / stock (k=%u): %.2f  (target <= 1.5)\n", p.k,
                 costRatio);
+    std::printf("cost per packet-hop, ib / roce (k=%u): %.2f; ib packet-hops per wall second %.0f, "
+                "roce %.0f\n",
+                p.k, (ib.wallSeconds / ib.hops) / (roce.wallSeconds / roce.hops), ib.hops / ib.wallSeconds,
+                roce.hops / roce.wallSeconds);
     const double stockGrowth =
         (stockBig.wallSeconds / stockBig.hops) / (stock.wallSeconds / stock.hops);
     std::printf("cost per packet-hop, roce k=%u / k=%u: %.2f  (target within 1.2 of linear); "
