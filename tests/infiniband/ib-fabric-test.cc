@@ -221,6 +221,31 @@ TEST_CASE("wrap-around: 200 MB through a switch wraps every 12-bit counter hundr
     Reset();
 }
 
+TEST_CASE("the HCA's SL-to-VL table puts an SL on the VL it names; unset SLs take SL mod VLs")
+{
+    Reset();
+    Config::SetDefault("ns3::IbPort::NumDataVls", UintegerValue(4));
+    IbFabricHelper f;
+    f.Install(TopologySpec::Pair(LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+    f.GetHca(0)->SetSl2Vl(5, 3); // SL 5 -> VL 3 (SL mod 4 would be VL 1)
+    CHECK(f.GetHca(0)->VlOf(5) == 3);
+    CHECK(f.GetHca(0)->VlOf(6) == 2);
+    f.GetHca(0)->SetSl2Vl(7, 9); // a VL the port lacks: falls back to SL mod VLs
+    CHECK(f.GetHca(0)->VlOf(7) == 3);
+    std::vector<std::unique_ptr<Flow>> flows;
+    Flow& a = Write(flows, f, 0, 1, 100'000, 5);
+    Flow& b = Write(flows, f, 0, 1, 100'000, 6);
+    Simulator::Stop(MilliSeconds(10));
+    Simulator::Run();
+    CHECK(a.ok);
+    CHECK(b.ok);
+    Ptr<IbPort> port = f.GetHca(0)->GetPort();
+    CHECK(port->GetBytesSent(3) > 100'000);
+    CHECK(port->GetBytesSent(2) > 100'000);
+    CHECK(port->GetBytesSent(1) == 0);
+    Reset();
+}
+
 TEST_CASE("16:1 incast: lossless, every byte delivered, fair shares, no buffer ever over its size")
 {
     Reset();

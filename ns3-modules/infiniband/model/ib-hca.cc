@@ -130,6 +130,22 @@ IbHca::DestroyQp(Ptr<RdmaQueuePair> qp)
     m_rr = m_conns.empty() ? 0 : m_rr % m_conns.size();
 }
 
+void
+IbHca::SetSl2Vl(uint8_t sl, uint8_t vl)
+{
+    NS_ABORT_MSG_IF(sl > 15, "IbHca: SL " << +sl << " (SLs are 0..15)");
+    m_sl2vl[sl] = static_cast<int8_t>(vl);
+}
+
+uint8_t
+IbHca::VlOf(uint8_t sl) const
+{
+    const uint8_t vls = m_port->GetNumDataVls();
+    const int8_t mapped = m_sl2vl[sl & 0xf];
+    // Unset, or a VL the port does not have: SL modulo the data VLs.
+    return mapped >= 0 && mapped < vls ? static_cast<uint8_t>(mapped) : static_cast<uint8_t>(sl % vls);
+}
+
 uint32_t
 IbHca::WireBytes(const TransportPacket& p) const
 {
@@ -161,7 +177,7 @@ IbHca::Build(const Conn& c, const TransportPacket& p) const
     const uint32_t transport = WriteTransportHeaders(p, pad, head.data() + kIbLrhBytes + grh);
     head.resize(kIbLrhBytes + grh + transport);
     LrhHeader lrh;
-    lrh.vl = c.sl % m_port->GetNumDataVls();
+    lrh.vl = VlOf(c.sl);
     lrh.sl = c.sl;
     lrh.lnh = m_useGrh ? kIbLnhGlobal : kIbLnhLocal;
     lrh.dlid = c.remoteLid;
@@ -205,7 +221,7 @@ IbHca::TrySend()
     {
         const size_t idx = (first + k) % n;
         Conn& c = m_conns[idx];
-        const uint8_t vl = c.sl % m_port->GetNumDataVls();
+        const uint8_t vl = VlOf(c.sl);
         if (m_port->GetQueuePackets(vl) > 0 || !c.qp->HasPacket())
         {
             continue;
@@ -243,7 +259,7 @@ IbHca::SendCnp(const Conn& c)
     cnp.destQp = c.qp->GetRemoteQpn();
     cnp.becn = true;
     cnp.payload = 16; // reserved bytes, as a RoCEv2 CNP
-    m_cnps.emplace_back(Build(c, cnp), static_cast<uint8_t>(c.sl % m_port->GetNumDataVls()));
+    m_cnps.emplace_back(Build(c, cnp), VlOf(c.sl));
     ++m_cnpsSent;
     Wake();
 }

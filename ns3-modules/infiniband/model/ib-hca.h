@@ -21,6 +21,7 @@
 #include "ns3/event-id.h"
 #include "ns3/traced-callback.h"
 
+#include <array>
 #include <deque>
 #include <unordered_map>
 #include <vector>
@@ -42,6 +43,10 @@ class IbHca : public Object
     /// Connects \p qp to \p remoteQpn at \p remoteLid; its packets carry \p sl.
     void Connect(Ptr<RdmaQueuePair> qp, uint16_t remoteLid, uint32_t remoteQpn, uint8_t sl);
     void DestroyQp(Ptr<RdmaQueuePair> qp);
+    /// The HCA port's SL-to-VL table (IBA 7.6.6): packets of \p sl go out on \p vl.
+    /// Unset entries map SL to SL modulo the port's data VLs.
+    void SetSl2Vl(uint8_t sl, uint8_t vl);
+    uint8_t VlOf(uint8_t sl) const;
     /// Bytes of \p p on the wire: LRH, the GRH if this HCA sends one, transport, ICRC, VCRC.
     uint32_t WireBytes(const TransportPacket& p) const;
     uint64_t GetUnknownQpDrops() const { return m_unknownQp; }
@@ -85,6 +90,7 @@ class IbHca : public Object
     Ptr<IbPort> m_port;
     uint16_t m_lid{0};
     bool m_useGrh{false};
+    std::array<int8_t, 16> m_sl2vl{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     uint32_t m_nextQpn{17};
     std::vector<Conn> m_conns;
     std::unordered_map<uint32_t, size_t> m_byQpn;
