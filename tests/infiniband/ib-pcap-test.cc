@@ -1,4 +1,5 @@
 // The InfiniBand model's pcap files, read back by tshark as InfiniBand.
+#include "../pcap-frames.h"
 #include "../shell.h"
 #include "../skip.h"
 #include "ib-fabric-helper.h"
@@ -132,4 +133,63 @@ TEST_CASE("with UseGrh the pcap decodes as LNH 3: GRH with next header 0x1B and 
     CHECK(f[4] == "fe80::2:c903:ff:2");                                   // h1, LID 2
     CHECK(f[5] == std::to_string(12 + 16 + 1000 + 4));                    // PayLen: BTH to ICRC
     CHECK((f.size() < 7 || f[6].empty()));
+}
+
+TEST_CASE("captured packets carry their CRCs: the ICRC is the same at every hop, the VCRC follows the hop's VL")
+{
+    const std::string base =
+        (std::filesystem::temp_directory_path() / ("fabemu-ib-crc-" + std::to_string(getpid()))).string();
+    Simulator::Destroy();
+    Config::Reset();
+    Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
+    Config::SetDefault("ns3::IbPort::NumDataVls", UintegerValue(2));
+    {
+        IbFabricHelper f;
+        f.Install(TopologySpec::Star(2, LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+        // The switch moves SL 0 from VL 0 (h0's link) to VL 1 (h1's link).
+        f.GetSwitches()[0]->SetSl2Vl(0, 1, 0, 1);
+        auto first = Create<IbPcapWriter>(f.GetHca(0)->GetPort(), base + "-hop1.pcap");
+        auto second = Create<IbPcapWriter>(f.GetSwitches()[0]->GetPort(1), base + "-hop2.pcap");
+        const auto conn = f.Connect(0, 1, 0);
+        RdmaWorkRequest wr;
+        wr.op = RdmaWorkRequest::Op::Write;
+        wr.bytes = 3000;
+        conn.requester->PostSend(wr);
+        Simulator::Stop(MicroSeconds(50));
+        Simulator::Run();
+        first = nullptr;
+        second = nullptr;
+        Simulator::Destroy();
+    }
+    Config::Reset();
+    const auto hop1 = ReadPcapFrames(base + "-hop1.pcap");
+    const auto hop2 = ReadPcapFrames(base + "-hop2.pcap");
+    std::filesystem::remove(base + "-hop1.pcap");
+    std::filesystem::remove(base + "-hop2.pcap");
+    REQUIRE(hop1.size() == 3);
+    REQUIRE(hop2.size() == 3);
+    for (size_t i = 0; i < 3; ++i)
+    {
+        CAPTURE(i);
+        const auto& a = hop1[i];
+        const auto& b = hop2[i];
+        REQUIRE(a.size() == b.size());
+        CHECK((a[0] >> 4) == 0); // VL 0 on the first hop
+        CHECK((b[0] >> 4) == 1); // VL 1 on the second
+        const size_t icrc = a.size() - 6;
+        auto crc32At = [](const std::vector<uint8_t>& v, size_t at) {
+            return uint32_t(v[at]) | uint32_t(v[at + 1]) << 8 | uint32_t(v[at + 2]) << 16 | uint32_t(v[at + 3]) << 24;
+        };
+        CHECK(crc32At(a, icrc) != 0);
+        CHECK(crc32At(a, icrc) == crc32At(b, icrc));           // invariant end to end
+        CHECK(crc32At(a, icrc) == IbIcrc(a.data(), icrc));
+        const auto vcrc = [](const std::vector<uint8_t>& v) { return uint16_t(v[v.size() - 2] << 8 | v.back()); };
+        CHECK(vcrc(a) == IbCrc16(a.data(), a.size() - 2));    // covers LRH to ICRC
+        CHECK(vcrc(b) == IbCrc16(b.data(), b.size() - 2));
+        CHECK(vcrc(a) != vcrc(b));                             // the VL differs, so does the VCRC
+        // A changed payload byte changes the ICRC.
+        auto c = a;
+        c[40] ^= 1;
+        CHECK(IbIcrc(c.data(), icrc) != crc32At(a, icrc));
+    }
 }

@@ -4,6 +4,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace ns3
 {
@@ -26,8 +27,14 @@ IbPcapWriter::~IbPcapWriter()
 void
 IbPcapWriter::Write(Ptr<const Packet> p)
 {
+    // The model carries the CRCs as bytes of the right size; the capture gets their values,
+    // this hop's VCRC included.
+    std::vector<uint8_t> bytes(p->GetSize());
+    p->CopyData(bytes.data(), bytes.size());
+    IbFillCrcs(bytes.data(), bytes.size());
     const int64_t ns = Simulator::Now().GetNanoSeconds();
-    m_file.Write(static_cast<uint32_t>(ns / 1'000'000'000), static_cast<uint32_t>(ns % 1'000'000'000), p);
+    m_file.Write(static_cast<uint32_t>(ns / 1'000'000'000), static_cast<uint32_t>(ns % 1'000'000'000),
+                 bytes.data(), static_cast<uint32_t>(bytes.size()));
     ++m_packets;
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <zlib.h>
+
 namespace ns3
 {
 
@@ -110,6 +112,52 @@ IbCrc16(const uint8_t* data, size_t len)
         }
     }
     return static_cast<uint16_t>(~crc);
+}
+
+uint32_t
+IbIcrc(const uint8_t* packet, size_t len)
+{
+    const bool grh = len >= kIbLrhBytes && (packet[1] & 0x3) == kIbLnhGlobal;
+    const size_t bth = kIbLrhBytes + (grh ? kIbGrhBytes : 0);
+    if (len < bth + 12)
+    {
+        return 0;
+    }
+    std::array<uint8_t, kIbLrhBytes + kIbGrhBytes + 12> head{};
+    std::copy(packet, packet + bth + 12, head.begin());
+    head[0] |= 0xf0; // VL
+    if (grh)
+    {
+        uint8_t* g = head.data() + kIbLrhBytes;
+        g[0] |= 0x0f; // TClass high nibble
+        g[1] = 0xff;  // TClass low nibble, FlowLabel
+        g[2] = 0xff;
+        g[3] = 0xff;
+        g[7] = 0xff; // HopLmt
+    }
+    head[bth + 4] = 0xff; // resv8a: FECN, BECN and reserved bits
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, head.data(), static_cast<uInt>(bth + 12));
+    crc = crc32(crc, packet + bth + 12, static_cast<uInt>(len - bth - 12));
+    return static_cast<uint32_t>(crc);
+}
+
+void
+IbFillCrcs(uint8_t* packet, size_t len)
+{
+    if (len < kIbLrhBytes + kIbIcrcBytes + kIbVcrcBytes)
+    {
+        return;
+    }
+    const size_t icrcAt = len - kIbIcrcBytes - kIbVcrcBytes;
+    const uint32_t icrc = IbIcrc(packet, icrcAt);
+    for (size_t i = 0; i < 4; ++i)
+    {
+        packet[icrcAt + i] = static_cast<uint8_t>(icrc >> (8 * i));
+    }
+    const uint16_t vcrc = IbCrc16(packet, len - kIbVcrcBytes);
+    packet[len - 2] = static_cast<uint8_t>(vcrc >> 8);
+    packet[len - 1] = static_cast<uint8_t>(vcrc);
 }
 
 } // namespace ns3

@@ -78,6 +78,20 @@ struct FcpHeader
 /// IBA's CRC-16 (polynomial 0x100B) over \p len bytes: the VCRC and the LPCRC.
 uint16_t IbCrc16(const uint8_t* data, size_t len);
 
+/**
+ * \brief The invariant CRC of a whole packet (IBA 7.8.1): CRC-32 over LRH to the end
+ * of the payload and pad, with the fields that change hop by hop taken as ones: the
+ * LRH's VL, the GRH's TClass, FlowLabel and HopLmt, the BTH's resv8a byte (FECN,
+ * BECN). Sent least significant octet first, as RoCEv2's (which is the same CRC with
+ * the whole LRH taken as ones).
+ * \param packet LRH first; \param len bytes up to the ICRC (not included).
+ */
+uint32_t IbIcrc(const uint8_t* packet, size_t len);
+
+/// Fills in the ICRC and the VCRC (over LRH to ICRC, this hop's VL included) of a
+/// packet of \p len bytes, LRH first, ICRC and VCRC last.
+void IbFillCrcs(uint8_t* packet, size_t len);
+
 } // namespace ns3
 
 #endif
