@@ -3,6 +3,7 @@
 #include "ib-opcode.h"
 #include "roce-packet.h"
 
+#include "ns3/abort.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
 #include "ns3/nstime.h"
@@ -70,6 +71,23 @@ EdgePort::EdgePort(std::string name,
     m_port->SetFrameCallback(MakeCallback(&EdgePort::FromFabric, this));
 }
 
+EdgePort::EdgePort(std::string name,
+                   std::unique_ptr<EdgeUplink> uplink,
+                   std::unique_ptr<TapPort> tap,
+                   uint32_t mtu,
+                   uint8_t rocePriority,
+                   std::vector<EndpointAddress> directory)
+    : m_name(std::move(name)),
+      m_uplink(std::move(uplink)),
+      m_tap(std::move(tap)),
+      m_rocePriority(rocePriority),
+      m_directory(std::move(directory)),
+      m_context(m_uplink->Context()),
+      m_filter(mtu)
+{
+    m_uplink->SetDeliver([this](const std::vector<uint8_t>& frame) { WriteToEndpoint(frame); });
+}
+
 EdgePort::~EdgePort()
 {
     Stop();
@@ -98,6 +116,7 @@ EdgePort::Stop()
 void
 EdgePort::EnableDcqcn(DataRate lineRate)
 {
+    NS_ABORT_MSG_IF(!m_port, "EdgePort " << m_name << ": DCQCN at the edge needs the RoCEv2 fabric");
     m_dcqcn = true;
     m_lineRate = lineRate;
     // The notification point's CNP spacing, as the scenario set it for the model's NICs.
@@ -211,8 +230,14 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
     {
         return;
     }
-    // 802.1Q: the fabric reads the priority from the PCP; the far edge removes it.
     const uint8_t prio = f.kind == FrameKind::Roce ? m_rocePriority : 0;
+    if (m_uplink)
+    {
+        ++m_counters.fromTap;
+        m_uplink->Send(*frame, f, prio);
+        return;
+    }
+    // 802.1Q: the fabric reads the priority from the PCP; the far edge removes it.
     std::vector<uint8_t> tagged(frame->size() + kVlanTagSize);
     std::memcpy(tagged.data(), frame->data(), 12);
     tagged[12] = 0x81;
@@ -277,6 +302,12 @@ EdgePort::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f
         std::memmove(bytes.data() + 12, bytes.data() + 16, bytes.size() - 16);
         bytes.resize(bytes.size() - kVlanTagSize);
     }
+    WriteToEndpoint(bytes);
+}
+
+void
+EdgePort::WriteToEndpoint(const std::vector<uint8_t>& bytes)
+{
     if (m_tap->Write(bytes.data(), bytes.size()))
     {
         ++m_counters.toTap;
@@ -398,6 +429,13 @@ EdgePort::GetCounters() const
     for (const auto& [reason, n] : m_filter.DropsByReason())
     {
         c.drops[reason] += n;
+    }
+    if (m_uplink)
+    {
+        for (const auto& [reason, n] : m_uplink->Drops())
+        {
+            c.drops[reason] += n;
+        }
     }
     return c;
 }

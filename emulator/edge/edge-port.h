@@ -13,6 +13,7 @@
 #define FABEMU_EDGE_PORT_H
 
 #include "edge-frame-filter.h"
+#include "edge-uplink.h"
 #include "tap-port.h"
 
 #include "dcqcn-rate-control.h"
@@ -44,6 +45,13 @@ class EdgePort
     /// \param directory every endpoint's address, for answering ARP
     EdgePort(std::string name,
              ns3::Ptr<ns3::RoceNetDevice> port,
+             std::unique_ptr<TapPort> tap,
+             uint32_t mtu,
+             uint8_t rocePriority,
+             std::vector<EndpointAddress> directory);
+    /// The same over another fabric's uplink (the InfiniBand gateway); no DCQCN there.
+    EdgePort(std::string name,
+             std::unique_ptr<EdgeUplink> uplink,
              std::unique_ptr<TapPort> tap,
              uint32_t mtu,
              uint8_t rocePriority,
@@ -87,6 +95,7 @@ class EdgePort
     void OnTapFrame(const uint8_t* frame, size_t len); ///< reader thread
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
+    void WriteToEndpoint(const std::vector<uint8_t>& frame);
     void AnswerArp(const std::vector<uint8_t>& request);
     struct Flow
     {
@@ -104,7 +113,8 @@ class EdgePort
     bool HandleNeighbourDiscovery(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f);
 
     std::string m_name;
-    ns3::Ptr<ns3::RoceNetDevice> m_port;
+    ns3::Ptr<ns3::RoceNetDevice> m_port;    ///< the RoCEv2 model's NIC device, or
+    std::unique_ptr<EdgeUplink> m_uplink;  ///< another fabric's way in
     std::unique_ptr<TapPort> m_tap;
     uint8_t m_rocePriority;
     std::vector<EndpointAddress> m_directory;

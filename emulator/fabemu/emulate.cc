@@ -9,6 +9,9 @@
 #include "results.h"
 #include "scenario-fabric.h"
 
+#include "ib-fabric-helper.h"
+#include "ib-gateway.h"
+#include "ib-recorders.h"
 #include "roce-fabric-helper.h"
 #include "roce-recorders.h"
 
@@ -350,44 +353,88 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         }
         EmulateResult r = result;
         {
-            RoceFabricHelper fabric;
-            fabric.Install(BuildTopology(s));
-            for (size_t i = 0; i < s.endpoints.size(); ++i)
-            {
-                // RoCEv2 over IPv6 (GID 0) goes between the endpoints' link-local addresses.
-                auto ll = directory[i].LinkLocal(); // Ipv6Address takes a non-const pointer
-                fabric.AddHostRoute(s.endpoints[i].index, Ipv6Address(ll.data()));
-            }
+            // RoCEv2 and iWARP endpoints cross the Ethernet switch model; InfiniBand
+            // endpoints cross the IB model through a gateway at each edge.
+            const bool infiniband = s.fabric.type == "infiniband";
+            std::unique_ptr<RoceFabricHelper> roce;
+            std::unique_ptr<IbFabricHelper> ib;
             std::vector<std::unique_ptr<EdgePort>> edges;
-            for (const auto& e : s.endpoints)
-            {
-                edges.push_back(std::make_unique<EdgePort>(
-                    e.host, fabric.GetNic(e.index)->GetDevice(),
-                    std::make_unique<TapPort>(vms[e.index]->Spec().tap), ethMtu, 3, directory));
-            }
-            if (s.fabric.cc == "dcqcn")
-            {
-                for (auto& e : edges)
-                {
-                    e->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
-                }
-            }
-            // Recorders run on the simulation thread and are read once it has stopped.
+            const Time queueInterval = PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000));
             std::ostringstream pfcRows;
             std::ostringstream queueRows;
-            PfcLog pfcLog(fabric, pfcRows);
-            QueueSampler queues(fabric, queueRows,
-                                PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000)));
+            std::unique_ptr<PfcLog> pfcLog;
+            std::unique_ptr<QueueSampler> roceQueues;
+            std::unique_ptr<IbQueueSampler> ibQueues;
             std::vector<Ptr<PcapWriter>> pcaps;
-            for (uint32_t h : s.record.pcap)
+            std::vector<Ptr<IbPcapWriter>> ibPcaps;
+            if (infiniband)
             {
-                if (!setup.resultsDir.empty())
+                ib = std::make_unique<IbFabricHelper>();
+                ib->SetLmc(s.fabric.lmc);
+                ib->SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
+                                                            : IbFabricHelper::Routing::MinHop);
+                ib->Install(BuildTopology(s));
+                auto tunnel = std::make_shared<IbTunnel>();
+                std::vector<uint16_t> lids;
+                for (const auto& e : s.endpoints)
                 {
-                    pcaps.push_back(Create<PcapWriter>(
-                        fabric.GetNic(h)->GetDevice(),
-                        setup.resultsDir + "/" + fmt::format("h{}.pcap", h)));
+                    lids.push_back(ib->GetHca(e.index)->GetLid());
+                }
+                for (const auto& e : s.endpoints)
+                {
+                    auto gateway = std::make_unique<IbGateway>(ib->GetHca(e.index)->GetPort(), e.index,
+                                                               ib->GetHca(e.index)->GetLid(), tunnel,
+                                                               directory, lids);
+                    edges.push_back(std::make_unique<EdgePort>(
+                        e.host, std::move(gateway), std::make_unique<TapPort>(vms[e.index]->Spec().tap),
+                        ethMtu, 3, directory));
+                }
+                ibQueues = std::make_unique<IbQueueSampler>(*ib, queueRows, queueInterval);
+                for (uint32_t h : s.record.pcap)
+                {
+                    if (!setup.resultsDir.empty())
+                    {
+                        ibPcaps.push_back(Create<IbPcapWriter>(
+                            ib->GetHca(h)->GetPort(), setup.resultsDir + "/" + fmt::format("h{}.pcap", h)));
+                    }
                 }
             }
+            else
+            {
+                roce = std::make_unique<RoceFabricHelper>();
+                roce->Install(BuildTopology(s));
+                for (size_t i = 0; i < s.endpoints.size(); ++i)
+                {
+                    // RoCEv2 over IPv6 (GID 0) goes between the endpoints' link-local addresses.
+                    auto ll = directory[i].LinkLocal(); // Ipv6Address takes a non-const pointer
+                    roce->AddHostRoute(s.endpoints[i].index, Ipv6Address(ll.data()));
+                }
+                for (const auto& e : s.endpoints)
+                {
+                    edges.push_back(std::make_unique<EdgePort>(
+                        e.host, roce->GetNic(e.index)->GetDevice(),
+                        std::make_unique<TapPort>(vms[e.index]->Spec().tap), ethMtu, 3, directory));
+                }
+                if (s.fabric.cc == "dcqcn")
+                {
+                    for (auto& e : edges)
+                    {
+                        e->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
+                    }
+                }
+                // Recorders run on the simulation thread and are read once it has stopped.
+                pfcLog = std::make_unique<PfcLog>(*roce, pfcRows);
+                roceQueues = std::make_unique<QueueSampler>(*roce, queueRows, queueInterval);
+                for (uint32_t h : s.record.pcap)
+                {
+                    if (!setup.resultsDir.empty())
+                    {
+                        pcaps.push_back(Create<PcapWriter>(roce->GetNic(h)->GetDevice(),
+                                                           setup.resultsDir + "/" + fmt::format("h{}.pcap", h)));
+                    }
+                }
+            }
+            RdmaFabric& fabric = infiniband ? static_cast<RdmaFabric&>(*ib) : *roce;
             FlowRunner runner(fabric); // simulated background traffic, if any
             runner.Add(BuildFlows(s));
             runner.Start();
@@ -471,13 +518,29 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                     r.edgeDrops[why] += n;
                 }
             }
-            r.fabricDrops = fabric.TotalDrops();
-            r.congestionDrops = fabric.CongestionDrops();
-            r.switchDrops = fabric.DropsByReason();
-            r.pfcFrames = fabric.TotalPfcFrames();
-            r.ecnMarks = fabric.TotalEcnMarks();
-            r.cnps = fabric.TotalCnps();
-            r.peakQueueBytes = queues.Peak();
+            if (roce)
+            {
+                r.fabricDrops = roce->TotalDrops();
+                r.congestionDrops = roce->CongestionDrops();
+                r.switchDrops = roce->DropsByReason();
+                r.pfcFrames = roce->TotalPfcFrames();
+                r.ecnMarks = roce->TotalEcnMarks();
+                r.cnps = roce->TotalCnps();
+                r.peakQueueBytes = roceQueues->Peak();
+            }
+            else
+            {
+                r.fabricDrops = ib->TotalNoRouteDrops();
+                if (r.fabricDrops > 0)
+                {
+                    r.switchDrops["no_route"] = r.fabricDrops;
+                }
+                r.ecnMarks = ib->TotalFecnMarks();
+                r.cnps = ib->TotalBecns();
+                r.creditStalls = ib->TotalCreditStalls();
+                r.bufferOverflows = ib->TotalOverflows();
+                r.peakQueueBytes = ibQueues->Peak();
+            }
             r.flows = runner.Records();
             r.flowCount = runner.Flows().size();
             std::sort(lag.lagNs.begin(), lag.lagNs.end());
@@ -489,7 +552,10 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             r.timingFaithful = r.lagMaxMs * 1e9 <= s.lagThresholdPs;
             if (!setup.resultsDir.empty())
             {
-                WriteCsv(setup.resultsDir + "/pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
+                if (roce)
+                {
+                    WriteCsv(setup.resultsDir + "/pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
+                }
                 WriteCsv(setup.resultsDir + "/queue.csv", "time_ns,node,port,prio,bytes",
                          queueRows.str());
                 std::ostringstream lagRows;
@@ -500,6 +566,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 WriteCsv(setup.resultsDir + "/lag.csv", "rank,lag_ns", lagRows.str());
             }
             pcaps.clear();
+            ibPcaps.clear();
             edges.clear();
             Simulator::Destroy();
             r.exitCode = ok ? kExitOk : kExitFailure;
@@ -516,6 +583,11 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             }
         }
         out << fmt::format("edge: {} neighbour solicitations answered\n", r.neighbourAdverts);
+        if (s.fabric.type == "infiniband")
+        {
+            out << fmt::format("InfiniBand: {} credit stalls, {} buffer overflows (must be 0)\n",
+                               r.creditStalls, r.bufferOverflows);
+        }
         out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
                            "{} dropped in switches ({} for lack of buffer), {} PFC frames, "
                            "{} ECN marks\n",

@@ -53,6 +53,8 @@ struct EmulateResult
     uint64_t ecnMarks{0}; ///< CE written into real frames by the switches
     uint64_t cnps{0};     ///< sent by simulated NICs
     uint64_t peakQueueBytes{0};
+    uint64_t creditStalls{0};    ///< InfiniBand: a VL's head packet waited for credit
+    uint64_t bufferOverflows{0}; ///< InfiniBand: must stay 0
     double simTimeS{0};
     std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any
     size_t flowCount{0};

@@ -449,7 +449,8 @@ EmulationJson(const EmulateResult& r)
                          {"pfc_pause_frames", r.pfcFrames},
                          {"ecn_marks", r.ecnMarks},
                          {"cnps", r.cnps + r.edgeCnpsSent},
-                         {"credit_stalls", 0},
+                         {"credit_stalls", r.creditStalls},
+                         {"buffer_overflows", r.bufferOverflows},
                          {"bytes_delivered", r.bytesToEndpoints + delivered}};
     summary["edge"] = {{"frames_from_endpoints", r.framesFromEndpoints},
                        {"frames_to_endpoints", r.framesToEndpoints},

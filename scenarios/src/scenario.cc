@@ -979,10 +979,24 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         }
         std::sort(s.endpoints.begin(), s.endpoints.end(),
                   [](const auto& a, const auto& b) { return a.index < b.index; });
-        if (!s.endpoints.empty() && s.fabric.type == "infiniband")
+        if (s.fabric.type == "infiniband")
         {
-            r.Fail(e, "VM endpoints need fabric.type roce or iwarp for now (the infiniband "
-                      "gateway for real endpoints is not built yet)");
+            for (const auto& kv : e)
+            {
+                if (kv.second["device"] && kv.second["device"].Scalar() == "siw")
+                {
+                    r.Fail(kv.second["device"], fmt::format("endpoints.{}.device: siw speaks iWARP; on "
+                                                            "fabric.type infiniband the endpoints are rxe, "
+                                                            "whose RoCEv2 the edge gateways carry as IB",
+                                                            kv.first.Scalar()));
+                }
+            }
+            if (!s.endpoints.empty() && s.fabric.cc == "ibcc")
+            {
+                r.Fail(root["fabric"]["cc"] ? root["fabric"]["cc"] : e,
+                       "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows "
+                       "(yet); use cc: none");
+            }
         }
         if (s.fabric.type == "iwarp")
         {
