@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -49,7 +50,11 @@ class SimulatorThread
 {
   public:
     SimulatorThread()
-        : m_thread([] { Simulator::Run(); })
+        : m_done(m_finished.get_future()),
+          m_thread([this] {
+              Simulator::Run();
+              m_finished.set_value();
+          })
     {
     }
     ~SimulatorThread() { Stop(); }
@@ -59,11 +64,19 @@ class SimulatorThread
         {
             // Thread-safe in the real-time simulator: runs on the simulation thread.
             Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
+            // That event is due at the wall clock's now; a simulation that has fallen
+            // behind would reach it only after everything earlier. Then stop it outright.
+            if (m_done.wait_for(std::chrono::seconds(2)) != std::future_status::ready)
+            {
+                Simulator::Stop();
+            }
             m_thread.join();
         }
     }
 
   private:
+    std::promise<void> m_finished;
+    std::future<void> m_done;
     std::thread m_thread;
 };
 
@@ -343,6 +356,14 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         GlobalValue::Bind("SimulatorImplementationType",
                           StringValue("ns3::RealtimeSimulatorImpl"));
         UsePicoseconds();
+        if (s.fabric.type == "infiniband")
+        {
+            // In real time the periodic flow-control packet (every 2 us: IBA's longest gap)
+            // would be millions of events a second. It only repairs lost FCPs, which the
+            // model never loses; the credit loop runs on the FCPs sent on every change.
+            // A scenario's fabric.set may still set it (applied after this).
+            Config::SetDefault("ns3::IbPort::FcpInterval", TimeValue(MilliSeconds(1)));
+        }
         ApplyFabricDefaults(s);
         if (s.fabric.type == "iwarp")
         {
