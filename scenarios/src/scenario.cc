@@ -734,44 +734,34 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                 fab.kmin = 100 * 1024; // DCTCP's K for 10-100 Gb/s ports, not DCQCN's Kmin
             }
         }
+        // Keys of another fabric: named, with why they do not apply.
+        auto refuse = [&r](const YAML::Node& map, std::initializer_list<const char*> keys,
+                           const std::string& prefix, const std::string& why) {
+            for (const char* key : keys)
+            {
+                if (map[key])
+                {
+                    r.Fail(map[key], fmt::format("{}{} {}", prefix, key, why));
+                }
+            }
+        };
         if (fab.type == "infiniband")
         {
             fab.cc = "none"; // IB congestion control is off by default, as on real fabrics
-            for (const char* key : {"pfc", "ecn", "dcqcn", "buffer"})
-            {
-                if (f[key])
-                {
-                    r.Fail(f[key], fmt::format("fabric.{} applies to roce, not infiniband (its "
-                                               "switches are lossless by credits; buffers are "
-                                               "ns3::IbPort::BufferBlocks)",
-                                               key));
-                }
-            }
+            refuse(f, {"pfc", "ecn", "dcqcn", "buffer"}, "fabric.",
+                   "applies to roce, not infiniband (its switches are lossless by credits; buffers "
+                   "are ns3::IbPort::BufferBlocks)");
         }
         if (fab.type == "iwarp")
         {
-            for (const char* key : {"pfc", "dcqcn"})
-            {
-                if (f[key])
-                {
-                    r.Fail(f[key], fmt::format("fabric.{} applies to roce, not iwarp (iWARP runs on "
-                                               "TCP over lossy Ethernet; its congestion control is "
-                                               "fabric.cc: dctcp, newreno or cubic)",
-                                               key));
-                }
-            }
+            refuse(f, {"pfc", "dcqcn"}, "fabric.",
+                   "applies to roce, not iwarp (iWARP runs on TCP over lossy Ethernet; its congestion "
+                   "control is fabric.cc: dctcp, newreno or cubic)");
             if (const YAML::Node e = f["ecn"]; e && e.IsMap())
             {
-                for (const char* key : {"kmax", "pmax"})
-                {
-                    if (e[key])
-                    {
-                        r.Fail(e[key], fmt::format("fabric.ecn.{} applies to roce; on iwarp the "
-                                                   "switches mark every packet above fabric.ecn.kmin "
-                                                   "(DCTCP's K)",
-                                                   key));
-                    }
-                }
+                refuse(e, {"kmax", "pmax"}, "fabric.ecn.",
+                       "applies to roce; on iwarp the switches mark every packet above fabric.ecn.kmin "
+                       "(DCTCP's K)");
             }
         }
         if (f["routing"])

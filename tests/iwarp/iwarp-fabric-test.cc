@@ -70,6 +70,26 @@ Link(const char* rate, Time delay = MicroSeconds(1))
     return LinkParams{DataRate(rate), delay};
 }
 
+/// Two hosts on one 10 Gb/s cable, one connection, completions collected at both ends.
+struct QpPair
+{
+    IwarpFabricHelper f;
+    Ptr<IwarpQp> a;
+    Ptr<IwarpQp> b;
+    Done da;
+    Done db;
+
+    QpPair()
+    {
+        f.Install(TopologySpec::Pair(Link("10Gbps")));
+        const auto c = f.Connect(0, 1);
+        a = DynamicCast<IwarpQp>(c.requester);
+        b = DynamicCast<IwarpQp>(c.responder);
+        a->SetCompletionCallback(MakeBoundCallback(&Collect, &da));
+        b->SetCompletionCallback(MakeBoundCallback(&Collect, &db));
+    }
+};
+
 } // namespace
 
 TEST_CASE("an RDMA Write of 10 MB lands every byte at its offset; Read and Send likewise")
@@ -159,11 +179,9 @@ TEST_CASE("an RDMA Write of 10 MB lands every byte at its offset; Read and Send 
 TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way only, no CRC unless asked")
 {
     Reset();
-    IwarpFabricHelper f;
-    f.Install(TopologySpec::Pair(Link("10Gbps")));
-    const auto c = f.Connect(0, 1);
-    Ptr<IwarpQp> a = DynamicCast<IwarpQp>(c.requester);
-    Ptr<IwarpQp> b = DynamicCast<IwarpQp>(c.responder);
+    QpPair q;
+    Ptr<IwarpQp> a = q.a;
+    Ptr<IwarpQp> b = q.b;
     // Before the run: the MPA request goes out once TCP is connected.
     a->SetAttribute("MpaRevision", UintegerValue(1));
     a->SetAttribute("Crc", BooleanValue(false));
@@ -175,8 +193,7 @@ TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way o
     a->RegisterMemory(1, 0, src);
     a->RegisterMemory(3, 0, back);
     b->RegisterMemory(2, 0, dst);
-    Done da;
-    a->SetCompletionCallback(MakeBoundCallback(&Collect, &da));
+    const Done& da = q.da;
     RdmaWorkRequest w;
     w.op = RdmaWorkRequest::Op::Write;
     w.bytes = src->size();
@@ -209,16 +226,12 @@ TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way o
 TEST_CASE("SEND with Solicited Event and Invalidate: the event is flagged, the STag is gone after it")
 {
     Reset();
-    IwarpFabricHelper f;
-    f.Install(TopologySpec::Pair(Link("10Gbps")));
-    const auto c = f.Connect(0, 1);
-    Ptr<IwarpQp> a = DynamicCast<IwarpQp>(c.requester);
-    Ptr<IwarpQp> b = DynamicCast<IwarpQp>(c.responder);
+    QpPair q;
+    Ptr<IwarpQp> a = q.a;
+    Ptr<IwarpQp> b = q.b;
+    const Done& da = q.da;
+    const Done& db = q.db;
     b->RegisterMemory(0x22, 0, std::make_shared<std::vector<uint8_t>>(4096, 0));
-    Done da;
-    Done db;
-    a->SetCompletionCallback(MakeBoundCallback(&Collect, &da));
-    b->SetCompletionCallback(MakeBoundCallback(&Collect, &db));
     RdmaWorkRequest send;
     send.op = RdmaWorkRequest::Op::Send;
     send.bytes = 64;
@@ -475,13 +488,11 @@ TEST_CASE("a malformed FPDU on the wire ends in the prescribed Terminate at both
     {
         CAPTURE(c.what);
         Reset();
-        IwarpFabricHelper f;
-        f.Install(TopologySpec::Pair(Link("10Gbps")));
-        const auto conn = f.Connect(0, 1);
-        Ptr<IwarpQp> a = DynamicCast<IwarpQp>(conn.requester);
-        Ptr<IwarpQp> b = DynamicCast<IwarpQp>(conn.responder);
-        Done da;
-        a->SetCompletionCallback(MakeBoundCallback(&Collect, &da));
+        QpPair q;
+        Ptr<IwarpQp> a = q.a;
+        Ptr<IwarpQp> b = q.b;
+        const Done& da = q.da;
+        const IwarpFabricHelper& f = q.f;
         std::vector<uint8_t> ulpdu;
         w.Serialize(ulpdu);
         std::vector<uint8_t> bytes;

@@ -294,59 +294,51 @@ IwarpFabricHelper::EnablePcap(const std::string& path, uint32_t host)
     p2p.EnablePcap(path, m_hostDevices.at(host), false, true);
 }
 
+namespace
+{
+
+template <typename Items, typename F>
+uint64_t
+Sum(const Items& items, F f)
+{
+    uint64_t n = 0;
+    for (const auto& x : items)
+    {
+        n += f(x);
+    }
+    return n;
+}
+
+} // namespace
+
 uint64_t
 IwarpFabricHelper::TotalTcpRetransmissions() const
 {
-    uint64_t n = 0;
-    for (const auto& q : m_qps)
-    {
-        n += q->GetTcpRetransmissions();
-    }
-    return n;
+    return Sum(m_qps, [](const Ptr<IwarpQp>& q) { return q->GetTcpRetransmissions(); });
 }
 
 uint64_t
 IwarpFabricHelper::TotalEcnEchoes() const
 {
-    uint64_t n = 0;
-    for (const auto& q : m_qps)
-    {
-        n += q->GetEcnEchoes();
-    }
-    return n;
+    return Sum(m_qps, [](const Ptr<IwarpQp>& q) { return q->GetEcnEchoes(); });
 }
 
 uint64_t
 IwarpFabricHelper::TotalTerminates() const
 {
-    uint64_t n = 0;
-    for (const auto& q : m_qps)
-    {
-        n += q->GetTerminateSent().has_value();
-    }
-    return n;
+    return Sum(m_qps, [](const Ptr<IwarpQp>& q) { return uint64_t(q->GetTerminateSent().has_value()); });
 }
 
 uint64_t
 IwarpFabricHelper::SwitchDrops() const
 {
-    uint64_t n = 0;
-    for (const auto& sp : m_switchPorts)
-    {
-        n += sp.queue->GetStats().nTotalDroppedPackets;
-    }
-    return n;
+    return Sum(m_switchPorts, [](const SwitchPort& p) { return p.queue->GetStats().nTotalDroppedPackets; });
 }
 
 uint64_t
 IwarpFabricHelper::SwitchEcnMarks() const
 {
-    uint64_t n = 0;
-    for (const auto& sp : m_switchPorts)
-    {
-        n += sp.queue->GetStats().nTotalMarkedPackets;
-    }
-    return n;
+    return Sum(m_switchPorts, [](const SwitchPort& p) { return p.queue->GetStats().nTotalMarkedPackets; });
 }
 
 uint64_t

@@ -416,15 +416,8 @@ IwarpQp::Receive(const DdpSegment& s)
                 return;
             }
         }
-        TxMessage m;
-        m.header.opcode = uint8_t(RdmapOpcode::ReadResponse);
-        m.header.tagged = true;
-        m.header.stag = s.sinkStag;
-        m.header.to = s.sinkTo;
-        m.bytes = s.readSize;
-        m.srcKey = s.srcStag;
-        m.srcAddr = s.srcTo;
-        m_tx.push_back(m);
+        m_tx.push_back(
+            Tagged(RdmapOpcode::ReadResponse, s.sinkStag, s.sinkTo, s.readSize, s.srcStag, s.srcTo));
         Pump();
         return;
     }
@@ -469,17 +462,11 @@ IwarpQp::PostSend(const RdmaWorkRequest& wr)
     m_sendQueue.push_back(PendingWr{wr, Simulator::Now()});
     PendingWr* p = &m_sendQueue.back();
     TxMessage m;
-    m.wr = p;
     m.bytes = wr.bytes;
     switch (wr.op)
     {
     case RdmaWorkRequest::Op::Write:
-        m.header.opcode = uint8_t(RdmapOpcode::Write);
-        m.header.tagged = true;
-        m.header.stag = wr.rkey;
-        m.header.to = wr.remoteAddr;
-        m.srcKey = wr.lkey;
-        m.srcAddr = wr.localAddr;
+        m = Tagged(RdmapOpcode::Write, wr.rkey, wr.remoteAddr, wr.bytes, wr.lkey, wr.localAddr);
         break;
     case RdmaWorkRequest::Op::Read:
         m.header.opcode = uint8_t(RdmapOpcode::ReadRequest);
@@ -502,8 +489,23 @@ IwarpQp::PostSend(const RdmaWorkRequest& wr)
         m.srcAddr = wr.localAddr;
         break;
     }
+    m.wr = p;
     m_tx.push_back(m);
     Pump();
+}
+
+IwarpQp::TxMessage
+IwarpQp::Tagged(RdmapOpcode opcode, uint32_t stag, uint64_t to, uint64_t bytes, uint32_t srcKey, uint64_t srcAddr)
+{
+    TxMessage m;
+    m.header.opcode = uint8_t(opcode);
+    m.header.tagged = true;
+    m.header.stag = stag;
+    m.header.to = to;
+    m.bytes = bytes;
+    m.srcKey = srcKey;
+    m.srcAddr = srcAddr;
+    return m;
 }
 
 void

@@ -151,6 +151,8 @@ class IwarpQp : public RdmaQp
     void SendTerminate(const TerminateCause& cause);
     void EnterError(RdmaCompletion::Status status);
     void FillPayload(const TxMessage& m, uint32_t n, std::vector<uint8_t>& out) const;
+    /// A tagged message (WRITE, READ response) into \p stag at \p to, from a local region.
+    static TxMessage Tagged(RdmapOpcode opcode, uint32_t stag, uint64_t to, uint64_t bytes, uint32_t srcKey, uint64_t srcAddr);
     void TcpTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s);
     void EcnEcho(SequenceNumber32 oldValue, SequenceNumber32 newValue);
 
