@@ -91,20 +91,19 @@ Ptr<RdmaQueuePair>
 IbHca::CreateQp()
 {
     Ptr<RdmaQueuePair> qp = CreateObject<RdmaQueuePair>();
-    qp->SetQpn(m_nextQpn++);
+    qp->SetQpn(m_conns.NextQpn());
     qp->SetWakeCallback(MakeCallback(&IbHca::Wake, this));
-    m_byQpn[qp->GetQpn()] = m_conns.size();
     Conn c;
     c.qp = qp;
     c.sl = m_defaultSl;
-    m_conns.push_back(c);
+    m_conns.Add(c);
     return qp;
 }
 
 void
 IbHca::Connect(Ptr<RdmaQueuePair> qp, uint16_t remoteLid, uint32_t remoteQpn, uint8_t sl)
 {
-    Conn& c = m_conns.at(m_byQpn.at(qp->GetQpn()));
+    Conn& c = m_conns.At(qp->GetQpn());
     c.remoteLid = remoteLid;
     c.sl = sl;
     qp->SetRemoteQpn(remoteQpn);
@@ -113,20 +112,12 @@ IbHca::Connect(Ptr<RdmaQueuePair> qp, uint16_t remoteLid, uint32_t remoteQpn, ui
 void
 IbHca::DestroyQp(Ptr<RdmaQueuePair> qp)
 {
-    auto it = m_byQpn.find(qp->GetQpn());
-    if (it == m_byQpn.end())
+    const auto gone = m_conns.Remove(qp->GetQpn());
+    if (!gone)
     {
         return;
     }
-    const size_t idx = it->second;
-    m_byQpn.erase(it);
-    m_conns[idx].qp->Dispose();
-    if (idx + 1 != m_conns.size())
-    {
-        m_conns[idx] = m_conns.back();
-        m_byQpn[m_conns[idx].qp->GetQpn()] = idx;
-    }
-    m_conns.pop_back();
+    gone->qp->Dispose();
     m_rr = m_conns.empty() ? 0 : m_rr % m_conns.size();
 }
 
@@ -290,7 +281,7 @@ IbHca::OnCctiTimer()
 uint32_t
 IbHca::GetCcti(Ptr<RdmaQueuePair> qp) const
 {
-    return m_conns.at(m_byQpn.at(qp->GetQpn())).ccti;
+    return m_conns.At(qp->GetQpn()).ccti;
 }
 
 void
@@ -324,13 +315,13 @@ IbHca::Deliver(Ptr<Packet> p, uint8_t vl)
         return;
     }
     t.payload = size - headers - pad - kIbIcrcBytes - kIbVcrcBytes;
-    const auto it = m_byQpn.find(t.destQp);
-    if (it == m_byQpn.end())
+    Conn* found = m_conns.Find(t.destQp);
+    if (!found)
     {
         ++m_unknownQp; // a QP already destroyed: its late packets go nowhere
         return;
     }
-    Conn& c = m_conns[it->second];
+    Conn& c = *found;
     if (t.opcode == kIbOpcodeCnp)
     {
         // A BECN for this flow: throttle it one table step more.

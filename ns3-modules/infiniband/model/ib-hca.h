@@ -14,6 +14,7 @@
 #define FABEMU_IB_HCA_H
 
 #include "ib-port.h"
+#include "qp-table.h"
 #include "rdma-queue-pair.h"
 
 #include "ns3/object.h"
@@ -91,9 +92,7 @@ class IbHca : public Object
     uint16_t m_lid{0};
     bool m_useGrh{false};
     std::array<int8_t, 16> m_sl2vl{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
-    uint32_t m_nextQpn{17};
-    std::vector<Conn> m_conns;
-    std::unordered_map<uint32_t, size_t> m_byQpn;
+    QpTable<Conn> m_conns{17};
     size_t m_rr{0};
     bool m_sendScheduled{false};
     uint64_t m_unknownQp{0};

@@ -116,11 +116,9 @@ Ptr<RdmaQueuePair>
 RoceNic::CreateQp()
 {
     Ptr<RdmaQueuePair> qp = CreateObject<RdmaQueuePair>();
-    qp->SetQpn(m_nextQpn++);
+    qp->SetQpn(m_conns.NextQpn());
     qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
-    m_byQpn[qp->GetQpn()] = m_conns.size();
-    m_conns.push_back(
-        Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt, m_priority});
+    m_conns.Add(Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt, m_priority});
     return qp;
 }
 
@@ -131,7 +129,7 @@ RoceNic::Connect(Ptr<RdmaQueuePair> qp,
                  uint32_t remoteQpn,
                  uint16_t srcPort)
 {
-    Conn& c = m_conns.at(m_byQpn.at(qp->GetQpn()));
+    Conn& c = m_conns.At(qp->GetQpn());
     qp->SetRemoteQpn(remoteQpn);
     c.remoteIp = remoteIp;
     c.remoteMac = remoteMac;
@@ -161,30 +159,22 @@ void
 RoceNic::SetQpPriority(Ptr<RdmaQueuePair> qp, uint8_t priority)
 {
     NS_ABORT_MSG_IF(priority > 7, "QP priority " << +priority << " is out of range 0..7");
-    m_conns.at(m_byQpn.at(qp->GetQpn())).priority = priority;
+    m_conns.At(qp->GetQpn()).priority = priority;
 }
 
 void
 RoceNic::DestroyQp(Ptr<RdmaQueuePair> qp)
 {
-    auto it = m_byQpn.find(qp->GetQpn());
-    if (it == m_byQpn.end())
+    const auto gone = m_conns.Remove(qp->GetQpn());
+    if (!gone)
     {
         return;
     }
-    const size_t idx = it->second;
-    m_byQpn.erase(it);
-    m_conns[idx].qp->Dispose();
-    if (m_conns[idx].cc)
+    gone->qp->Dispose();
+    if (gone->cc)
     {
-        m_conns[idx].cc->Dispose();
+        gone->cc->Dispose();
     }
-    if (idx + 1 != m_conns.size())
-    {
-        m_conns[idx] = m_conns.back();
-        m_byQpn[m_conns[idx].qp->GetQpn()] = idx;
-    }
-    m_conns.pop_back();
     if (m_rr >= m_conns.size())
     {
         m_rr = 0;
@@ -194,7 +184,7 @@ RoceNic::DestroyQp(Ptr<RdmaQueuePair> qp)
 Ptr<DcqcnRateControl>
 RoceNic::GetRateControl(Ptr<RdmaQueuePair> qp) const
 {
-    return m_conns.at(m_byQpn.at(qp->GetQpn())).cc;
+    return m_conns.At(qp->GetQpn()).cc;
 }
 
 void
@@ -331,12 +321,12 @@ RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
     {
         return;
     }
-    auto it = m_byQpn.find(f.destQp);
-    if (it == m_byQpn.end())
+    Conn* found = m_conns.Find(f.destQp);
+    if (!found)
     {
         return; // no such QP here: real NICs drop it silently too
     }
-    Conn& c = m_conns[it->second];
+    Conn& c = *found;
     if (f.opcode == kIbOpcodeCnp)
     {
         ++m_cnpsReceived;

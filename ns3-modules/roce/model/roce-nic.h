@@ -15,6 +15,7 @@
 #define FABEMU_ROCE_NIC_H
 
 #include "dcqcn-rate-control.h"
+#include "qp-table.h"
 #include "rdma-queue-pair.h"
 #include "roce-net-device.h"
 
@@ -97,9 +98,7 @@ class RoceNic : public Object
 
     Ptr<RoceNetDevice> m_device;
     Ipv4Address m_address;
-    std::vector<Conn> m_conns;
-    std::unordered_map<uint32_t, size_t> m_byQpn;
-    uint32_t m_nextQpn{0x11};
+    QpTable<Conn> m_conns{0x11};
     size_t m_rr{0};
     std::deque<Ptr<Packet>> m_cnps;
     EventId m_wake;
