@@ -1,9 +1,11 @@
 #include "edge-port.h"
 
 #include "ib-opcode.h"
+#include "pfc-header.h"
 #include "roce-packet.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
 #include "ns3/nstime.h"
@@ -104,6 +106,16 @@ EdgePort::~EdgePort()
 void
 EdgePort::Start()
 {
+    // The reader begins on the simulation thread once Run is under way: frames it
+    // schedules from its own thread earlier could be lost by the real-time
+    // simulator while Run starts (seen: 1 frame in 600, now and then). Until
+    // then frames wait in the socket, which is open already.
+    Simulator::ScheduleWithContext(m_context, Time(0), &EdgePort::StartReading, this);
+}
+
+void
+EdgePort::StartReading()
+{
     m_tap->Start([this](const uint8_t* frame, size_t len) { OnTapFrame(frame, len); });
 }
 
@@ -111,6 +123,9 @@ void
 EdgePort::Stop()
 {
     m_tap->Stop();
+    m_retry.Cancel();
+    m_pauseRefresh.Cancel();
+    m_counters.heldAtStop = m_held.size();
 }
 
 void
@@ -302,21 +317,114 @@ EdgePort::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f
         std::memmove(bytes.data() + 12, bytes.data() + 16, bytes.size() - 16);
         bytes.resize(bytes.size() - kVlanTagSize);
     }
-    WriteToEndpoint(bytes);
+    WriteToEndpoint(std::move(bytes));
 }
 
 void
-EdgePort::WriteToEndpoint(const std::vector<uint8_t>& bytes)
+EdgePort::WriteToEndpoint(std::vector<uint8_t> bytes)
 {
-    if (m_tap->Write(bytes.data(), bytes.size()))
+    if (m_held.empty())
     {
-        ++m_counters.toTap;
-        m_counters.bytesToTap += bytes.size();
+        switch (m_tap->Write(bytes.data(), bytes.size()))
+        {
+        case TapPort::WriteStatus::Written:
+            ++m_counters.toTap;
+            m_counters.bytesToTap += bytes.size();
+            return;
+        case TapPort::WriteStatus::Failed:
+            ++m_counters.tapWriteFailures;
+            ++m_counters.drops["tap_write_error"];
+            return;
+        case TapPort::WriteStatus::Full:
+            break;
+        }
     }
-    else
+    // Behind a full tap, or behind frames already waiting: keep the order.
+    if (m_heldBytes + bytes.size() > kHoldLimit)
     {
-        ++m_counters.tapWriteFailures;
+        ++m_counters.drops["edge_hold_full"];
+        return;
     }
+    ++m_counters.framesHeld;
+    m_heldBytes += bytes.size();
+    m_counters.peakHeldBytes = std::max(m_counters.peakHeldBytes, m_heldBytes);
+    m_held.push_back(std::move(bytes));
+    UpdatePause();
+    if (!m_retry.IsRunning())
+    {
+        // The VM's reads cannot be waited on from here; try again shortly.
+        m_retry = Simulator::Schedule(MicroSeconds(20), &EdgePort::DrainHeld, this);
+    }
+}
+
+void
+EdgePort::DrainHeld()
+{
+    while (!m_held.empty())
+    {
+        const std::vector<uint8_t>& bytes = m_held.front();
+        const auto status = m_tap->Write(bytes.data(), bytes.size());
+        if (status == TapPort::WriteStatus::Full)
+        {
+            break;
+        }
+        if (status == TapPort::WriteStatus::Written)
+        {
+            ++m_counters.toTap;
+            m_counters.bytesToTap += bytes.size();
+        }
+        else
+        {
+            ++m_counters.tapWriteFailures;
+            ++m_counters.drops["tap_write_error"];
+        }
+        m_heldBytes -= bytes.size();
+        m_held.pop_front();
+    }
+    UpdatePause();
+    if (!m_held.empty())
+    {
+        m_retry = Simulator::Schedule(MicroSeconds(20), &EdgePort::DrainHeld, this);
+    }
+}
+
+void
+EdgePort::UpdatePause()
+{
+    // Only a RoCEv2 port with PFC on can ask the switch to wait; elsewhere the
+    // edge just holds, up to kHoldLimit.
+    if (!m_port)
+    {
+        return;
+    }
+    BooleanValue pfc;
+    m_port->GetAttribute("PfcEnabled", pfc);
+    if (!pfc.Get())
+    {
+        return;
+    }
+    if (!m_pausing && m_heldBytes > kHoldXoff)
+    {
+        m_pausing = true;
+        RefreshPause();
+    }
+    else if (m_pausing && m_heldBytes <= kHoldXon)
+    {
+        m_pausing = false;
+        m_pauseRefresh.Cancel();
+        m_port->SendPause(m_rocePriority, 0); // resume at once
+    }
+}
+
+void
+EdgePort::RefreshPause()
+{
+    constexpr uint16_t kQuanta = 0xffff;
+    m_port->SendPause(m_rocePriority, kQuanta);
+    ++m_counters.pausesToFabric;
+    // Renewed before it runs out, for as long as the edge holds more than XON.
+    m_pauseRefresh = Simulator::Schedule(PfcHeader::QuantaToTime(kQuanta, m_port->GetDataRate()) / 2,
+                                         &EdgePort::RefreshPause, this);
 }
 
 void
@@ -347,7 +455,7 @@ EdgePort::AnswerArp(const std::vector<uint8_t>& req)
         std::memcpy(reply.data() + 22, e.mac.data(), 6);    // sender: the target
         std::memcpy(reply.data() + 28, req.data() + 38, 4);
         std::memcpy(reply.data() + 32, req.data() + 22, 10); // target: the asker's MAC and IP
-        if (m_tap->Write(reply.data(), reply.size()))
+        if (m_tap->Write(reply.data(), reply.size()) == TapPort::WriteStatus::Written)
         {
             ++m_counters.arpReplies;
         }
@@ -410,7 +518,7 @@ EdgePort::HandleNeighbourDiscovery(const std::vector<uint8_t>& req, const Parsed
         const uint16_t sum = Icmpv6Checksum(v6 + 8, v6 + 24, icmp, 32);
         icmp[2] = sum >> 8;
         icmp[3] = sum & 0xff;
-        if (m_tap->Write(na.data(), na.size()))
+        if (m_tap->Write(na.data(), na.size()) == TapPort::WriteStatus::Written)
         {
             ++m_counters.neighbourAdverts;
         }
@@ -425,6 +533,11 @@ EdgePort::GetCounters() const
 {
     Counters c = m_counters;
     c.tapWriteFailures = m_tap->WriteFailures();
+    c.framesRead = m_tap->FramesRead();
+    if (const uint64_t lost = m_tap->SocketDrops())
+    {
+        c.drops["socket_overflow"] = lost; // from the endpoint, before the edge saw them
+    }
     std::lock_guard<std::mutex> lock(m_filterMutex);
     for (const auto& [reason, n] : m_filter.DropsByReason())
     {

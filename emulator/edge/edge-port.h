@@ -6,6 +6,13 @@
  * that port are untagged again and written to the tap bit-exact. ARP requests
  * for another endpoint are answered here: a routed fabric does not flood.
  *
+ * Lossless both ways, as the endpoint's NIC would be. Toward the fabric the
+ * endpoint's frames wait in the port's queue while the switch pauses it (virtio
+ * ignores PFC). Toward the endpoint a frame the tap cannot take (its ring is
+ * full: the VM is not reading) is held here, in order, and written again when
+ * the VM reads; above HoldXoff bytes held the port pauses the fabric's lossless
+ * priority (PFC, when the fabric has it on), below HoldXon it resumes it.
+ *
  * The tap's reader thread only copies frames and schedules them; every ns-3
  * object is touched on the simulation thread alone.
  */
@@ -58,7 +65,8 @@ class EdgePort
              std::vector<EndpointAddress> directory);
     ~EdgePort();
 
-    /// Starts reading the tap; call once the simulator is set up.
+    /// Starts reading the tap once the simulation runs; call after setting it up,
+    /// before or after Simulator::Run.
     void Start();
     /**
      * \brief Runs DCQCN on the endpoint's behalf (rxe has none): as notification
@@ -73,8 +81,15 @@ class EdgePort
     void EnableDcqcn(ns3::DataRate lineRate);
     void Stop();
 
+    /// Frames held toward the endpoint: pause the fabric above kHoldXoff bytes,
+    /// resume at or below kHoldXon, refuse (drop, counted) beyond kHoldLimit.
+    static constexpr uint64_t kHoldXoff = 256 << 10;
+    static constexpr uint64_t kHoldXon = 128 << 10;
+    static constexpr uint64_t kHoldLimit = 16 << 20;
+
     struct Counters
     {
+        uint64_t framesRead{0}; ///< frames read from the tap (before the filter)
         uint64_t fromTap{0};   ///< frames taken into the fabric
         uint64_t toTap{0};     ///< frames delivered to the endpoint
         uint64_t bytesToTap{0}; ///< their bytes (Ethernet header on, no FCS)
@@ -85,6 +100,10 @@ class EdgePort
         uint64_t cnpsConsumed{0};  ///< DCQCN: CNPs for this endpoint's flows, acted on here
         uint64_t framesPaced{0};   ///< DCQCN: frames held back by a flow's rate
         uint64_t lowestRateBps{0}; ///< DCQCN: the lowest rate any flow was cut to
+        uint64_t framesHeld{0};    ///< toward the endpoint: frames its tap could not take at once
+        uint64_t peakHeldBytes{0};
+        uint64_t pausesToFabric{0}; ///< PFC pauses this edge sent while holding frames
+        uint64_t heldAtStop{0};     ///< frames still held when the run stopped
         std::map<std::string, uint64_t> drops; ///< by reason
     };
     /// Read after the simulation has stopped.
@@ -92,10 +111,14 @@ class EdgePort
     const std::string& Name() const { return m_name; }
 
   private:
+    void StartReading();
     void OnTapFrame(const uint8_t* frame, size_t len); ///< reader thread
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
-    void WriteToEndpoint(const std::vector<uint8_t>& frame);
+    void WriteToEndpoint(std::vector<uint8_t> frame);
+    void DrainHeld(); ///< writes held frames until the tap is full again
+    void UpdatePause();
+    void RefreshPause();
     void AnswerArp(const std::vector<uint8_t>& request);
     struct Flow
     {
@@ -127,6 +150,11 @@ class EdgePort
     ns3::Time m_cnpInterval; ///< read once, in EnableDcqcn
     std::map<FlowKey, Flow> m_flows;    ///< reaction point: this endpoint's flows
     std::map<FlowKey, ns3::Time> m_np;  ///< notification point: last CNP per incoming flow
+    std::deque<std::vector<uint8_t>> m_held; ///< toward the endpoint, in order
+    uint64_t m_heldBytes{0};
+    ns3::EventId m_retry;
+    bool m_pausing{false};
+    ns3::EventId m_pauseRefresh;
 };
 
 } // namespace fabemu

@@ -18,6 +18,9 @@
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
 #endif
+#ifndef PACKET_QDISC_BYPASS
+#define PACKET_QDISC_BYPASS 20
+#endif
 
 namespace fabemu
 {
@@ -73,6 +76,22 @@ TapPort::TapPort(std::string ifname)
         close(m_fd);
         throw TapError(m_ifname + ": PACKET_IGNORE_OUTGOING: " + why +
                        " (without it the emulator would read back its own frames)");
+    }
+    // Straight to the driver: a tap whose ring is full then says ENOBUFS (the
+    // lossless edge holds the frame) where its qdisc would have accepted it and
+    // the tap driver dropped it unseen.
+    if (setsockopt(m_fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0)
+    {
+        const std::string why = strerror(errno);
+        close(m_fd);
+        throw TapError(m_ifname + ": PACKET_QDISC_BYPASS: " + why);
+    }
+    // A VM's burst must not overflow the socket while the reader thread waits for
+    // a core: 8 MiB (SO_RCVBUFFORCE passes rmem_max as root; otherwise as allowed).
+    const int rcvbuf = 8 << 20;
+    if (setsockopt(m_fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0)
+    {
+        (void)setsockopt(m_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     }
     sockaddr_ll addr{};
     addr.sll_family = AF_PACKET;
@@ -153,17 +172,34 @@ TapPort::ReadLoop(Handler handler)
     }
 }
 
-bool
+uint64_t
+TapPort::SocketDrops()
+{
+    // PACKET_STATISTICS reads and resets the kernel's counter.
+    tpacket_stats stats{};
+    socklen_t len = sizeof(stats);
+    if (getsockopt(m_fd, SOL_PACKET, PACKET_STATISTICS, &stats, &len) == 0)
+    {
+        m_socketDrops += stats.tp_drops;
+    }
+    return m_socketDrops;
+}
+
+TapPort::WriteStatus
 TapPort::Write(const uint8_t* frame, size_t len)
 {
     const ssize_t n = send(m_fd, frame, len, MSG_DONTWAIT);
-    if (n != static_cast<ssize_t>(len))
+    if (n == static_cast<ssize_t>(len))
     {
-        ++m_writeFailures;
-        return false;
+        ++m_written;
+        return WriteStatus::Written;
     }
-    ++m_written;
-    return true;
+    if (n < 0 && (errno == ENOBUFS || errno == EAGAIN))
+    {
+        return WriteStatus::Full;
+    }
+    ++m_writeFailures;
+    return WriteStatus::Failed;
 }
 
 } // namespace fabemu

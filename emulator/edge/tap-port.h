@@ -38,13 +38,27 @@ class TapPort
 
     void Start(Handler handler);
     void Stop();
-    /// Writes one frame; false (and counted) when the interface cannot take it now.
-    bool Write(const uint8_t* frame, size_t len);
+
+    enum class WriteStatus
+    {
+        Written,
+        Full,   ///< the endpoint is not taking frames (the tap's ring is full): try again later
+        Failed, ///< the interface refused this frame (down, too long, ...)
+    };
+    /**
+     * \brief Writes one frame. The socket bypasses the tap's qdisc, so a full tap
+     * ring (QEMU not reading because the guest is not taking frames) comes back as
+     * Full instead of a silent drop in the tap driver.
+     */
+    WriteStatus Write(const uint8_t* frame, size_t len);
 
     const std::string& Name() const { return m_ifname; }
     uint64_t FramesRead() const { return m_read; }
     uint64_t FramesWritten() const { return m_written; }
     uint64_t WriteFailures() const { return m_writeFailures; }
+    /// Frames the endpoint sent that the kernel dropped before we read them
+    /// (the socket's buffer was full), so far.
+    uint64_t SocketDrops();
 
   private:
     void ReadLoop(Handler handler);
@@ -57,6 +71,7 @@ class TapPort
     std::atomic<uint64_t> m_read{0};
     uint64_t m_written{0};
     uint64_t m_writeFailures{0};
+    uint64_t m_socketDrops{0};
 };
 
 } // namespace fabemu

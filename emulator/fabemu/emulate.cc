@@ -530,6 +530,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 r.edgeCnpsSent += c.cnpsSent;
                 r.edgeCnpsConsumed += c.cnpsConsumed;
                 r.framesPaced += c.framesPaced;
+                r.framesHeld += c.framesHeld;
+                r.peakHeldBytes = std::max(r.peakHeldBytes, c.peakHeldBytes);
+                r.edgePauses += c.pausesToFabric;
+                if (c.heldAtStop > 0)
+                {
+                    r.edgeDrops["held_at_stop"] += c.heldAtStop;
+                }
                 if (c.lowestRateBps && (!r.lowestRateBps || c.lowestRateBps < r.lowestRateBps))
                 {
                     r.lowestRateBps = c.lowestRateBps;
@@ -603,7 +610,9 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 out << fmt::format("{}: {}: exit {}\n", c.on, c.cmd, c.exitCode);
             }
         }
-        out << fmt::format("edge: {} neighbour solicitations answered\n", r.neighbourAdverts);
+        out << fmt::format("edge: {} neighbour solicitations answered; {} frames held for VMs that "
+                           "were not reading (peak {} bytes, {} pauses sent to the fabric)\n",
+                           r.neighbourAdverts, r.framesHeld, r.peakHeldBytes, r.edgePauses);
         if (s.fabric.type == "infiniband")
         {
             out << fmt::format("InfiniBand: {} credit stalls, {} buffer overflows (must be 0)\n",

@@ -64,6 +64,9 @@ struct EmulateResult
     uint64_t edgeCnpsConsumed{0}; ///< reaction points
     uint64_t framesPaced{0};
     uint64_t lowestRateBps{0};
+    uint64_t framesHeld{0};     ///< toward the VMs: frames a full tap could not take at once
+    uint64_t peakHeldBytes{0};  ///< the most any one edge held
+    uint64_t edgePauses{0};     ///< PFC pauses the edges sent while holding
     double lagMaxMs{0};
     double lagP99Ms{0};
     bool timingFaithful{true};

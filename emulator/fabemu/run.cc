@@ -460,7 +460,10 @@ EmulationJson(const EmulateResult& r)
                        {"dcqcn_cnps_sent", r.edgeCnpsSent},
                        {"dcqcn_cnps_acted_on", r.edgeCnpsConsumed},
                        {"dcqcn_frames_paced", r.framesPaced},
-                       {"dcqcn_lowest_rate_bps", r.lowestRateBps}};
+                       {"dcqcn_lowest_rate_bps", r.lowestRateBps},
+                       {"frames_held", r.framesHeld},
+                       {"peak_held_bytes", r.peakHeldBytes},
+                       {"pauses_sent", r.edgePauses}};
     summary["switch_drops"] = r.switchDrops;
     summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}};
     summary["timing_faithful"] = r.timingFaithful;
