@@ -534,6 +534,7 @@ EdgePort::GetCounters() const
     Counters c = m_counters;
     c.tapWriteFailures = m_tap->WriteFailures();
     c.framesRead = m_tap->FramesRead();
+    c.heldBytesNow = m_heldBytes;
     if (const uint64_t lost = m_tap->SocketDrops())
     {
         c.drops["socket_overflow"] = lost; // from the endpoint, before the edge saw them

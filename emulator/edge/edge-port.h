@@ -104,6 +104,7 @@ class EdgePort
         uint64_t peakHeldBytes{0};
         uint64_t pausesToFabric{0}; ///< PFC pauses this edge sent while holding frames
         uint64_t heldAtStop{0};     ///< frames still held when the run stopped
+        uint64_t heldBytesNow{0};   ///< bytes held toward the endpoint at this moment
         std::map<std::string, uint64_t> drops; ///< by reason
     };
     /// Read after the simulation has stopped.

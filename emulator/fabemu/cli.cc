@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "status-server.h"
 
 #include "demo.h"
 #include "emulate.h"
@@ -181,6 +182,11 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     auto* reportCmd = app.add_subcommand("report", "Re-render the plots and report.md of a results folder");
     reportCmd->add_option("dir", reportDir, "Results folder")->required();
 
+    std::vector<std::string> statusPaths;
+    auto* statusCmd = app.add_subcommand(
+        "status", "Live counters of running emulations (every one on this host, or the sockets named)");
+    statusCmd->add_option("socket", statusPaths, "Status socket, as the run printed it");
+
     // CLI11 reports a missing subcommand before a stray word: name the word first.
     if (!args.empty() && !args[0].empty() && args[0][0] != '-')
     {
@@ -239,6 +245,33 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     if (*validateCmd)
     {
         return ValidateScenarioFile(validateFile, validateSet, out, err);
+    }
+    if (*statusCmd)
+    {
+        if (statusPaths.empty())
+        {
+            statusPaths = FindStatusSockets();
+            if (statusPaths.empty())
+            {
+                err << "fabemu status: no emulation is running on this host (no live status socket)\n";
+                return kExitFailure;
+            }
+        }
+        int rc = kExitOk;
+        for (const auto& path : statusPaths)
+        {
+            try
+            {
+                const auto doc = nlohmann::json::parse(ReadStatus(path));
+                out << fmt::format("# {}\n{}\n", path, doc.dump(2));
+            }
+            catch (const std::exception& e)
+            {
+                err << "fabemu status: " << e.what() << "\n";
+                rc = kExitFailure;
+            }
+        }
+        return rc;
     }
     if (*listCmd)
     {

@@ -3,6 +3,7 @@
 #include "edge-port.h"
 #include "endpoints.h"
 #include "exit-codes.h"
+#include "status-server.h"
 #include "time-resolution.h"
 #include "vm-launcher.h"
 
@@ -173,9 +174,42 @@ struct LagMonitor
             DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
         NS_ABORT_MSG_IF(!rt, "fabemu emulate: the simulator is not the real-time one");
         lagNs.push_back((rt->RealtimeNow() - Simulator::Now()).GetNanoSeconds());
+        maxNs = std::max(maxNs, lagNs.back());
         Simulator::Schedule(MilliSeconds(1), &LagMonitor::Sample, this);
     }
+    int64_t maxNs{0};
 };
+
+/// Publishes the run's counters to the live status (fabemu status) every 100 ms,
+/// on the simulation thread, where they are read safely.
+struct StatusPublisher
+{
+    std::function<nlohmann::json()> gather; ///< an object: its members replace the document's
+    std::shared_ptr<LiveStatus> live;
+    void Publish()
+    {
+        const nlohmann::json parts = gather();
+        for (const auto& [key, value] : parts.items())
+        {
+            live->Set(key, value);
+        }
+        Simulator::Schedule(MilliSeconds(100), &StatusPublisher::Publish, this);
+    }
+};
+
+nlohmann::json
+CommandsJson(const std::vector<CommandOutcome>& commands)
+{
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& c : commands)
+    {
+        list.push_back({{"on", c.on},
+                        {"run", c.cmd},
+                        {"state", c.exitCode == -1 ? "running" : "exited"},
+                        {"exit_code", c.exitCode}});
+    }
+    return list;
+}
 
 /// "h1: ib_write_bw ... {h0}" -> host 1 and the command with {hN} replaced by hN's address.
 bool
@@ -465,6 +499,67 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             {
                 e->Start();
             }
+            // Live counters for `fabemu status` while the run goes on.
+            auto live = std::make_shared<LiveStatus>();
+            live->Set("scenario", s.name);
+            live->Set("fabric_type", s.fabric.type);
+            live->Set("pid", static_cast<long>(getpid()));
+            live->Set("commands", nlohmann::json::array());
+            StatusPublisher publisher;
+            publisher.live = live;
+            publisher.gather = [&]() {
+                nlohmann::json edgeList = nlohmann::json::array();
+                for (const auto& e : edges)
+                {
+                    const auto c = e->GetCounters();
+                    edgeList.push_back({{"host", e->Name()},
+                                        {"frames_from_endpoint", c.fromTap},
+                                        {"frames_to_endpoint", c.toTap},
+                                        {"bytes_to_endpoint", c.bytesToTap},
+                                        {"held_bytes_now", c.heldBytesNow},
+                                        {"frames_held", c.framesHeld},
+                                        {"pauses_sent", c.pausesToFabric},
+                                        {"dcqcn_cnps_sent", c.cnpsSent},
+                                        {"dcqcn_frames_paced", c.framesPaced},
+                                        {"drops", c.drops}});
+                }
+                nlohmann::json fab;
+                if (roce)
+                {
+                    fab = {{"drops", roce->TotalDrops()},
+                           {"pfc_pause_frames", roce->TotalPfcFrames()},
+                           {"ecn_marks", roce->TotalEcnMarks()},
+                           {"cnps", roce->TotalCnps()},
+                           {"peak_queue_bytes", roceQueues->Peak()}};
+                }
+                else
+                {
+                    fab = {{"credit_stalls", ib->TotalCreditStalls()},
+                           {"buffer_overflows", ib->TotalOverflows()},
+                           {"fecn_marks", ib->TotalFecnMarks()},
+                           {"peak_queue_bytes", ibQueues->Peak()}};
+                }
+                const double lagNow = lag.lagNs.empty() ? 0.0 : lag.lagNs.back() / 1e6;
+                return nlohmann::json{
+                    {"simulation",
+                     {{"time_s", Simulator::Now().GetSeconds()},
+                      {"lag_ms", lagNow},
+                      {"lag_max_ms", lag.maxNs / 1e6},
+                      {"timing_faithful_so_far", lag.maxNs * 1000 <= s.lagThresholdPs}}},
+                    {"edges", edgeList},
+                    {"fabric", fab}};
+            };
+            Simulator::Schedule(Time(0), &StatusPublisher::Publish, &publisher);
+            std::unique_ptr<StatusServer> status;
+            try
+            {
+                status = std::make_unique<StatusServer>(StatusSocketPath(getpid()), live);
+                out << "live status: fabemu status " << status->Path() << "\n" << std::flush;
+            }
+            catch (const StatusError& e)
+            {
+                err << "warning: " << e.what() << "; the run goes on without live status\n";
+            }
             SimulatorThread sim;
 
             // Commands in order: wait 'after', start; wait for it unless it is in the background.
@@ -488,6 +583,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 auto& agent = vms[w.on]->Agent();
                 const uint64_t id = agent.Start(w.run, timeout);
                 r.commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
+                live->Set("commands", CommandsJson(r.commands));
                 if (w.background)
                 {
                     background.push_back({r.commands.size() - 1, w.on, id,
@@ -498,6 +594,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 r.commands.back().exitCode = c.exitCode;
                 r.commands.back().out = c.out + c.err;
                 ok = ok && c.exitCode == 0;
+                live->Set("commands", CommandsJson(r.commands));
             }
             for (const auto& b : background)
             {
@@ -511,6 +608,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 r.commands[b.record].exitCode = c.exitCode;
                 r.commands[b.record].out = c.out + c.err;
                 ok = ok && c.exitCode == 0;
+                live->Set("commands", CommandsJson(r.commands));
             }
             if (signals.Signal())
             {

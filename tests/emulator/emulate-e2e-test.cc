@@ -1,5 +1,6 @@
 // Real Soft-RoCE endpoints over the modelled RoCEv2 fabric (the emulator issue, first slice).
 #include "../containers/vm-support.h"
+#include "../shell.h"
 #include "../skip.h"
 #include "emulate.h"
 #include "scenario.h"
@@ -10,6 +11,8 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <sstream>
@@ -209,12 +212,41 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
     FILE* out = fdopen(fds[0], "r");
     char line[512];
     int ready = 0;
-    while (ready < 2 && fgets(line, sizeof(line), out))
+    std::string statusPath;
+    while ((ready < 2 || statusPath.empty()) && fgets(line, sizeof(line), out))
     {
-        ready += std::string(line).find("rxe0 ready") != std::string::npos;
+        const std::string l(line);
+        ready += l.find("rxe0 ready") != std::string::npos;
+        const std::string tag = "live status: fabemu status ";
+        if (l.rfind(tag, 0) == 0)
+        {
+            statusPath = l.substr(tag.size(), l.size() - tag.size() - 1);
+        }
     }
     REQUIRE(ready == 2);
+    REQUIRE(!statusPath.empty());
     std::this_thread::sleep_for(std::chrono::seconds(3)); // the commands are running
+    // The live status, as a user reads it mid-run with `fabemu status`.
+    const std::string first = RunCommand(std::string(FABEMU_BINARY) + " status " + statusPath);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    const std::string second = RunCommand(std::string(FABEMU_BINARY) + " status");
+    INFO(first);
+    INFO(second);
+    const auto body = [](const std::string& printed) {
+        return nlohmann::json::parse(printed.substr(printed.find('\n') + 1));
+    };
+    const auto a = body(first);
+    const auto b = body(second.substr(second.find("# " + statusPath))); // maybe among others
+    CHECK(a["edges"].size() == 2);
+    CHECK(a["edges"][0]["host"] == "h0");
+    CHECK(a["fabric_type"] == "roce");
+    CHECK(a["commands"].size() == 2);
+    CHECK(a["commands"][1]["state"] == "running"); // h1: sleep 100
+    CHECK(a["age_ms"].get<int64_t>() < 1000);     // the simulation publishes as it runs
+    CHECK(b["simulation"]["time_s"].get<double>() > a["simulation"]["time_s"].get<double>());
+    struct stat st{};
+    REQUIRE(stat(statusPath.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
     kill(pid, SIGINT);
     std::string rest;
     while (fgets(line, sizeof(line), out))
@@ -237,6 +269,7 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
               std::string::npos);
     }
     CHECK(system(("pgrep -P " + std::to_string(pid) + " >/dev/null").c_str()) != 0);
+    CHECK_FALSE(std::filesystem::exists(statusPath));
 }
 
 TEST_CASE("ECN-capable rxe traffic is marked CE in its real IP header, and rxe still accepts it")
