@@ -2,6 +2,7 @@
 
 #include "ib-opcode.h"
 #include "pfc-header.h"
+#include "realtime-simulator.h"
 #include "roce-packet.h"
 
 #include "ns3/abort.h"
@@ -116,13 +117,26 @@ EdgePort::Start()
 void
 EdgePort::StartReading()
 {
-    m_tap->Start([this](const uint8_t* frame, size_t len) { OnTapFrame(frame, len); });
+    auto handler = [this](const uint8_t* frame, size_t len) { OnTapFrame(frame, len); };
+    if (auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
+    {
+        // The simulation thread reads the tap itself: no hand-over per frame.
+        m_watching = sim;
+        sim->Watch(m_tap->Fd(), [this, handler] { m_tap->ReadAvailable(handler); });
+        return;
+    }
+    m_tap->Start(handler);
 }
 
 void
 EdgePort::Stop()
 {
     m_tap->Stop();
+    if (m_watching)
+    {
+        m_watching->Unwatch(m_tap->Fd());
+        m_watching = nullptr;
+    }
     m_retry.Cancel();
     m_pauseRefresh.Cancel();
     m_counters.heldAtStop = m_held.size();
@@ -535,6 +549,10 @@ EdgePort::GetCounters() const
     c.tapWriteFailures = m_tap->WriteFailures();
     c.framesRead = m_tap->FramesRead();
     c.heldBytesNow = m_heldBytes;
+    if (m_tap->Truncated() > 0)
+    {
+        c.drops["oversize"] += m_tap->Truncated();
+    }
     if (const uint64_t lost = m_tap->SocketDrops())
     {
         c.drops["socket_overflow"] = lost; // from the endpoint, before the edge saw them

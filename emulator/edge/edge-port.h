@@ -23,6 +23,8 @@
 #include "edge-uplink.h"
 #include "tap-port.h"
 
+#include "realtime-simulator.h"
+
 #include "dcqcn-rate-control.h"
 #include "roce-net-device.h"
 
@@ -156,6 +158,7 @@ class EdgePort
     ns3::EventId m_retry;
     bool m_pausing{false};
     ns3::EventId m_pauseRefresh;
+    ns3::Ptr<ns3::FabemuRealtimeSimulatorImpl> m_watching; ///< reads the tap, if that simulator runs
 };
 
 } // namespace fabemu

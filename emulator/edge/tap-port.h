@@ -36,8 +36,13 @@ class TapPort
     TapPort(const TapPort&) = delete;
     TapPort& operator=(const TapPort&) = delete;
 
+    /// Reads on a thread of its own, calling \p handler there.
     void Start(Handler handler);
     void Stop();
+    /// Or, without that thread: reads every frame waiting now (non-blocking), for
+    /// a caller that polls Fd() itself.
+    void ReadAvailable(const Handler& handler);
+    int Fd() const { return m_fd; }
 
     enum class WriteStatus
     {
@@ -56,6 +61,8 @@ class TapPort
     uint64_t FramesRead() const { return m_read; }
     uint64_t FramesWritten() const { return m_written; }
     uint64_t WriteFailures() const { return m_writeFailures; }
+    /// Frames longer than 9 KiB (no endpoint MTU allows them), dropped on reading.
+    uint64_t Truncated() const { return m_truncated; }
     /// Frames the endpoint sent that the kernel dropped before we read them
     /// (the socket's buffer was full), so far.
     uint64_t SocketDrops();
@@ -69,9 +76,13 @@ class TapPort
     std::thread m_reader;
     std::atomic<bool> m_stop{false};
     std::atomic<uint64_t> m_read{0};
+    static constexpr unsigned kReadBatch = 16;
+    static constexpr size_t kReadSlot = 9216; ///< a jumbo frame; longer ones are truncated
+    std::vector<uint8_t> m_buffer = std::vector<uint8_t>(kReadBatch * kReadSlot);
     uint64_t m_written{0};
     uint64_t m_writeFailures{0};
     uint64_t m_socketDrops{0};
+    uint64_t m_truncated{0};
 };
 
 } // namespace fabemu

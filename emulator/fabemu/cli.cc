@@ -149,6 +149,8 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     emCmd->add_option("--cc", em.cc, "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
                                      "rate per flow); none")
         ->capture_default_str();
+    emCmd->add_flag("--bridge", em.bridge, "Baseline: the same VMs and commands on a plain Linux "
+                                           "bridge instead of the modelled fabric");
     emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
         ->capture_default_str();
     emCmd->add_option("--cache", em.cache, "Image cache folder");

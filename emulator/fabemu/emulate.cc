@@ -3,6 +3,8 @@
 #include "edge-port.h"
 #include "endpoints.h"
 #include "exit-codes.h"
+#include "realtime-simulator.h"
+#include "realtime-thread.h"
 #include "status-server.h"
 #include "time-resolution.h"
 #include "vm-launcher.h"
@@ -21,7 +23,6 @@
 #include "ns3/double.h"
 #include "ns3/uinteger.h"
 #include "ns3/global-value.h"
-#include "ns3/realtime-simulator-impl.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 
@@ -53,6 +54,7 @@ class SimulatorThread
     SimulatorThread()
         : m_done(m_finished.get_future()),
           m_thread([this] {
+              TuneRealtimeThread();
               Simulator::Run();
               m_finished.set_value();
           })
@@ -170,8 +172,8 @@ struct LagMonitor
     std::vector<int64_t> lagNs;
     void Sample()
     {
-        Ptr<RealtimeSimulatorImpl> rt =
-            DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
+        Ptr<FabemuRealtimeSimulatorImpl> rt =
+            DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
         NS_ABORT_MSG_IF(!rt, "fabemu emulate: the simulator is not the real-time one");
         lagNs.push_back((rt->RealtimeNow() - Simulator::Now()).GetNanoSeconds());
         maxNs = std::max(maxNs, lagNs.back());
@@ -209,6 +211,83 @@ CommandsJson(const std::vector<CommandOutcome>& commands)
                         {"exit_code", c.exitCode}});
     }
     return list;
+}
+
+void
+PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostream& out)
+{
+    for (const auto& c : commands)
+    {
+        if (whole)
+        {
+            out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
+        }
+        else
+        {
+            out << fmt::format("{}: {}: exit {}\n", c.on, c.cmd, c.exitCode);
+        }
+    }
+}
+
+/// Runs the scenario's commands through the guest agents: each after its 'after'
+/// delay, waited for unless it is in the background; the background ones are
+/// collected at the end. Returns whether every one exited 0.
+bool
+RunCommands(const Scenario& s,
+            std::map<uint32_t, std::unique_ptr<Vm>>& vms,
+            const SignalGuard& signals,
+            LiveStatus& live,
+            std::vector<CommandOutcome>& commands)
+{
+    // Commands in order: wait 'after', start; wait for it unless it is in the background.
+    struct Background
+    {
+        size_t record;
+        uint32_t host;
+        uint64_t id;
+        std::chrono::steady_clock::time_point deadline;
+    };
+    std::vector<Background> background;
+    bool ok = true;
+    for (const auto& w : s.workloads)
+    {
+        if (w.type != "command" || signals.Signal())
+        {
+            continue;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(w.afterPs / 1'000'000'000));
+        const auto timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+        auto& agent = vms[w.on]->Agent();
+        const uint64_t id = agent.Start(w.run, timeout);
+        commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
+        live.Set("commands", CommandsJson(commands));
+        if (w.background)
+        {
+            background.push_back({commands.size() - 1, w.on, id,
+                                  std::chrono::steady_clock::now() + timeout});
+            continue;
+        }
+        const auto c = Collect(agent, id, timeout + std::chrono::seconds(5));
+        commands.back().exitCode = c.exitCode;
+        commands.back().out = c.out + c.err;
+        ok = ok && c.exitCode == 0;
+        live.Set("commands", CommandsJson(commands));
+    }
+    for (const auto& b : background)
+    {
+        // A server whose client failed may wait for ever: then it gets 10 s more.
+        const auto left = std::chrono::duration_cast<std::chrono::seconds>(
+            b.deadline - std::chrono::steady_clock::now());
+        const auto wait = ok ? std::max(left, std::chrono::seconds(10))
+                             : std::min(std::max(left, std::chrono::seconds(1)),
+                                        std::chrono::seconds(10));
+        const auto c = Collect(vms[b.host]->Agent(), b.id, wait);
+        commands[b.record].exitCode = c.exitCode;
+        commands[b.record].out = c.out + c.err;
+        ok = ok && c.exitCode == 0;
+        live.Set("commands", CommandsJson(commands));
+    }
+    return ok;
 }
 
 /// "h1: ib_write_bw ... {h0}" -> host 1 and the command with {hN} replaced by hN's address.
@@ -319,6 +398,7 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     }
     EmulateSetup setup;
     setup.cache = opt.cache;
+    setup.bridge = opt.bridge;
     return EmulateScenario(s, setup, out, err);
 }
 
@@ -383,12 +463,32 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 << std::flush;
         }
 
+        if (setup.bridge)
+        {
+            // The baseline: the same VMs and commands on a plain Linux bridge, no model.
+            LinuxBridge bridge;
+            for (const auto& [index, vm] : vms)
+            {
+                bridge.Join(vm->Spec().tap);
+            }
+            LiveStatus live;
+            EmulateResult r = result;
+            const bool ok = RunCommands(s, vms, signals, live, r.commands);
+            if (signals.Signal())
+            {
+                throw AgentError("interrupted");
+            }
+            PrintCommands(r.commands, setup.printOutputs, out);
+            out << "baseline: the VMs were on a plain Linux bridge (no fabric model, no lag)\n";
+            r.exitCode = ok ? kExitOk : kExitFailure;
+            return r;
+        }
         // Config::Reset also resets globals, so it comes first; the binding takes effect
         // when a simulator is created, so any made already is dropped.
         Config::Reset();
         Simulator::Destroy();
         GlobalValue::Bind("SimulatorImplementationType",
-                          StringValue("ns3::RealtimeSimulatorImpl"));
+                          StringValue("ns3::FabemuRealtimeSimulatorImpl"));
         UsePicoseconds();
         if (s.fabric.type == "infiniband")
         {
@@ -562,54 +662,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             }
             SimulatorThread sim;
 
-            // Commands in order: wait 'after', start; wait for it unless it is in the background.
-            struct Background
-            {
-                size_t record;
-                uint32_t host;
-                uint64_t id;
-                std::chrono::steady_clock::time_point deadline;
-            };
-            std::vector<Background> background;
-            bool ok = true;
-            for (const auto& w : s.workloads)
-            {
-                if (w.type != "command" || signals.Signal())
-                {
-                    continue;
-                }
-                std::this_thread::sleep_for(std::chrono::milliseconds(w.afterPs / 1'000'000'000));
-                const auto timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
-                auto& agent = vms[w.on]->Agent();
-                const uint64_t id = agent.Start(w.run, timeout);
-                r.commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
-                live->Set("commands", CommandsJson(r.commands));
-                if (w.background)
-                {
-                    background.push_back({r.commands.size() - 1, w.on, id,
-                                          std::chrono::steady_clock::now() + timeout});
-                    continue;
-                }
-                const auto c = Collect(agent, id, timeout + std::chrono::seconds(5));
-                r.commands.back().exitCode = c.exitCode;
-                r.commands.back().out = c.out + c.err;
-                ok = ok && c.exitCode == 0;
-                live->Set("commands", CommandsJson(r.commands));
-            }
-            for (const auto& b : background)
-            {
-                // A server whose client failed may wait for ever: then it gets 10 s more.
-                const auto left = std::chrono::duration_cast<std::chrono::seconds>(
-                    b.deadline - std::chrono::steady_clock::now());
-                const auto wait = ok ? std::max(left, std::chrono::seconds(10))
-                                     : std::min(std::max(left, std::chrono::seconds(1)),
-                                                std::chrono::seconds(10));
-                const auto c = Collect(vms[b.host]->Agent(), b.id, wait);
-                r.commands[b.record].exitCode = c.exitCode;
-                r.commands[b.record].out = c.out + c.err;
-                ok = ok && c.exitCode == 0;
-                live->Set("commands", CommandsJson(r.commands));
-            }
+            const bool ok = RunCommands(s, vms, signals, *live, r.commands);
             if (signals.Signal())
             {
                 throw AgentError("interrupted"); // unwind as on any other error
@@ -697,17 +750,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             Simulator::Destroy();
             r.exitCode = ok ? kExitOk : kExitFailure;
         }
-        for (const auto& c : r.commands)
-        {
-            if (setup.printOutputs)
-            {
-                out << fmt::format("--- {}: {} (exit {})\n{}", c.on, c.cmd, c.exitCode, c.out);
-            }
-            else
-            {
-                out << fmt::format("{}: {}: exit {}\n", c.on, c.cmd, c.exitCode);
-            }
-        }
+        PrintCommands(r.commands, setup.printOutputs, out);
         out << fmt::format("edge: {} neighbour solicitations answered; {} frames held for VMs that "
                            "were not reading (peak {} bytes, {} pauses sent to the fabric)\n",
                            r.neighbourAdverts, r.framesHeld, r.peakHeldBytes, r.edgePauses);

@@ -28,6 +28,7 @@ struct EmulateOptions
     std::string cache;
     std::string lagThreshold{"1ms"};
     std::string cc{"none"}; ///< dcqcn: the edges run DCQCN for the endpoints
+    bool bridge{false};     ///< baseline: the VMs on a plain Linux bridge instead of the model
 };
 
 struct CommandOutcome
@@ -81,6 +82,7 @@ struct EmulateSetup
     std::string cache;      ///< image cache ("" = the default)
     std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
     bool printOutputs{true}; ///< print each command's whole output (else one line each)
+    bool bridge{false};      ///< baseline: a plain Linux bridge joins the VMs, no fabric model
 };
 
 /// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,

@@ -66,36 +66,37 @@ BuildImage(const std::string& cache, const std::string& extra, std::ostream& err
 namespace
 {
 
-/// A Linux bridge the VMs' taps join, named febr<our pid> so a crashed run's is swept.
-class Bridge
-{
-  public:
-    Bridge()
-        : m_name("febr" + std::to_string(getpid()))
-    {
-        Ip("link add " + m_name + " type bridge");
-        Ip("link set " + m_name + " up");
-    }
-    ~Bridge() { Ip("link del " + m_name); }
-    void Join(const std::string& tap)
-    {
-        Ip("link set " + tap + " master " + m_name);
-        Ip("link set " + tap + " up");
-    }
-
-  private:
-    static void Ip(const std::string& args)
-    {
-        const std::string cmd = "ip " + args + " 2>/dev/null";
-        if (std::system(cmd.c_str()) != 0)
-        {
-            throw LaunchError("bridge: 'ip " + args + "' failed");
-        }
-    }
-    std::string m_name;
-};
-
 } // namespace
+
+LinuxBridge::LinuxBridge()
+    : m_name("febr" + std::to_string(getpid()))
+{
+    Ip("link add " + m_name + " type bridge");
+    Ip("link set " + m_name + " up");
+}
+
+LinuxBridge::~LinuxBridge()
+{
+    const std::string cmd = "ip link del " + m_name + " 2>/dev/null";
+    (void)!std::system(cmd.c_str());
+}
+
+void
+LinuxBridge::Join(const std::string& tap)
+{
+    Ip("link set " + tap + " master " + m_name);
+    Ip("link set " + tap + " up");
+}
+
+void
+LinuxBridge::Ip(const std::string& args)
+{
+    const std::string cmd = "ip " + args + " 2>/dev/null";
+    if (std::system(cmd.c_str()) != 0)
+    {
+        throw LaunchError("bridge: 'ip " + args + "' failed");
+    }
+}
 
 int
 RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
@@ -130,10 +131,10 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
         const Accel accel = opt.accel == "kvm" ? Accel::Kvm : opt.accel == "tcg" ? Accel::Tcg
                                                                                  : Accel::Auto;
         VmLauncher launcher(VmImage::In(image), accel);
-        std::unique_ptr<Bridge> bridge;
+        std::unique_ptr<LinuxBridge> bridge;
         if (opt.bridge)
         {
-            bridge = std::make_unique<Bridge>();
+            bridge = std::make_unique<LinuxBridge>();
         }
         std::vector<std::unique_ptr<Vm>> vms;
         for (unsigned i = 0; i < opt.count; ++i)

@@ -29,6 +29,22 @@ struct VmOptions
 
 int RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err);
 
+/// A Linux bridge for VM taps, named febr<our pid> so a crashed run's is swept;
+/// removed when destroyed. Throws LaunchError when ip(8) refuses.
+class LinuxBridge
+{
+  public:
+    LinuxBridge();
+    ~LinuxBridge();
+    LinuxBridge(const LinuxBridge&) = delete;
+    LinuxBridge& operator=(const LinuxBridge&) = delete;
+    void Join(const std::string& tap);
+
+  private:
+    static void Ip(const std::string& args);
+    std::string m_name;
+};
+
 } // namespace fabemu
 
 #endif

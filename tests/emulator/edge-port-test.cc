@@ -5,6 +5,7 @@
 // reads again.
 #include "../skip.h"
 #include "edge-port.h"
+#include "owned-tap.h"
 #include "roce-fabric-helper.h"
 #include "roce-frame.h"
 
@@ -17,11 +18,6 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <cstring>
-#include <fcntl.h>
-#include <linux/if_tun.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <thread>
 #include <unistd.h>
 
@@ -34,47 +30,6 @@ namespace
 constexpr uint32_t kDestQp = 0x11;
 constexpr uint32_t kPayload = 1024;
 constexpr int kFrames = 600; // 640 KB: well above the edge's XOFF
-
-/// A tap whose endpoint side is this test: frames written here enter the
-/// emulator; frames the emulator writes wait in the tap's ring until read.
-class TestTap
-{
-  public:
-    TestTap(const std::string& name, unsigned ringFrames)
-        : m_name(name)
-    {
-        m_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
-        REQUIRE_MESSAGE(m_fd >= 0, "open /dev/net/tun: " << strerror(errno));
-        ifreq ifr{};
-        ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
-        std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
-        REQUIRE_MESSAGE(ioctl(m_fd, TUNSETIFF, &ifr) == 0, "TUNSETIFF " << name << ": " << strerror(errno));
-        // No IPv6 chatter from the host side; a short ring so it fills quickly.
-        const std::string cmd = "sysctl -qw net.ipv6.conf." + name + ".disable_ipv6=1; ip link set dev " +
-                                name + " txqueuelen " + std::to_string(ringFrames);
-        REQUIRE(std::system(cmd.c_str()) == 0);
-    }
-    ~TestTap() { close(m_fd); } // the tap goes with its last descriptor
-
-    const std::string& Name() const { return m_name; }
-    void Send(const std::vector<uint8_t>& frame) { REQUIRE(write(m_fd, frame.data(), frame.size()) > 0); }
-    /// Reads every frame waiting now.
-    std::vector<std::vector<uint8_t>> Drain()
-    {
-        std::vector<std::vector<uint8_t>> frames;
-        std::vector<uint8_t> buf(9216);
-        ssize_t n;
-        while ((n = read(m_fd, buf.data(), buf.size())) > 0)
-        {
-            frames.emplace_back(buf.begin(), buf.begin() + n);
-        }
-        return frames;
-    }
-
-  private:
-    std::string m_name;
-    int m_fd{-1};
-};
 
 std::vector<EndpointAddress>
 Directory(const RoceFabricHelper& fabric)
@@ -126,8 +81,8 @@ Run(bool pfc)
     GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::RealtimeSimulatorImpl"));
     Config::SetDefault("ns3::RoceNetDevice::PfcEnabled", BooleanValue(pfc));
     const std::string tag = std::to_string(getpid() % 100000);
-    TestTap tapA("fet" + tag + "a", 1000);
-    TestTap tapB("fet" + tag + "b", 16);
+    OwnedTap tapA("fet" + tag + "a", 1000);
+    OwnedTap tapB("fet" + tag + "b", 16);
     Outcome o;
     {
         RoceFabricHelper fabric;
@@ -147,7 +102,7 @@ Run(bool pfc)
         std::thread sim([] { Simulator::Run(); });
         for (int i = 0; i < kFrames; ++i)
         {
-            tapA.Send(sent[i]);
+            REQUIRE(tapA.Send(sent[i]));
             if (i % 50 == 49)
             {
                 // Paced so the emulator's packet socket on A never overflows.
@@ -237,28 +192,12 @@ CheckAllDeliveredInOrder(const Outcome& o)
     CHECK(o.b.framesHeld > 0);
 }
 
-bool
-CanMakeTaps(std::string& why)
-{
-    if (geteuid() != 0)
-    {
-        why = "needs root to create tap devices";
-        return false;
-    }
-    if (access("/dev/net/tun", R_OK | W_OK) != 0)
-    {
-        why = "no /dev/net/tun on this host";
-        return false;
-    }
-    return true;
-}
-
 } // namespace
 
 TEST_CASE("a VM that does not read: its edge holds the frames, pauses the fabric, then delivers all in order")
 {
-    std::string why;
-    if (!CanMakeTaps(why))
+    const std::string why = OwnedTap::WhyNot();
+    if (!why.empty())
     {
         FABEMU_SKIP(why);
     }
@@ -274,8 +213,8 @@ TEST_CASE("a VM that does not read: its edge holds the frames, pauses the fabric
 
 TEST_CASE("the same with PFC off: the edge holds everything itself and sends no pause")
 {
-    std::string why;
-    if (!CanMakeTaps(why))
+    const std::string why = OwnedTap::WhyNot();
+    if (!why.empty())
     {
         FABEMU_SKIP(why);
     }

@@ -1,0 +1,338 @@
+// Emulator frame capacity without VMs (issue: the emulator, "Speed").
+//
+// A generator writes 1 KB RoCEv2 frames into one tap at a set rate; a sink reads
+// another. Between them either the emulator (two edge ports on a modelled
+// RoCEv2 switch, 100 Gb/s links, in real time) or, as the baseline in the same
+// run, a plain Linux bridge. For each offered rate: frames lost and, for the
+// emulator, how far simulated time lagged the wall clock. The capacity is the
+// highest rate with nothing lost and the lag under 1 ms. Needs root.
+#include "edge-port.h"
+#include "owned-tap.h"
+#include "realtime-simulator.h"
+#include "realtime-thread.h"
+#include "roce-fabric-helper.h"
+#include "roce-frame.h"
+
+#include "ns3/global-value.h"
+#include "ns3/nstime.h"
+#include "ns3/realtime-simulator-impl.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <poll.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace fabemu;
+using namespace ns3;
+using Clock = std::chrono::steady_clock;
+
+namespace
+{
+
+constexpr size_t kFrameBytes = 1024;
+/// A 4-byte aligned payload (no BTH pad) making the frame 1024 bytes with the ICRC.
+constexpr uint32_t kPayload = kFrameBytes - 14 - 20 - 8 - 12 - 4 - 2;
+size_t gFrameLen = 0; ///< what the sink counts: the built frames' length
+std::string gSimulator = "ns3::FabemuRealtimeSimulatorImpl";
+int gTransits = 1000;
+
+struct Trial
+{
+    uint64_t sent{0};
+    uint64_t received{0};
+    double lagMaxMs{0};
+    double lagP99Ms{0};
+    double transitMedianUs{0};
+    double transitP99Us{0};
+};
+
+std::vector<EndpointAddress>
+Addresses()
+{
+    std::vector<EndpointAddress> d(2);
+    for (uint32_t i = 0; i < 2; ++i)
+    {
+        d[i].ipv4 = 0x0a000001 + i; // the fabric helper's host addresses
+        d[i].mac = {0x52, 0x54, 0, 0, 0, static_cast<uint8_t>(i + 1)};
+    }
+    return d;
+}
+
+/// 1 KB RoCEv2 SEND frames from endpoint 0 to endpoint 1, built before any thread starts.
+std::vector<std::vector<uint8_t>>
+Frames()
+{
+    const auto d = Addresses();
+    std::vector<std::vector<uint8_t>> frames;
+    for (uint32_t psn = 0; psn < 256; ++psn)
+    {
+        RoceFrameSpec spec;
+        spec.vlan = false;
+        spec.srcMac = d[0].mac;
+        spec.dstMac = d[1].mac;
+        spec.srcIpv4 = d[0].ipv4;
+        spec.dstIpv4 = d[1].ipv4;
+        spec.transport.opcode = 0x04;
+        spec.transport.psn = psn;
+        spec.transport.destQp = 0x11;
+        spec.transport.payload = kPayload;
+        frames.push_back(BuildRoceV2Frame(spec));
+    }
+    return frames;
+}
+
+/// Offers \p rate frames/s into \p in for \p seconds while counting what \p out
+/// receives; waits 200 ms more for stragglers.
+void
+Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames, Trial& t)
+{
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> received{0};
+    std::thread sink([&] {
+        while (!stop)
+        {
+            received += out.Discard(gFrameLen);
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+        received += out.Discard(gFrameLen);
+    });
+    const auto start = Clock::now();
+    const auto end = start + std::chrono::duration<double>(seconds);
+    for (auto now = start; now < end; now = Clock::now())
+    {
+        const auto due = static_cast<uint64_t>(std::chrono::duration<double>(now - start).count() * rate);
+        while (t.sent < due)
+        {
+            // A frame the host refuses counts as lost too: it was offered.
+            (void)in.Send(frames[t.sent % frames.size()]);
+            ++t.sent;
+        }
+        // Bursts every millisecond: a finer pace would spend the cores on sleeping.
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+    sink.join();
+    t.received = received;
+}
+
+/// One frame at a time: the wall time from writing it into \p in to reading it
+/// from \p out, \p count times; fills the median and the 99th percentile.
+void
+Transit(OwnedTap& in, OwnedTap& out, const std::vector<std::vector<uint8_t>>& frames, int count, Trial& t)
+{
+    std::vector<double> us;
+    pollfd pfd{out.Fd(), POLLIN, 0};
+    for (int i = 0; i < count; ++i)
+    {
+        const auto start = Clock::now();
+        (void)in.Send(frames[i % frames.size()]);
+        ++t.sent;
+        size_t got = 0;
+        while (got == 0 && poll(&pfd, 1, 100) > 0)
+        {
+            got = out.Discard(gFrameLen);
+        }
+        if (got == 0)
+        {
+            continue; // lost: counted by sent > received
+        }
+        t.received += got;
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    std::sort(us.begin(), us.end());
+    if (!us.empty())
+    {
+        t.transitMedianUs = us[us.size() / 2];
+        t.transitP99Us = us[us.size() * 99 / 100];
+    }
+}
+
+Trial
+ThroughBridge(double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames)
+{
+    const std::string tag = std::to_string(getpid() % 100000);
+    OwnedTap a("fcap" + tag + "a", 1000);
+    OwnedTap b("fcap" + tag + "b", 1000);
+    const std::string br = "fcap" + tag + "br";
+    const std::string up = "ip link add " + br + " type bridge && ip link set " + br + " up && ip link set " +
+                           a.Name() + " master " + br + " && ip link set " + b.Name() + " master " + br;
+    if (std::system(up.c_str()) != 0)
+    {
+        throw TapError("cannot make the baseline bridge " + br);
+    }
+    Trial t;
+    if (rate > 0)
+    {
+        Offer(a, b, rate, seconds, frames, t);
+    }
+    else
+    {
+        Transit(a, b, frames, gTransits, t);
+    }
+    (void)!std::system(("ip link del " + br).c_str());
+    return t;
+}
+
+struct LagSampler
+{
+    std::vector<int64_t> lagNs;
+    void Sample()
+    {
+        Time wall;
+        if (auto ours = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
+        {
+            wall = ours->RealtimeNow();
+        }
+        else
+        {
+            wall = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation())->RealtimeNow();
+        }
+        lagNs.push_back((wall - Simulator::Now()).GetNanoSeconds());
+        Simulator::Schedule(MilliSeconds(1), &LagSampler::Sample, this);
+    }
+};
+
+Trial
+ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames)
+{
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue(gSimulator));
+    const std::string tag = std::to_string(getpid() % 100000);
+    OwnedTap a("fcap" + tag + "a", 1000);
+    OwnedTap b("fcap" + tag + "b", 1000);
+    Trial t;
+    {
+        RoceFabricHelper fabric;
+        fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
+        const auto d = Addresses();
+        EdgePort ea("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(a.Name()), 1500, 3, d);
+        EdgePort eb("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(b.Name()), 1500, 3, d);
+        ea.Start();
+        eb.Start();
+        LagSampler lag;
+        Simulator::Schedule(MilliSeconds(1), &LagSampler::Sample, &lag);
+        std::thread sim([] {
+            TuneRealtimeThread();
+            Simulator::Run();
+        });
+        if (rate > 0)
+        {
+            Offer(a, b, rate, seconds, frames, t);
+        }
+        else
+        {
+            Transit(a, b, frames, gTransits, t);
+        }
+        Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
+        sim.join();
+        ea.Stop();
+        eb.Stop();
+        if (auto ours = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
+        {
+            std::fprintf(stderr, "events %lu spins %lu sleeps %lu\n", ours->GetEventCount(), ours->GetSpins(), ours->GetSleeps());
+        }
+        std::sort(lag.lagNs.begin(), lag.lagNs.end());
+        if (!lag.lagNs.empty())
+        {
+            t.lagMaxMs = lag.lagNs.back() / 1e6;
+            t.lagP99Ms = lag.lagNs[lag.lagNs.size() * 99 / 100] / 1e6;
+        }
+    }
+    Simulator::Destroy();
+    return t;
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    Time::SetResolution(Time::PS);
+    double seconds = 2;
+    std::vector<double> rates{10e3, 20e3, 40e3, 60e3, 80e3, 100e3, 150e3, 200e3, 300e3};
+    for (int i = 1; i < argc; ++i)
+    {
+        const std::string arg = argv[i];
+        if (arg == "--seconds" && i + 1 < argc)
+        {
+            seconds = std::atof(argv[++i]);
+        }
+        else if (arg == "--rates" && i + 1 < argc)
+        {
+            rates.clear();
+            std::stringstream list(argv[++i]);
+            for (std::string r; std::getline(list, r, ',');)
+            {
+                rates.push_back(std::atof(r.c_str()));
+            }
+        }
+        else if (arg == "--transits" && i + 1 < argc)
+        {
+            gTransits = std::atoi(argv[++i]);
+        }
+        else if (arg == "--simulator" && i + 1 < argc)
+        {
+            gSimulator = argv[++i];
+        }
+        else
+        {
+            std::cerr << "usage: emulator-capacity [--simulator TYPE] [--seconds S] [--rates R1,R2,...]  (frames/s)\n";
+            return 2;
+        }
+    }
+    if (const std::string why = OwnedTap::WhyNot(); !why.empty())
+    {
+        std::cerr << "emulator-capacity: " << why << "\n";
+        return 1;
+    }
+    const auto frames = Frames();
+    gFrameLen = frames[0].size();
+    {
+        // One frame at a time first: what a path adds to a frame's journey.
+        const Trial br = ThroughBridge(0, 0, frames);
+        const Trial em = ThroughEmulator(0, 0, frames);
+        std::printf("transit of one 1 KB frame: bridge median %.1f us (p99 %.1f), emulator median %.1f us "
+                    "(p99 %.1f); %lu/%lu and %lu/%lu arrived\n",
+                    br.transitMedianUs, br.transitP99Us, em.transitMedianUs, em.transitP99Us, br.received, br.sent,
+                    em.received, em.sent);
+    }
+    double bridgeBest = 0;
+    double emuBest = 0;
+    std::printf("%-10s %-9s %10s %10s %8s %10s %10s\n", "path", "offered", "sent", "received", "lost%",
+                "lag max", "lag p99");
+    for (double rate : rates)
+    {
+        const Trial br = ThroughBridge(rate, seconds, frames);
+        const Trial em = ThroughEmulator(rate, seconds, frames);
+        for (const auto& [name, t] : {std::pair{"bridge", br}, std::pair{"emulator", em}})
+        {
+            std::printf("%-10s %-9.0f %10lu %10lu %8.3f %8.3f ms %7.3f ms\n", name, rate, t.sent, t.received,
+                        100.0 * (t.sent - std::min(t.sent, t.received)) / t.sent, t.lagMaxMs, t.lagP99Ms);
+        }
+        std::fflush(stdout);
+        if (br.received >= br.sent)
+        {
+            bridgeBest = rate;
+        }
+        if (em.received >= em.sent && em.lagMaxMs < 1.0)
+        {
+            emuBest = rate;
+        }
+    }
+    std::printf("capacity (1 KB frames, no loss%s): Linux bridge %.0f frames/s, emulator %.0f frames/s "
+                "(%.2f of the bridge)\n",
+                ", emulator lag under 1 ms", bridgeBest, emuBest, bridgeBest > 0 ? emuBest / bridgeBest : 0.0);
+    return 0;
+}

@@ -1,0 +1,431 @@
+#include "realtime-simulator.h"
+
+#include "ns3/abort.h"
+#include "ns3/assert.h"
+#include "ns3/log.h"
+#include "ns3/pointer.h"
+#include "ns3/simulator.h"
+#include "ns3/map-scheduler.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("FabemuRealtimeSimulatorImpl");
+NS_OBJECT_ENSURE_REGISTERED(FabemuRealtimeSimulatorImpl);
+
+TypeId
+FabemuRealtimeSimulatorImpl::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::FabemuRealtimeSimulatorImpl")
+            .SetParent<SimulatorImpl>()
+            .SetGroupName("Fabemu")
+            .AddConstructor<FabemuRealtimeSimulatorImpl>()
+            .AddAttribute("SpinThreshold",
+                          "Waits for an event shorter than this are busy waits; longer ones "
+                          "sleep until this long before the event",
+                          TimeValue(MicroSeconds(20)),
+                          MakeTimeAccessor(&FabemuRealtimeSimulatorImpl::m_spinThreshold),
+                          MakeTimeChecker(Time(0)));
+    return tid;
+}
+
+FabemuRealtimeSimulatorImpl::FabemuRealtimeSimulatorImpl()
+    : m_uid(EventId::UID::VALID),
+      m_currentContext(Simulator::NO_CONTEXT)
+{
+    ObjectFactory factory;
+    factory.SetTypeId(MapScheduler::GetTypeId());
+    SetScheduler(factory);
+    m_wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    NS_ABORT_MSG_IF(m_wakeFd < 0, "FabemuRealtimeSimulatorImpl: eventfd failed");
+}
+
+FabemuRealtimeSimulatorImpl::~FabemuRealtimeSimulatorImpl()
+{
+    close(m_wakeFd);
+}
+
+void
+FabemuRealtimeSimulatorImpl::Watch(int fd, std::function<void()> onReadable)
+{
+    Unwatch(fd);
+    m_watched.push_back({fd, std::move(onReadable)});
+}
+
+void
+FabemuRealtimeSimulatorImpl::Unwatch(int fd)
+{
+    m_watched.erase(std::remove_if(m_watched.begin(), m_watched.end(), [fd](const Watched& w) { return w.fd == fd; }),
+                    m_watched.end());
+}
+
+void
+FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
+{
+    std::vector<pollfd> fds;
+    fds.reserve(m_watched.size() + 1);
+    fds.push_back({m_wakeFd, POLLIN, 0});
+    for (const auto& w : m_watched)
+    {
+        fds.push_back({w.fd, POLLIN, 0});
+    }
+    timespec timeout{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    if (ppoll(fds.data(), fds.size(), &timeout, nullptr) <= 0)
+    {
+        return;
+    }
+    if (fds[0].revents)
+    {
+        uint64_t n;
+        (void)!read(m_wakeFd, &n, sizeof(n));
+    }
+    bool any = false;
+    for (size_t i = 1; i < fds.size(); ++i)
+    {
+        any = any || fds[i].revents;
+    }
+    if (!any)
+    {
+        return;
+    }
+    {
+        // The frames arrive now: bring simulated time up to the wall clock, unless
+        // events before now still wait (then the simulation is behind, and they
+        // must run first).
+        std::lock_guard<std::mutex> lock(m_mutex);
+        const uint64_t now = RealtimeTs();
+        if (now > m_currentTs && (m_events->IsEmpty() || m_events->PeekNext().key.m_ts > now))
+        {
+            m_currentTs = now;
+        }
+    }
+    const auto watched = m_watched; // a handler may Unwatch
+    for (size_t i = 1; i < fds.size(); ++i)
+    {
+        if (fds[i].revents)
+        {
+            watched[i - 1].onReadable();
+        }
+    }
+}
+
+void
+FabemuRealtimeSimulatorImpl::DoDispose()
+{
+    if (m_events)
+    {
+        while (!m_events->IsEmpty())
+        {
+            m_events->RemoveNext().impl->Unref();
+        }
+        m_events = nullptr;
+    }
+    SimulatorImpl::DoDispose();
+}
+
+void
+FabemuRealtimeSimulatorImpl::Destroy()
+{
+    while (!m_destroyEvents.empty())
+    {
+        Ptr<EventImpl> ev = m_destroyEvents.front().PeekEventImpl();
+        m_destroyEvents.pop_front();
+        if (!ev->IsCancelled())
+        {
+            ev->Invoke();
+        }
+    }
+}
+
+void
+FabemuRealtimeSimulatorImpl::SetScheduler(ObjectFactory schedulerFactory)
+{
+    Ptr<Scheduler> scheduler = schedulerFactory.Create<Scheduler>();
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (m_events)
+    {
+        while (!m_events->IsEmpty())
+        {
+            scheduler->Insert(m_events->RemoveNext());
+        }
+    }
+    m_events = scheduler;
+}
+
+uint64_t
+FabemuRealtimeSimulatorImpl::RealtimeTs() const
+{
+    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::steady_clock::now() - m_origin);
+    return m_originTs + NanoSeconds(elapsed.count()).GetTimeStep();
+}
+
+Time
+FabemuRealtimeSimulatorImpl::RealtimeNow() const
+{
+    return m_running ? TimeStep(RealtimeTs()) : Now();
+}
+
+EventId
+FabemuRealtimeSimulatorImpl::Insert(uint64_t ts, uint32_t context, EventImpl* event)
+{
+    Scheduler::Event ev;
+    ev.impl = event;
+    ev.key.m_ts = ts;
+    ev.key.m_context = context;
+    ev.key.m_uid = m_uid++;
+    ++m_unscheduledEvents;
+    m_events->Insert(ev);
+    return EventId(event, ts, context, ev.key.m_uid);
+}
+
+EventId
+FabemuRealtimeSimulatorImpl::Schedule(const Time& delay, EventImpl* event)
+{
+    NS_ASSERT_MSG(delay.IsPositive(), "FabemuRealtimeSimulatorImpl::Schedule: negative delay");
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return Insert(m_currentTs + delay.GetTimeStep(), m_currentContext, event);
+}
+
+void
+FabemuRealtimeSimulatorImpl::ScheduleWithContext(uint32_t context, const Time& delay, EventImpl* event)
+{
+    NS_ASSERT_MSG(delay.IsPositive(), "FabemuRealtimeSimulatorImpl::ScheduleWithContext: negative delay");
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        uint64_t ts = m_currentTs;
+        if (m_running && std::this_thread::get_id() != m_main)
+        {
+            // From outside the simulation: the delay counts from the wall clock's now,
+            // and never before an event the simulation has already run.
+            ts = std::max<uint64_t>(RealtimeTs(), m_currentTs);
+        }
+        Insert(ts + delay.GetTimeStep(), context, event);
+        m_inserted = true;
+    }
+    if (std::this_thread::get_id() != m_main)
+    {
+        const uint64_t one = 1;
+        (void)!write(m_wakeFd, &one, sizeof(one));
+    }
+}
+
+EventId
+FabemuRealtimeSimulatorImpl::ScheduleNow(EventImpl* event)
+{
+    return Schedule(Time(0), event);
+}
+
+EventId
+FabemuRealtimeSimulatorImpl::ScheduleDestroy(EventImpl* event)
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    EventId id(Ptr<EventImpl>(event, false), m_currentTs, 0xffffffff, EventId::UID::DESTROY);
+    m_destroyEvents.push_back(id);
+    ++m_uid;
+    return id;
+}
+
+void
+FabemuRealtimeSimulatorImpl::Remove(const EventId& id)
+{
+    if (id.GetUid() == EventId::UID::DESTROY)
+    {
+        for (auto i = m_destroyEvents.begin(); i != m_destroyEvents.end(); ++i)
+        {
+            if (*i == id)
+            {
+                m_destroyEvents.erase(i);
+                break;
+            }
+        }
+        return;
+    }
+    if (IsExpired(id))
+    {
+        return;
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    Scheduler::Event event;
+    event.impl = id.PeekEventImpl();
+    event.key.m_ts = id.GetTs();
+    event.key.m_context = id.GetContext();
+    event.key.m_uid = id.GetUid();
+    m_events->Remove(event);
+    --m_unscheduledEvents;
+    event.impl->Cancel();
+    event.impl->Unref();
+}
+
+void
+FabemuRealtimeSimulatorImpl::Cancel(const EventId& id)
+{
+    if (!IsExpired(id))
+    {
+        id.PeekEventImpl()->Cancel();
+    }
+}
+
+bool
+FabemuRealtimeSimulatorImpl::IsExpired(const EventId& id) const
+{
+    if (id.GetUid() == EventId::UID::DESTROY)
+    {
+        if (id.PeekEventImpl() == nullptr || id.PeekEventImpl()->IsCancelled())
+        {
+            return true;
+        }
+        for (const auto& d : m_destroyEvents)
+        {
+            if (d == id)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return id.PeekEventImpl() == nullptr || id.GetTs() < m_currentTs ||
+           (id.GetTs() == m_currentTs && id.GetUid() <= m_currentUid) || id.PeekEventImpl()->IsCancelled();
+}
+
+void
+FabemuRealtimeSimulatorImpl::Run()
+{
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_main = std::this_thread::get_id();
+        m_stop = false;
+        m_origin = std::chrono::steady_clock::now();
+        m_originTs = m_currentTs;
+        m_running = true;
+    }
+    const uint64_t spinTs = m_spinThreshold.GetTimeStep();
+    unsigned sinceLook = 0;
+    std::unique_lock<std::mutex> lock(m_mutex);
+    while (!m_stop)
+    {
+        if (m_events->IsEmpty())
+        {
+            m_inserted = false;
+            lock.unlock();
+            PollWatched(100'000'000);
+            lock.lock();
+            continue;
+        }
+        const uint64_t nextTs = m_events->PeekNext().key.m_ts;
+        const uint64_t nowTs = RealtimeTs();
+        if (nextTs > nowTs + spinTs)
+        {
+            // Far ahead: wait for the taps, another thread, or SpinThreshold before it.
+            ++m_sleeps;
+            m_inserted = false;
+            lock.unlock();
+            PollWatched(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds());
+            lock.lock();
+            continue;
+        }
+        if (nextTs > nowTs)
+        {
+            ++m_spins;
+            m_inserted = false;
+            lock.unlock();
+            PollWatched(0);
+            while (RealtimeTs() < nextTs && !m_inserted && !m_stop)
+            {
+            }
+            lock.lock();
+            continue; // look again: an inserted event may come first
+        }
+        if (++sinceLook >= 64 && !m_watched.empty())
+        {
+            // Busy (or behind): still take the taps' frames now and then.
+            sinceLook = 0;
+            lock.unlock();
+            PollWatched(0);
+            lock.lock();
+            continue;
+        }
+        Scheduler::Event next = m_events->RemoveNext();
+        --m_unscheduledEvents;
+        ++m_eventCount;
+        NS_ASSERT(next.key.m_ts >= m_currentTs);
+        m_currentTs = next.key.m_ts;
+        m_currentContext = next.key.m_context;
+        m_currentUid = next.key.m_uid;
+        lock.unlock();
+        next.impl->Invoke();
+        next.impl->Unref();
+        lock.lock();
+    }
+    m_running = false;
+}
+
+bool
+FabemuRealtimeSimulatorImpl::IsFinished() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_stop || m_events->IsEmpty();
+}
+
+void
+FabemuRealtimeSimulatorImpl::Stop()
+{
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_stop = true;
+    }
+    const uint64_t one = 1;
+    (void)!write(m_wakeFd, &one, sizeof(one));
+}
+
+void
+FabemuRealtimeSimulatorImpl::Stop(const Time& delay)
+{
+    Simulator::Schedule(delay, &Simulator::Stop);
+}
+
+Time
+FabemuRealtimeSimulatorImpl::Now() const
+{
+    return TimeStep(m_currentTs);
+}
+
+Time
+FabemuRealtimeSimulatorImpl::GetDelayLeft(const EventId& id) const
+{
+    return IsExpired(id) ? TimeStep(0) : TimeStep(id.GetTs() - m_currentTs);
+}
+
+Time
+FabemuRealtimeSimulatorImpl::GetMaximumSimulationTime() const
+{
+    return TimeStep(0x7fffffffffffffffLL);
+}
+
+uint32_t
+FabemuRealtimeSimulatorImpl::GetSystemId() const
+{
+    return 0;
+}
+
+uint32_t
+FabemuRealtimeSimulatorImpl::GetContext() const
+{
+    return m_currentContext;
+}
+
+uint64_t
+FabemuRealtimeSimulatorImpl::GetEventCount() const
+{
+    return m_eventCount;
+}
+
+} // namespace ns3
