@@ -239,10 +239,6 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         sim.join();
         ea.Stop();
         eb.Stop();
-        if (auto ours = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
-        {
-            std::fprintf(stderr, "events %lu spins %lu sleeps %lu\n", ours->GetEventCount(), ours->GetSpins(), ours->GetSleeps());
-        }
         std::sort(lag.lagNs.begin(), lag.lagNs.end());
         if (!lag.lagNs.empty())
         {
