@@ -306,6 +306,8 @@ main(int argc, char** argv)
     }
     double bridgeBest = 0;
     double emuBest = 0;
+    double emuBestP99 = 0;
+    double emuLossless = 0;
     std::printf("%-10s %-9s %10s %10s %8s %10s %10s\n", "path", "offered", "sent", "received", "lost%",
                 "lag max", "lag p99");
     for (double rate : rates)
@@ -326,9 +328,17 @@ main(int argc, char** argv)
         {
             emuBest = rate;
         }
+        if (em.received >= em.sent && em.lagP99Ms < 1.0)
+        {
+            emuBestP99 = rate;
+        }
+        if (em.received >= em.sent)
+        {
+            emuLossless = rate;
+        }
     }
-    std::printf("capacity (1 KB frames, no loss%s): Linux bridge %.0f frames/s, emulator %.0f frames/s "
-                "(%.2f of the bridge)\n",
-                ", emulator lag under 1 ms", bridgeBest, emuBest, bridgeBest > 0 ? emuBest / bridgeBest : 0.0);
+    std::printf("capacity (1 KB frames, no loss): Linux bridge %.0f frames/s; emulator %.0f frames/s with the lag "
+                "always under 1 ms (%.2f of the bridge), %.0f with its p99 under 1 ms, %.0f with no loss\n",
+                bridgeBest, emuBest, bridgeBest > 0 ? emuBest / bridgeBest : 0.0, emuBestP99, emuLossless);
     return 0;
 }
