@@ -72,7 +72,8 @@ Doctor(std::ostream& out)
     };
     out << fmt::format("fabemu {} on ns-3 {}\n", Version(), Ns3Version());
     line("simulation", true, "always available");
-    line("host Soft-RoCE", rdma.available, rdma.reason);
+    line("host Soft-RoCE", rdma.available,
+         rdma.reason + (rdma.available ? " (fabemu vm --backend netns)" : ""));
     line("root", root, root ? "" : "taps, namespaces and VMs need root");
     line("/dev/net/tun", tun, tun ? "" : "real endpoints need tap devices");
     line("qemu-system-x86_64", qemu, qemu ? "" : "VM endpoints need QEMU (scripts/install-deps installs it)");
@@ -134,6 +135,11 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     vmCmd->add_flag("--hold", vm.hold, "Keep them until SIGINT or SIGTERM");
     vmCmd->add_option("--accel", vm.accel, "auto, kvm or tcg")->capture_default_str();
     vmCmd->add_option("--cache", vm.cache, "Image cache folder");
+    vmCmd->add_option("--backend", vm.backend, "vm (QEMU, works everywhere) or netns (a network namespace per "
+                                               "endpoint, where the host kernel gives namespaces rxe/siw; "
+                                               "see fabemu doctor)")
+        ->capture_default_str();
+    vmCmd->add_flag("--no-rdma", vm.noRdma, "netns only: plain IP namespaces without an RDMA device");
 
     EmulateOptions em;
     auto* emCmd = app.add_subcommand(

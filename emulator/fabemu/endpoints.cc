@@ -1,5 +1,8 @@
 #include "endpoints.h"
 
+#include "host-rdma-probe.h"
+#include "netns-endpoint.h"
+
 #include "exit-codes.h"
 #include "vm-launcher.h"
 
@@ -98,6 +101,95 @@ LinuxBridge::Ip(const std::string& args)
     }
 }
 
+namespace
+{
+
+/// Waits for SIGINT or SIGTERM (the endpoints' destructors then clean up).
+void
+HoldUntilSignal(std::ostream& out, const char* who)
+{
+    out << "holding; SIGINT or SIGTERM tears everything down\n" << std::flush;
+    boost::asio::io_context io;
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&out, who](const boost::system::error_code&, int sig) {
+        out << who << ": signal " << sig << ": shutting down\n";
+    });
+    io.run();
+}
+
+/// fabemu vm --backend netns: a network namespace per endpoint.
+int
+RunNamespaces(const VmOptions& opt, std::ostream& out, std::ostream& err)
+{
+    std::string device = opt.device;
+    if (opt.noRdma)
+    {
+        device = "none";
+    }
+    else
+    {
+        const auto host = ProbeHostRdma();
+        if (!host.available)
+        {
+            err << "fabemu vm: --backend netns needs Soft-RoCE in namespaces: " << host.reason
+                << " (use the VM backend, the default; or --no-rdma for plain IP namespaces)\n";
+            return kExitFailure;
+        }
+    }
+    try
+    {
+        NetnsEndpoint::SweepStale();
+        std::unique_ptr<LinuxBridge> bridge;
+        if (opt.bridge)
+        {
+            bridge = std::make_unique<LinuxBridge>();
+        }
+        std::vector<std::unique_ptr<NetnsEndpoint>> eps;
+        for (unsigned i = 0; i < opt.count; ++i)
+        {
+            NetnsSpec spec;
+            spec.name = "h" + std::to_string(i);
+            spec.netns = fmt::format("fe{}n{}", getpid(), i);
+            spec.hostIf = fmt::format("fe{}t{}", getpid(), i);
+            spec.ipv4 = fmt::format("10.0.0.{}/24", i + 1);
+            spec.mac = fmt::format("52:54:00:00:00:{:02x}", i + 1);
+            spec.mtu = opt.mtu;
+            spec.device = device;
+            eps.push_back(std::make_unique<NetnsEndpoint>(spec));
+            if (bridge)
+            {
+                bridge->Join(spec.hostIf);
+            }
+            out << fmt::format("{}: namespace {} ready on {} ({}), after {} ms\n", spec.name, spec.netns,
+                               spec.hostIf, device == "none" ? "no RDMA device" : device + "0",
+                               eps.back()->ReadyTime().count())
+                << std::flush;
+        }
+        int worst = 0;
+        for (const auto& cmd : opt.run)
+        {
+            for (auto& ep : eps)
+            {
+                const auto r = ep->Run(cmd, std::chrono::seconds(120));
+                out << fmt::format("--- {}: {} (exit {})\n{}", ep->Spec().name, cmd, r.exitCode, r.out);
+                worst = std::max(worst, r.exitCode == 0 ? 0 : 1);
+            }
+        }
+        if (opt.hold)
+        {
+            HoldUntilSignal(out, "fabemu vm");
+        }
+        return worst == 0 ? kExitOk : kExitFailure;
+    }
+    catch (const std::exception& e)
+    {
+        err << "fabemu vm: " << e.what() << "\n";
+        return kExitFailure;
+    }
+}
+
+} // namespace
+
 int
 RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
 {
@@ -116,10 +208,24 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu vm: --accel must be auto, kvm or tcg, not '" << opt.accel << "'\n";
         return kExitBadInput;
     }
+    if (opt.backend != "vm" && opt.backend != "netns")
+    {
+        err << "fabemu vm: --backend must be vm or netns, not '" << opt.backend << "'\n";
+        return kExitBadInput;
+    }
+    if (opt.noRdma && opt.backend != "netns")
+    {
+        err << "fabemu vm: --no-rdma is for --backend netns (a VM always has its RDMA device)\n";
+        return kExitBadInput;
+    }
     if (geteuid() != 0)
     {
         err << "fabemu vm: taps and bridges need root\n";
         return kExitFailure;
+    }
+    if (opt.backend == "netns")
+    {
+        return RunNamespaces(opt, out, err);
     }
     const std::string image = BuildImage(opt.cache.empty() ? DefaultCacheDir() : opt.cache, "", err);
     if (image.empty())
@@ -170,13 +276,7 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
         }
         if (opt.hold)
         {
-            out << "holding; SIGINT or SIGTERM tears everything down\n" << std::flush;
-            boost::asio::io_context io;
-            boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-            signals.async_wait([&out](const boost::system::error_code&, int sig) {
-                out << "fabemu vm: signal " << sig << ": shutting down\n";
-            });
-            io.run();
+            HoldUntilSignal(out, "fabemu vm");
         }
         return worst == 0 ? kExitOk : kExitFailure;
     }

@@ -25,6 +25,8 @@ struct VmOptions
     bool hold{false};             ///< keep the VMs until SIGINT or SIGTERM
     std::string accel{"auto"};
     std::string cache;
+    std::string backend{"vm"}; ///< vm, or netns where the host kernel gives namespaces rxe/siw
+    bool noRdma{false};        ///< netns only: plain IP endpoints, no RDMA device
 };
 
 int RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err);

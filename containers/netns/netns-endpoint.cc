@@ -1,0 +1,198 @@
+#include "netns-endpoint.h"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fabemu
+{
+
+namespace
+{
+
+/// Runs a host command (no shell metacharacters in our arguments); its exit status.
+int
+Sh(const std::string& cmd)
+{
+    return std::system((cmd + " >/dev/null 2>&1").c_str());
+}
+
+bool
+Alive(long pid)
+{
+    return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+} // namespace
+
+NetnsEndpoint::NetnsEndpoint(NetnsSpec spec)
+    : m_spec(std::move(spec))
+{
+    const auto start = std::chrono::steady_clock::now();
+    if (m_spec.device != "rxe" && m_spec.device != "siw" && m_spec.device != "none")
+    {
+        throw NetnsError("endpoint " + m_spec.name + ": device must be rxe, siw or none, not '" +
+                         m_spec.device + "'");
+    }
+    const std::string ns = m_spec.netns;
+    const std::string in = "ip netns exec " + ns + " ";
+    const std::string mtu = std::to_string(m_spec.mtu);
+    const std::pair<std::string, std::string> steps[] = {
+        {"ip netns add " + ns, "creating network namespace " + ns},
+        {"ip link add " + m_spec.hostIf + " mtu " + mtu + " type veth peer name eth0 mtu " + mtu + " netns " + ns,
+         "creating the veth pair " + m_spec.hostIf + " / eth0"},
+        {"ip -n " + ns + " link set lo up", "bringing lo up"},
+        {"ip -n " + ns + " link set eth0 address " + m_spec.mac + " up", "setting eth0's MAC " + m_spec.mac},
+        {"ip -n " + ns + " addr add " + m_spec.ipv4 + " dev eth0", "adding " + m_spec.ipv4 + " to eth0"},
+        {"ip link set " + m_spec.hostIf + " up", "bringing " + m_spec.hostIf + " up"},
+        // Real checksums and MTU-sized frames, as virtio with csum=off gives (FINDINGS).
+        {"ethtool -K " + m_spec.hostIf + " tx off tso off gso off gro off",
+         "turning offloads off on " + m_spec.hostIf},
+        {in + "ethtool -K eth0 tx off tso off gso off gro off", "turning offloads off on eth0"},
+    };
+    try
+    {
+        for (const auto& [cmd, what] : steps)
+        {
+            if (Sh(cmd) != 0)
+            {
+                throw NetnsError("endpoint " + m_spec.name + ": " + what + " failed (" + cmd + ")");
+            }
+            m_made = true;
+        }
+        if (m_spec.device != "none")
+        {
+            const std::string dev = m_spec.device + "0";
+            const std::string cmd = in + "rdma link add " + dev + " type " + m_spec.device + " netdev eth0";
+            if (Sh(cmd) != 0)
+            {
+                throw NetnsError("endpoint " + m_spec.name + ": the host kernel would not give namespace " + ns +
+                                 " a " + m_spec.device + " device (" + cmd + "); see fabemu doctor");
+            }
+        }
+    }
+    catch (...)
+    {
+        Teardown();
+        throw;
+    }
+    m_ready = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+}
+
+NetnsEndpoint::~NetnsEndpoint()
+{
+    Teardown();
+}
+
+void
+NetnsEndpoint::Teardown()
+{
+    if (!m_made)
+    {
+        return;
+    }
+    // Nothing may outlive the endpoint: kill what runs in it, then delete it.
+    Sh("ip netns pids " + m_spec.netns + " | xargs -r kill -9");
+    Sh("ip netns del " + m_spec.netns);
+    Sh("ip link del " + m_spec.hostIf); // gone with the namespace already, normally
+    m_made = false;
+}
+
+NetnsEndpoint::Result
+NetnsEndpoint::Run(const std::string& cmd, std::chrono::milliseconds timeout)
+{
+    Result r;
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0)
+    {
+        r.out = "fabemu: pipe: " + std::string(strerror(errno)) + "\n";
+        return r;
+    }
+    const pid_t pid = fork();
+    if (pid < 0)
+    {
+        close(out[0]);
+        close(out[1]);
+        r.out = "fabemu: fork: " + std::string(strerror(errno)) + "\n";
+        return r;
+    }
+    if (pid == 0)
+    {
+        setpgid(0, 0); // its own group: a timeout kills the whole command
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        execlp("ip", "ip", "netns", "exec", m_spec.netns.c_str(), "/bin/sh", "-c", cmd.c_str(),
+               static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(out[1]);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::array<char, 4096> buf;
+    for (;;)
+    {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+        {
+            r.timedOut = true;
+            kill(-pid, SIGKILL);
+            break;
+        }
+        pollfd pfd{out[0], POLLIN, 0};
+        const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
+        if (ready < 0 && errno != EINTR)
+        {
+            break;
+        }
+        if (ready <= 0)
+        {
+            continue; // the deadline decides
+        }
+        const ssize_t n = read(out[0], buf.data(), buf.size());
+        if (n == 0)
+        {
+            break; // the command closed its output: it has ended
+        }
+        if (n > 0)
+        {
+            r.out.append(buf.data(), static_cast<size_t>(n));
+        }
+    }
+    close(out[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exitCode = !r.timedOut && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (r.timedOut)
+    {
+        r.out += "fabemu: endpoint " + m_spec.name + ": '" + cmd + "' killed after " +
+                 std::to_string(timeout.count()) + " ms\n";
+    }
+    return r;
+}
+
+void
+NetnsEndpoint::SweepStale()
+{
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/var/run/netns", ec))
+    {
+        const std::string name = entry.path().filename().string();
+        long pid = 0;
+        unsigned index = 0;
+        char tail = 0;
+        if (std::sscanf(name.c_str(), "fe%ldn%u%c", &pid, &index, &tail) == 2 && !Alive(pid))
+        {
+            Sh("ip netns pids " + name + " | xargs -r kill -9");
+            Sh("ip netns del " + name);
+        }
+    }
+}
+
+} // namespace fabemu
