@@ -100,6 +100,16 @@ NetnsEndpoint::Teardown()
         return;
     }
     // Nothing may outlive the endpoint: kill what runs in it, then delete it.
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& [id, run] : m_running)
+        {
+            kill(-run.pid, SIGKILL);
+            waitpid(run.pid, nullptr, 0);
+            close(run.out);
+        }
+        m_running.clear();
+    }
     Sh("ip netns pids " + m_spec.netns + " | xargs -r kill -9");
     Sh("ip netns del " + m_spec.netns);
     Sh("ip link del " + m_spec.hostIf); // gone with the namespace already, normally
@@ -109,20 +119,27 @@ NetnsEndpoint::Teardown()
 NetnsEndpoint::Result
 NetnsEndpoint::Run(const std::string& cmd, std::chrono::milliseconds timeout)
 {
-    Result r;
+    return Wait(Start(cmd, timeout));
+}
+
+uint64_t
+NetnsEndpoint::Start(const std::string& cmd, std::chrono::milliseconds timeout)
+{
+    if (m_killed)
+    {
+        throw NetnsError("endpoint " + m_spec.name + ": stopped; '" + cmd + "' not started");
+    }
     int out[2];
     if (pipe2(out, O_CLOEXEC) != 0)
     {
-        r.out = "fabemu: pipe: " + std::string(strerror(errno)) + "\n";
-        return r;
+        throw NetnsError("endpoint " + m_spec.name + ": pipe: " + strerror(errno));
     }
     const pid_t pid = fork();
     if (pid < 0)
     {
         close(out[0]);
         close(out[1]);
-        r.out = "fabemu: fork: " + std::string(strerror(errno)) + "\n";
-        return r;
+        throw NetnsError("endpoint " + m_spec.name + ": fork: " + strerror(errno));
     }
     if (pid == 0)
     {
@@ -133,19 +150,40 @@ NetnsEndpoint::Run(const std::string& cmd, std::chrono::milliseconds timeout)
                static_cast<char*>(nullptr));
         _exit(127);
     }
+    setpgid(pid, pid); // also from here: no race with a KillAll right after
     close(out[1]);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::lock_guard<std::mutex> lock(m_mutex);
+    const uint64_t id = m_nextId++;
+    m_running[id] = {pid, out[0], cmd, std::chrono::steady_clock::now() + timeout, timeout};
+    return id;
+}
+
+NetnsEndpoint::Result
+NetnsEndpoint::Wait(uint64_t id)
+{
+    Running run;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_running.find(id);
+        if (it == m_running.end())
+        {
+            throw NetnsError("endpoint " + m_spec.name + ": no command " + std::to_string(id));
+        }
+        run = it->second;
+    }
+    Result r;
     std::array<char, 4096> buf;
     for (;;)
     {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(run.deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
         {
             r.timedOut = true;
-            kill(-pid, SIGKILL);
+            kill(-run.pid, SIGKILL);
             break;
         }
-        pollfd pfd{out[0], POLLIN, 0};
+        pollfd pfd{run.out, POLLIN, 0};
         const int ready = poll(&pfd, 1, static_cast<int>(left.count()));
         if (ready < 0 && errno != EINTR)
         {
@@ -155,7 +193,7 @@ NetnsEndpoint::Run(const std::string& cmd, std::chrono::milliseconds timeout)
         {
             continue; // the deadline decides
         }
-        const ssize_t n = read(out[0], buf.data(), buf.size());
+        const ssize_t n = read(run.out, buf.data(), buf.size());
         if (n == 0)
         {
             break; // the command closed its output: it has ended
@@ -165,16 +203,31 @@ NetnsEndpoint::Run(const std::string& cmd, std::chrono::milliseconds timeout)
             r.out.append(buf.data(), static_cast<size_t>(n));
         }
     }
-    close(out[0]);
     int status = 0;
-    waitpid(pid, &status, 0);
+    waitpid(run.pid, &status, 0);
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        close(run.out);
+        m_running.erase(id);
+    }
     r.exitCode = !r.timedOut && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (r.timedOut)
     {
-        r.out += "fabemu: endpoint " + m_spec.name + ": '" + cmd + "' killed after " +
-                 std::to_string(timeout.count()) + " ms\n";
+        r.out += "fabemu: endpoint " + m_spec.name + ": '" + run.cmd + "' killed after " +
+                 std::to_string(run.timeout.count()) + " ms\n";
     }
     return r;
+}
+
+void
+NetnsEndpoint::KillAll()
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_killed = true; // and nothing starts afterwards
+    for (const auto& [id, run] : m_running)
+    {
+        kill(-run.pid, SIGKILL);
+    }
 }
 
 void

@@ -13,7 +13,11 @@
 #ifndef FABEMU_NETNS_ENDPOINT_H
 #define FABEMU_NETNS_ENDPOINT_H
 
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <sys/types.h>
 #include <stdexcept>
 #include <string>
 
@@ -58,6 +62,13 @@ class NetnsEndpoint
     };
     /// Runs \p cmd with /bin/sh inside the namespace; killed after \p timeout.
     Result Run(const std::string& cmd, std::chrono::milliseconds timeout);
+    /// The same in two steps: Start returns at once, Wait collects (at most
+    /// \p timeout after it was started). Each command once.
+    uint64_t Start(const std::string& cmd, std::chrono::milliseconds timeout);
+    Result Wait(uint64_t id);
+    /// Kills every command still running, and refuses any later Start
+    /// (thread-safe: from a signal watcher).
+    void KillAll();
 
     const NetnsSpec& Spec() const { return m_spec; }
     /// Milliseconds from the start of the constructor to a usable endpoint.
@@ -68,7 +79,19 @@ class NetnsEndpoint
 
   private:
     void Teardown();
+    struct Running
+    {
+        pid_t pid;
+        int out;
+        std::string cmd;
+        std::chrono::steady_clock::time_point deadline;
+        std::chrono::milliseconds timeout;
+    };
     NetnsSpec m_spec;
+    std::mutex m_mutex; ///< guards m_running (KillAll comes from another thread)
+    std::map<uint64_t, Running> m_running;
+    uint64_t m_nextId{1};
+    std::atomic<bool> m_killed{false};
     bool m_made{false};
     std::chrono::milliseconds m_ready{0};
 };

@@ -155,6 +155,10 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     emCmd->add_option("--cc", em.cc, "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
                                      "rate per flow); none")
         ->capture_default_str();
+    emCmd->add_option("--backend", em.backend, "vm, or netns: a network namespace per endpoint (where the host "
+                                               "kernel gives namespaces rxe; see fabemu doctor)")
+        ->capture_default_str();
+    emCmd->add_flag("--no-rdma", em.noRdma, "netns only: plain IP namespaces, no RDMA device");
     emCmd->add_flag("--bridge", em.bridge, "Baseline: the same VMs and commands on a plain Linux "
                                            "bridge instead of the modelled fabric");
     emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")

@@ -3,6 +3,8 @@
 #include "edge-port.h"
 #include "endpoints.h"
 #include "exit-codes.h"
+#include "host-rdma-probe.h"
+#include "netns-endpoint.h"
 #include "realtime-simulator.h"
 #include "realtime-thread.h"
 #include "status-server.h"
@@ -83,6 +85,8 @@ class SimulatorThread
     std::thread m_thread;
 };
 
+CommandResult Collect(AgentClient& agent, uint64_t id, std::chrono::seconds timeout);
+
 /// Turns SIGINT/SIGTERM into a clean stop: the signals are blocked in every thread
 /// (threads made later inherit the mask) and one thread waits for them; on one it
 /// kills the VMs' QEMU processes, so every agent call fails and the run unwinds
@@ -105,9 +109,9 @@ class SignalGuard
                 {
                     m_signal = sig;
                     std::lock_guard<std::mutex> lock(m_mutex);
-                    for (pid_t pid : m_pids)
+                    for (const auto& stop : m_stops)
                     {
-                        kill(pid, SIGKILL);
+                        stop();
                     }
                 }
             }
@@ -119,13 +123,14 @@ class SignalGuard
         m_thread.join();
         pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
     }
-    void Watch(pid_t qemu)
+    /// \p stop ends an endpoint's part in the run (kills its QEMU, or its commands).
+    void Watch(std::function<void()> stop)
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        m_pids.push_back(qemu);
+        m_stops.push_back(stop);
         if (m_signal)
         {
-            kill(qemu, SIGKILL);
+            stop();
         }
     }
     int Signal() const { return m_signal; }
@@ -137,7 +142,70 @@ class SignalGuard
     std::atomic<bool> m_done{false};
     std::atomic<int> m_signal{0};
     std::mutex m_mutex;
-    std::vector<pid_t> m_pids;
+    std::vector<std::function<void()>> m_stops;
+};
+
+/// A running endpoint the emulator drives: a VM through its guest agent, or a
+/// network namespace. Wait never throws: a failure becomes the command's result.
+class Endpoint
+{
+  public:
+    virtual ~Endpoint() = default;
+    virtual const std::string& Interface() const = 0; ///< its tap, or the host end of its veth
+    virtual uint64_t Start(const std::string& cmd, std::chrono::seconds timeout) = 0;
+    virtual CommandResult Wait(uint64_t id, std::chrono::seconds timeout) = 0;
+    virtual std::chrono::milliseconds ReadyTime() const = 0;
+};
+
+class VmEndpoint : public Endpoint
+{
+  public:
+    explicit VmEndpoint(std::unique_ptr<Vm> vm)
+        : m_vm(std::move(vm))
+    {
+    }
+    const std::string& Interface() const override { return m_vm->Spec().tap; }
+    uint64_t Start(const std::string& cmd, std::chrono::seconds timeout) override
+    {
+        return m_vm->Agent().Start(cmd, timeout);
+    }
+    CommandResult Wait(uint64_t id, std::chrono::seconds timeout) override
+    {
+        return Collect(m_vm->Agent(), id, timeout);
+    }
+    std::chrono::milliseconds ReadyTime() const override { return m_vm->ReadyTime(); }
+    pid_t Pid() const { return m_vm->Pid(); }
+
+  private:
+    std::unique_ptr<Vm> m_vm;
+};
+
+class NamespaceEndpoint : public Endpoint
+{
+  public:
+    explicit NamespaceEndpoint(const NetnsSpec& spec)
+        : m_ns(spec)
+    {
+    }
+    const std::string& Interface() const override { return m_ns.Spec().hostIf; }
+    uint64_t Start(const std::string& cmd, std::chrono::seconds timeout) override
+    {
+        return m_ns.Start(cmd, timeout);
+    }
+    CommandResult Wait(uint64_t id, std::chrono::seconds) override
+    {
+        // The timeout given to Start holds: Wait ends by then.
+        const auto r = m_ns.Wait(id);
+        CommandResult c;
+        c.exitCode = r.exitCode;
+        c.out = r.out;
+        return c;
+    }
+    std::chrono::milliseconds ReadyTime() const override { return m_ns.ReadyTime(); }
+    void KillAll() { m_ns.KillAll(); }
+
+  private:
+    NetnsEndpoint m_ns;
 };
 
 /// Waits for a started command; a timeout or a dead VM becomes that command's recorded
@@ -234,7 +302,7 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
 /// collected at the end. Returns whether every one exited 0.
 bool
 RunCommands(const Scenario& s,
-            std::map<uint32_t, std::unique_ptr<Vm>>& vms,
+            std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
             const SignalGuard& signals,
             LiveStatus& live,
             std::vector<CommandOutcome>& commands)
@@ -255,10 +323,20 @@ RunCommands(const Scenario& s,
         {
             continue;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(w.afterPs / 1'000'000'000));
+        // Wait 'after', but not past a signal: a command started after SIGINT would
+        // escape the clean-up that already ran.
+        const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(w.afterPs / 1'000'000'000);
+        while (std::chrono::steady_clock::now() < start && !signals.Signal())
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        if (signals.Signal())
+        {
+            break;
+        }
         const auto timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
-        auto& agent = vms[w.on]->Agent();
-        const uint64_t id = agent.Start(w.run, timeout);
+        auto& endpoint = *vms[w.on];
+        const uint64_t id = endpoint.Start(w.run, timeout);
         commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
         live.Set("commands", CommandsJson(commands));
         if (w.background)
@@ -267,7 +345,7 @@ RunCommands(const Scenario& s,
                                   std::chrono::steady_clock::now() + timeout});
             continue;
         }
-        const auto c = Collect(agent, id, timeout + std::chrono::seconds(5));
+        const auto c = endpoint.Wait(id, timeout + std::chrono::seconds(5));
         commands.back().exitCode = c.exitCode;
         commands.back().out = c.out + c.err;
         ok = ok && c.exitCode == 0;
@@ -281,7 +359,7 @@ RunCommands(const Scenario& s,
         const auto wait = ok ? std::max(left, std::chrono::seconds(10))
                              : std::min(std::max(left, std::chrono::seconds(1)),
                                         std::chrono::seconds(10));
-        const auto c = Collect(vms[b.host]->Agent(), b.id, wait);
+        const auto c = vms[b.host]->Wait(b.id, wait);
         commands[b.record].exitCode = c.exitCode;
         commands[b.record].out = c.out + c.err;
         ok = ok && c.exitCode == 0;
@@ -331,6 +409,16 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
 {
     EmulateResult result;
     result.exitCode = kExitBadInput;
+    if (opt.backend != "vm" && opt.backend != "netns")
+    {
+        err << "fabemu emulate: --backend must be vm or netns, not '" << opt.backend << "'\n";
+        return result;
+    }
+    if (opt.noRdma && opt.backend != "netns")
+    {
+        err << "fabemu emulate: --no-rdma is for --backend netns\n";
+        return result;
+    }
     if (opt.count < 2 || opt.count > 16)
     {
         err << "fabemu emulate: --count must be 2..16, not " << opt.count << "\n";
@@ -399,6 +487,8 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     EmulateSetup setup;
     setup.cache = opt.cache;
     setup.bridge = opt.bridge;
+    setup.backend = opt.backend;
+    setup.noRdma = opt.noRdma;
     return EmulateScenario(s, setup, out, err);
 }
 
@@ -423,9 +513,20 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                          "endpoints to simulate only\n";
         return result;
     }
+    const bool namespaces = setup.backend == "netns";
+    if (namespaces && !setup.noRdma)
+    {
+        const auto host = ProbeHostRdma();
+        if (!host.available)
+        {
+            err << s.file << ": namespace endpoints need Soft-RoCE in namespaces: " << host.reason
+                << " (VM endpoints, the default, work here; --no-rdma gives plain IP namespaces)\n";
+            return result;
+        }
+    }
     const std::string image =
-        BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err);
-    if (image.empty())
+        namespaces ? "" : BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err);
+    if (!namespaces && image.empty())
     {
         return result;
     }
@@ -435,31 +536,62 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
     SignalGuard signals;
     try
     {
-        // The VMs first: their taps must exist before the edge opens them.
-        VmLauncher launcher(VmImage::In(image));
-        std::map<uint32_t, std::unique_ptr<Vm>> vms;
+        // The endpoints first: their taps (or veths) must exist before the edge opens them.
+        std::unique_ptr<VmLauncher> launcher;
+        if (namespaces)
+        {
+            NetnsEndpoint::SweepStale();
+        }
+        else
+        {
+            launcher = std::make_unique<VmLauncher>(VmImage::In(image));
+        }
+        std::map<uint32_t, std::unique_ptr<Endpoint>> vms;
         std::vector<EndpointAddress> directory;
         for (const auto& e : s.endpoints)
         {
             const uint32_t mac = e.index + 1;
-            VmSpec spec;
-            spec.name = e.host;
-            spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
-            spec.mac = fmt::format("52:54:00:00:{:02x}:{:02x}", mac >> 8, mac & 0xff);
-            spec.device = e.device;
-            spec.mtu = ethMtu;
-            spec.tap = fmt::format("fe{}t{}", getpid(), e.index);
-            // On iWARP the switches' ECN marks reach siw through the guest's own TCP.
-            spec.tcpEcn = s.fabric.type == "iwarp" && s.fabric.ecn;
-            vms[e.index] = launcher.Start(spec);
-            signals.Watch(vms[e.index]->Pid());
+            const std::string macText = fmt::format("52:54:00:00:{:02x}:{:02x}", mac >> 8, mac & 0xff);
+            const std::string iface = fmt::format("fe{}t{}", getpid(), e.index);
+            std::string device = e.device + "0";
+            if (namespaces)
+            {
+                NetnsSpec spec;
+                spec.name = e.host;
+                spec.netns = fmt::format("fe{}n{}", getpid(), e.index);
+                spec.hostIf = iface;
+                spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
+                spec.mac = macText;
+                spec.mtu = ethMtu;
+                spec.device = setup.noRdma ? "none" : e.device;
+                device = setup.noRdma ? "namespace, no RDMA device," : "namespace with " + device;
+                auto ns = std::make_unique<NamespaceEndpoint>(spec);
+                NamespaceEndpoint* raw = ns.get();
+                vms[e.index] = std::move(ns);
+                signals.Watch([raw] { raw->KillAll(); });
+            }
+            else
+            {
+                VmSpec spec;
+                spec.name = e.host;
+                spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
+                spec.mac = macText;
+                spec.device = e.device;
+                spec.mtu = ethMtu;
+                spec.tap = iface;
+                // On iWARP the switches' ECN marks reach siw through the guest's own TCP.
+                spec.tcpEcn = s.fabric.type == "iwarp" && s.fabric.ecn;
+                auto vm = std::make_unique<VmEndpoint>(launcher->Start(spec));
+                const pid_t pid = vm->Pid();
+                vms[e.index] = std::move(vm);
+                signals.Watch([pid] { kill(pid, SIGKILL); });
+            }
             EndpointAddress a;
             a.ipv4 = 0x0a000001 + e.index;
             a.mac = {0x52, 0x54, 0, 0, static_cast<uint8_t>(mac >> 8), static_cast<uint8_t>(mac)};
             directory.push_back(a);
             // Progress goes out at once, also into a pipe (block-buffered otherwise).
-            out << fmt::format("{}: {}0 ready ({} ms)\n", spec.name, e.device,
-                               vms[e.index]->ReadyTime().count())
+            out << fmt::format("{}: {} ready ({} ms)\n", e.host, device, vms[e.index]->ReadyTime().count())
                 << std::flush;
         }
 
@@ -469,7 +601,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             LinuxBridge bridge;
             for (const auto& [index, vm] : vms)
             {
-                bridge.Join(vm->Spec().tap);
+                bridge.Join(vm->Interface());
             }
             LiveStatus live;
             EmulateResult r = result;
@@ -541,7 +673,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                                                                ib->GetHca(e.index)->GetLid(), tunnel,
                                                                directory, lids);
                     edges.push_back(std::make_unique<EdgePort>(
-                        e.host, std::move(gateway), std::make_unique<TapPort>(vms[e.index]->Spec().tap),
+                        e.host, std::move(gateway), std::make_unique<TapPort>(vms[e.index]->Interface()),
                         ethMtu, 3, directory));
                 }
                 ibQueues = std::make_unique<IbQueueSampler>(*ib, queueRows, queueInterval);
@@ -568,7 +700,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 {
                     edges.push_back(std::make_unique<EdgePort>(
                         e.host, roce->GetNic(e.index)->GetDevice(),
-                        std::make_unique<TapPort>(vms[e.index]->Spec().tap), ethMtu, 3, directory));
+                        std::make_unique<TapPort>(vms[e.index]->Interface()), ethMtu, 3, directory));
                 }
                 if (s.fabric.cc == "dcqcn")
                 {

@@ -29,6 +29,8 @@ struct EmulateOptions
     std::string lagThreshold{"1ms"};
     std::string cc{"none"}; ///< dcqcn: the edges run DCQCN for the endpoints
     bool bridge{false};     ///< baseline: the VMs on a plain Linux bridge instead of the model
+    std::string backend{"vm"}; ///< vm, or netns (a namespace per endpoint)
+    bool noRdma{false};        ///< netns: plain IP namespaces
 };
 
 struct CommandOutcome
@@ -83,6 +85,8 @@ struct EmulateSetup
     std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
     bool printOutputs{true}; ///< print each command's whole output (else one line each)
     bool bridge{false};      ///< baseline: a plain Linux bridge joins the VMs, no fabric model
+    std::string backend{"vm"}; ///< vm: QEMU VMs; netns: a network namespace per endpoint
+    bool noRdma{false};        ///< netns: no RDMA device (plain IP endpoints)
 };
 
 /// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,

@@ -1,0 +1,159 @@
+// Namespace endpoints over the emulated fabric (plain IP: this host has no
+// Soft-RoCE for namespaces): real Linux TCP stacks meet the modelled switches,
+// in seconds and without QEMU. Root only; skips elsewhere, saying why.
+#include "../shell.h"
+#include "../skip.h"
+#include "emulate.h"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace fabemu;
+
+namespace
+{
+
+std::string
+WhyNotHere()
+{
+    if (geteuid() != 0)
+    {
+        return "network namespaces and the emulator's sockets need root";
+    }
+    if (!HaveTool("python3") || !HaveTool("ethtool"))
+    {
+        return "needs python3 and ethtool";
+    }
+    return "";
+}
+
+const std::string kServer = "h0: python3 -c \"import socket; s = socket.create_server(('', 5000)); "
+                            "c, _ = s.accept(); n = 0\n"
+                            "while True:\n"
+                            "    b = c.recv(65536)\n"
+                            "    if not b: break\n"
+                            "    n += len(b)\n"
+                            "print('received', n)\"";
+
+std::string
+Client(uint32_t host, size_t bytes)
+{
+    return "h" + std::to_string(host) +
+           ": python3 -c \"import socket, time; time.sleep(0.5); "
+           "c = socket.create_connection(('10.0.0.1', 5000)); c.sendall(bytes(" +
+           std::to_string(bytes) + ")); c.close()\"";
+}
+
+} // namespace
+
+TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switch whole")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    EmulateOptions opt;
+    opt.backend = "netns";
+    opt.noRdma = true;
+    opt.servers = {kServer};
+    opt.run = {Client(1, 20 << 20)};
+    std::ostringstream out;
+    std::ostringstream err;
+    const EmulateResult r = RunEmulation(opt, out, err);
+    INFO(out.str() << err.str());
+    REQUIRE(r.exitCode == 0);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(r.commands[0].out.find("received 20971520") != std::string::npos);
+    CHECK(r.framesFromEndpoints > 14000); // 20 MB in 1448-byte segments, and the ACKs
+    CHECK(r.framesToEndpoints > 14000);
+    CHECK(r.congestionDrops == 0);
+    CHECK(r.arpReplies >= 2);
+}
+
+TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, and TCP still delivers all")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    EmulateOptions opt;
+    opt.backend = "netns";
+    opt.noRdma = true;
+    opt.count = 3;
+    opt.rate = "100Mbps";
+    opt.parallel = true;
+    opt.set = {"ns3::SwitchMmu::PfcEnabled=false", "ns3::SwitchMmu::ReservePerPg=0",
+               "ns3::SwitchMmu::BufferSize=20000"};
+    opt.servers = {kServer, "h0: python3 -c \"import socket; s = socket.create_server(('', 5001)); "
+                            "c, _ = s.accept(); n = 0\nwhile True:\n    b = c.recv(65536)\n    if not b: break\n"
+                            "    n += len(b)\nprint('received', n)\""};
+    std::string second = Client(2, 2 << 20);
+    second.replace(second.find("5000"), 4, "5001");
+    opt.run = {Client(1, 2 << 20), second};
+    std::ostringstream out;
+    std::ostringstream err;
+    const EmulateResult r = RunEmulation(opt, out, err);
+    INFO(out.str() << err.str());
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.commands[0].out.find("received 2097152") != std::string::npos);
+    CHECK(r.commands[1].out.find("received 2097152") != std::string::npos);
+    CHECK(r.congestionDrops > 0); // two senders, one 100 Mb/s port, 20 KB of buffer
+    CHECK(r.pfcFrames == 0);
+}
+
+TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is left")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        execl(FABEMU_BINARY, "fabemu", "emulate", "--backend", "netns", "--no-rdma", "--server", "h0: sleep 100",
+              "--run", "h1: sleep 100", static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(fds[1]);
+    FILE* out = fdopen(fds[0], "r");
+    char line[512];
+    bool live = false;
+    while (!live && fgets(line, sizeof(line), out))
+    {
+        live = std::string(line).find("live status") != std::string::npos;
+    }
+    REQUIRE(live);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const std::string prefix = "fe" + std::to_string(pid);
+    CHECK(RunCommand("ip netns list").find(prefix + "n1") != std::string::npos);
+    const auto start = std::chrono::steady_clock::now();
+    kill(pid, SIGINT);
+    std::string rest;
+    while (fgets(line, sizeof(line), out))
+    {
+        rest += line;
+    }
+    fclose(out);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    INFO(rest);
+    const auto took = std::chrono::steady_clock::now() - start;
+    MESSAGE("stopped " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms after SIGINT");
+    CHECK(took < std::chrono::seconds(10));
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(rest.find("interrupted by signal 2") != std::string::npos);
+    CHECK(RunCommand("ip netns list").find(prefix) == std::string::npos);
+    CHECK(RunCommand("ip -o link").find(prefix + "t") == std::string::npos);
+    CHECK(RunCommand("pgrep -f '^sleep 100$'").empty());
+}
