@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <tuple>
 #include <unistd.h>
 
 namespace fabemu
@@ -117,6 +118,29 @@ HoldUntilSignal(std::ostream& out, const char* who)
     io.run();
 }
 
+/// Runs each --run command on every endpoint in turn (\p runOne gives its exit
+/// code and output), prints them, then holds if asked; the exit code of it all.
+template <typename Endpoints, typename RunOne>
+int
+RunEachThenHold(const VmOptions& opt, Endpoints& endpoints, RunOne runOne, std::ostream& out)
+{
+    int worst = 0;
+    for (const auto& cmd : opt.run)
+    {
+        for (auto& ep : endpoints)
+        {
+            const auto [name, exitCode, text] = runOne(*ep, cmd);
+            out << fmt::format("--- {}: {} (exit {})\n{}", name, cmd, exitCode, text);
+            worst = std::max(worst, exitCode == 0 ? 0 : 1);
+        }
+    }
+    if (opt.hold)
+    {
+        HoldUntilSignal(out, "fabemu vm");
+    }
+    return worst == 0 ? kExitOk : kExitFailure;
+}
+
 /// fabemu vm --backend netns: a network namespace per endpoint.
 int
 RunNamespaces(const VmOptions& opt, std::ostream& out, std::ostream& err)
@@ -165,21 +189,13 @@ RunNamespaces(const VmOptions& opt, std::ostream& out, std::ostream& err)
                                eps.back()->ReadyTime().count())
                 << std::flush;
         }
-        int worst = 0;
-        for (const auto& cmd : opt.run)
-        {
-            for (auto& ep : eps)
-            {
-                const auto r = ep->Run(cmd, std::chrono::seconds(120));
-                out << fmt::format("--- {}: {} (exit {})\n{}", ep->Spec().name, cmd, r.exitCode, r.out);
-                worst = std::max(worst, r.exitCode == 0 ? 0 : 1);
-            }
-        }
-        if (opt.hold)
-        {
-            HoldUntilSignal(out, "fabemu vm");
-        }
-        return worst == 0 ? kExitOk : kExitFailure;
+        return RunEachThenHold(
+            opt, eps,
+            [](NetnsEndpoint& ep, const std::string& cmd) {
+                const auto r = ep.Run(cmd, std::chrono::seconds(120));
+                return std::make_tuple(ep.Spec().name, r.exitCode, r.out);
+            },
+            out);
     }
     catch (const std::exception& e)
     {
@@ -263,22 +279,13 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
                                vms.back()->GuestBootTime().count(), vms.back()->ReadyTime().count())
                 << std::flush;
         }
-        int worst = 0;
-        for (const auto& cmd : opt.run)
-        {
-            for (auto& vm : vms)
-            {
-                const auto r = vm->Agent().Run(cmd, std::chrono::seconds(120));
-                out << fmt::format("--- {}: {} (exit {})\n{}{}", vm->Spec().name, cmd, r.exitCode,
-                                   r.out, r.err);
-                worst = std::max(worst, r.exitCode == 0 ? 0 : 1);
-            }
-        }
-        if (opt.hold)
-        {
-            HoldUntilSignal(out, "fabemu vm");
-        }
-        return worst == 0 ? kExitOk : kExitFailure;
+        return RunEachThenHold(
+            opt, vms,
+            [](Vm& vm, const std::string& cmd) {
+                const auto r = vm.Agent().Run(cmd, std::chrono::seconds(120));
+                return std::make_tuple(vm.Spec().name, r.exitCode, r.out + r.err);
+            },
+            out);
     }
     catch (const std::exception& e)
     {

@@ -1,5 +1,6 @@
 // Real Soft-RoCE endpoints over the modelled RoCEv2 fabric (the emulator issue, first slice).
 #include "../containers/vm-support.h"
+#include "../fabemu-process.h"
 #include "../shell.h"
 #include "../skip.h"
 #include "emulate.h"
@@ -196,32 +197,15 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
     {
         FABEMU_SKIP(why);
     }
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    const pid_t pid = fork();
-    if (pid == 0)
+    FabemuProcess fabemu({"emulate", "--count", "2", "--cache", FABEMU_TEST_CACHE_DIR, "--server", "h0: sleep 100",
+                          "--run", "h1: sleep 100"});
+    const pid_t pid = fabemu.Pid();
+    const int ready = fabemu.ReadUntil("rxe0 ready", 2).empty() ? 0 : 2;
+    const std::string tag = "live status: fabemu status ";
+    std::string statusPath = fabemu.ReadUntil(tag);
+    if (!statusPath.empty())
     {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        execl(FABEMU_BINARY, "fabemu", "emulate", "--count", "2", "--cache", FABEMU_TEST_CACHE_DIR,
-              "--server", "h0: sleep 100", "--run", "h1: sleep 100", static_cast<char*>(nullptr));
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE* out = fdopen(fds[0], "r");
-    char line[512];
-    int ready = 0;
-    std::string statusPath;
-    while ((ready < 2 || statusPath.empty()) && fgets(line, sizeof(line), out))
-    {
-        const std::string l(line);
-        ready += l.find("rxe0 ready") != std::string::npos;
-        const std::string tag = "live status: fabemu status ";
-        if (l.rfind(tag, 0) == 0)
-        {
-            statusPath = l.substr(tag.size(), l.size() - tag.size() - 1);
-        }
+        statusPath = statusPath.substr(tag.size(), statusPath.size() - tag.size() - 1);
     }
     REQUIRE(ready == 2);
     REQUIRE(!statusPath.empty());
@@ -247,15 +231,8 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
     struct stat st{};
     REQUIRE(stat(statusPath.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    kill(pid, SIGINT);
-    std::string rest;
-    while (fgets(line, sizeof(line), out))
-    {
-        rest += line;
-    }
-    fclose(out);
     int status = 0;
-    waitpid(pid, &status, 0);
+    const std::string rest = fabemu.Interrupt(SIGINT, status);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 1);
     CHECK(rest.find("interrupted by signal 2") != std::string::npos);

@@ -1,6 +1,7 @@
 // Namespace endpoints over the emulated fabric (plain IP: this host has no
 // Soft-RoCE for namespaces): real Linux TCP stacks meet the modelled switches,
 // in seconds and without QEMU. Root only; skips elsewhere, saying why.
+#include "../fabemu-process.h"
 #include "../shell.h"
 #include "../skip.h"
 #include "emulate.h"
@@ -9,7 +10,6 @@
 
 #include <csignal>
 #include <sstream>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
@@ -112,40 +112,15 @@ TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is l
     {
         FABEMU_SKIP(why);
     }
-    int fds[2];
-    REQUIRE(pipe(fds) == 0);
-    const pid_t pid = fork();
-    if (pid == 0)
-    {
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        close(fds[0]);
-        execl(FABEMU_BINARY, "fabemu", "emulate", "--backend", "netns", "--no-rdma", "--server", "h0: sleep 100",
-              "--run", "h1: sleep 100", static_cast<char*>(nullptr));
-        _exit(127);
-    }
-    close(fds[1]);
-    FILE* out = fdopen(fds[0], "r");
-    char line[512];
-    bool live = false;
-    while (!live && fgets(line, sizeof(line), out))
-    {
-        live = std::string(line).find("live status") != std::string::npos;
-    }
-    REQUIRE(live);
+    FabemuProcess fabemu({"emulate", "--backend", "netns", "--no-rdma", "--server", "h0: sleep 100", "--run",
+                          "h1: sleep 100"});
+    REQUIRE(!fabemu.ReadUntil("live status").empty());
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    const std::string prefix = "fe" + std::to_string(pid);
+    const std::string prefix = "fe" + std::to_string(fabemu.Pid());
     CHECK(RunCommand("ip netns list").find(prefix + "n1") != std::string::npos);
     const auto start = std::chrono::steady_clock::now();
-    kill(pid, SIGINT);
-    std::string rest;
-    while (fgets(line, sizeof(line), out))
-    {
-        rest += line;
-    }
-    fclose(out);
     int status = 0;
-    waitpid(pid, &status, 0);
+    const std::string rest = fabemu.Interrupt(SIGINT, status);
     INFO(rest);
     const auto took = std::chrono::steady_clock::now() - start;
     MESSAGE("stopped " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms after SIGINT");
