@@ -10,11 +10,13 @@
  * endpoint's frames wait in the port's queue while the switch pauses it (virtio
  * ignores PFC). Toward the endpoint a frame the tap cannot take (its ring is
  * full: the VM is not reading) is held here, in order, and written again when
- * the VM reads; above HoldXoff bytes held the port pauses the fabric's lossless
- * priority (PFC, when the fabric has it on), below HoldXon it resumes it.
+ * the VM reads; above kHoldXoff (256 KB) held the port pauses the fabric's lossless
+ * priority (PFC, when the fabric has it on), at or below kHoldXon (128 KB) it resumes it.
  *
- * The tap's reader thread only copies frames and schedules them; every ns-3
- * object is touched on the simulation thread alone.
+ * On the emulator's real-time simulator (FabemuRealtimeSimulatorImpl) the
+ * simulation thread reads the tap itself; on any other, a reader thread does,
+ * and only copies frames and schedules them. Either way every ns-3 object is
+ * touched on the simulation thread alone.
  */
 #ifndef FABEMU_EDGE_PORT_H
 #define FABEMU_EDGE_PORT_H
@@ -115,7 +117,7 @@ class EdgePort
 
   private:
     void StartReading();
-    void OnTapFrame(const uint8_t* frame, size_t len); ///< reader thread
+    void OnTapFrame(const uint8_t* frame, size_t len); ///< whichever thread reads the tap
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
     void WriteToEndpoint(std::vector<uint8_t> frame);

@@ -1,8 +1,10 @@
 /*
  * Frame I/O on a Linux network interface the emulator does not own (a tap that
- * QEMU holds): an AF_PACKET socket bound to it, with PACKET_IGNORE_OUTGOING so
- * the frames we write are not read back. A reader thread takes frames as they
- * come and passes each to a handler; writes come from the simulation thread.
+ * QEMU holds, or the host end of a namespace's veth): an AF_PACKET socket bound
+ * to it, with PACKET_IGNORE_OUTGOING so the frames we write are not read back.
+ * Frames are read in batches either by a thread of the port's own (Start) or by
+ * a caller that polls Fd() (ReadAvailable); writes come from the simulation
+ * thread.
  */
 #ifndef FABEMU_TAP_PORT_H
 #define FABEMU_TAP_PORT_H
@@ -27,7 +29,7 @@ class TapError : public std::runtime_error
 class TapPort
 {
   public:
-    /// Called on the reader thread with each frame read (no FCS).
+    /// Called with each frame read (no FCS), on the thread that reads.
     using Handler = std::function<void(const uint8_t* frame, size_t len)>;
 
     /// Opens \p ifname; throws TapError naming it on failure. Reading starts with Start.
