@@ -34,7 +34,7 @@ endfunction()
 # One doctest executable, registered with CTest under its label. NS3 gives it
 # a main that sets ns-3's time resolution to picoseconds first.
 function(fabemu_test)
-  cmake_parse_arguments(T "NS3" "NAME;LABEL;TIMEOUT" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(T "NS3" "NAME;LABEL;TIMEOUT" "SOURCES;LIBRARIES;ARGS" ${ARGN})
   set(target test-${T_NAME})
   if(T_NS3)
     set(main "${PROJECT_SOURCE_DIR}/tests/ns3-doctest-main.cc")
@@ -51,7 +51,7 @@ function(fabemu_test)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
-  add_test(NAME ${T_NAME} COMMAND ${target})
+  add_test(NAME ${T_NAME} COMMAND ${target} ${T_ARGS})
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABEL}" TIMEOUT ${T_TIMEOUT}
     # doctest prints this line when a test case skips itself (see tests/skip.h).
     SKIP_REGULAR_EXPRESSION "FABEMU-SKIP:")
