@@ -123,6 +123,8 @@ EdgePort::StartReading()
         // The simulation thread reads the tap itself: no hand-over per frame.
         m_watching = sim;
         sim->Watch(m_tap->Fd(), [this, handler] { m_tap->ReadAvailable(handler); });
+        // And writes what a burst of events produced with one system call.
+        m_idleHook = sim->AddIdleHook([this] { FlushQueued(); });
         return;
     }
     m_tap->Start(handler);
@@ -135,7 +137,9 @@ EdgePort::Stop()
     if (m_watching)
     {
         m_watching->Unwatch(m_tap->Fd());
+        m_watching->RemoveIdleHook(m_idleHook);
         m_watching = nullptr;
+        FlushQueued(); // what the last burst produced
     }
     m_retry.Cancel();
     m_pauseRefresh.Cancel();
@@ -339,6 +343,11 @@ EdgePort::WriteToEndpoint(std::vector<uint8_t> bytes)
 {
     if (m_held.empty())
     {
+        if (m_watching)
+        {
+            m_tap->Queue(std::move(bytes)); // written by FlushQueued when the burst is over
+            return;
+        }
         switch (m_tap->Write(bytes.data(), bytes.size()))
         {
         case TapPort::WriteStatus::Written:
@@ -346,13 +355,34 @@ EdgePort::WriteToEndpoint(std::vector<uint8_t> bytes)
             m_counters.bytesToTap += bytes.size();
             return;
         case TapPort::WriteStatus::Failed:
-            ++m_counters.tapWriteFailures;
-            ++m_counters.drops["tap_write_error"];
-            return;
+            return; // counted by the tap
         case TapPort::WriteStatus::Full:
             break;
         }
     }
+    Hold(std::move(bytes));
+}
+
+void
+EdgePort::FlushQueued()
+{
+    if (!m_tap->HasQueued())
+    {
+        return;
+    }
+    std::vector<std::vector<uint8_t>> refused;
+    const auto [frames, bytes] = m_tap->Flush(refused);
+    m_counters.toTap += frames;
+    m_counters.bytesToTap += bytes;
+    for (auto& frame : refused)
+    {
+        Hold(std::move(frame));
+    }
+}
+
+void
+EdgePort::Hold(std::vector<uint8_t> bytes)
+{
     // Behind a full tap, or behind frames already waiting: keep the order.
     if (m_heldBytes + bytes.size() > kHoldLimit)
     {
@@ -386,11 +416,6 @@ EdgePort::DrainHeld()
         {
             ++m_counters.toTap;
             m_counters.bytesToTap += bytes.size();
-        }
-        else
-        {
-            ++m_counters.tapWriteFailures;
-            ++m_counters.drops["tap_write_error"];
         }
         m_heldBytes -= bytes.size();
         m_held.pop_front();
@@ -547,6 +572,10 @@ EdgePort::GetCounters() const
 {
     Counters c = m_counters;
     c.tapWriteFailures = m_tap->WriteFailures();
+    if (c.tapWriteFailures > 0)
+    {
+        c.drops["tap_write_error"] = c.tapWriteFailures;
+    }
     c.framesRead = m_tap->FramesRead();
     c.heldBytesNow = m_heldBytes;
     if (m_tap->Truncated() > 0)

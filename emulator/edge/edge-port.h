@@ -121,6 +121,8 @@ class EdgePort
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
     void WriteToEndpoint(std::vector<uint8_t> frame);
+    void FlushQueued(); ///< writes the frames a burst of events queued, holds what the tap refuses
+    void Hold(std::vector<uint8_t> frame);
     void DrainHeld(); ///< writes held frames until the tap is full again
     void UpdatePause();
     void RefreshPause();
@@ -161,6 +163,7 @@ class EdgePort
     bool m_pausing{false};
     ns3::EventId m_pauseRefresh;
     ns3::Ptr<ns3::FabemuRealtimeSimulatorImpl> m_watching; ///< reads the tap, if that simulator runs
+    uint64_t m_idleHook{0};
 };
 
 } // namespace fabemu

@@ -66,9 +66,34 @@ FabemuRealtimeSimulatorImpl::Unwatch(int fd)
                     m_watched.end());
 }
 
+uint64_t
+FabemuRealtimeSimulatorImpl::AddIdleHook(std::function<void()> hook)
+{
+    m_idleHooks.emplace_back(m_nextHook, std::move(hook));
+    return m_nextHook++;
+}
+
+void
+FabemuRealtimeSimulatorImpl::RemoveIdleHook(uint64_t handle)
+{
+    m_idleHooks.erase(std::remove_if(m_idleHooks.begin(), m_idleHooks.end(),
+                                     [handle](const auto& h) { return h.first == handle; }),
+                      m_idleHooks.end());
+}
+
+void
+FabemuRealtimeSimulatorImpl::RunIdleHooks()
+{
+    for (size_t i = 0; i < m_idleHooks.size(); ++i)
+    {
+        m_idleHooks[i].second();
+    }
+}
+
 void
 FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
 {
+    RunIdleHooks();
     std::vector<pollfd> fds;
     fds.reserve(m_watched.size() + 1);
     fds.push_back({m_wakeFd, POLLIN, 0});

@@ -80,6 +80,12 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
      */
     void Watch(int fd, std::function<void()> onReadable);
     void Unwatch(int fd);
+    /// Calls \p hook on the simulation thread whenever the events due now have
+    /// run and it is about to wait (or, while busy, every few events): where
+    /// work gathered during a burst (frames to write) is best done at once.
+    /// Returns a handle for RemoveIdleHook.
+    uint64_t AddIdleHook(std::function<void()> hook);
+    void RemoveIdleHook(uint64_t handle);
 
   private:
     void DoDispose() override;
@@ -89,6 +95,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Waits up to \p ns (0: only looks) for a watched descriptor or a wake-up;
     /// runs the handlers of those readable. Called without the lock.
     void PollWatched(int64_t ns);
+    void RunIdleHooks();
 
     Ptr<Scheduler> m_events;
     std::list<EventId> m_destroyEvents;
@@ -100,6 +107,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
         std::function<void()> onReadable;
     };
     std::vector<Watched> m_watched;
+    std::vector<std::pair<uint64_t, std::function<void()>>> m_idleHooks;
+    uint64_t m_nextHook{1};
     std::atomic<bool> m_stop{false};
     std::atomic<bool> m_inserted{false}; ///< an event came from another thread: look again
     bool m_running{false};

@@ -219,6 +219,57 @@ TapPort::SocketDrops()
     return m_socketDrops;
 }
 
+void
+TapPort::Queue(std::vector<uint8_t> frame)
+{
+    m_outgoing.push_back(std::move(frame));
+}
+
+std::pair<uint64_t, uint64_t>
+TapPort::Flush(std::vector<std::vector<uint8_t>>& refused)
+{
+    uint64_t frames = 0;
+    uint64_t bytes = 0;
+    size_t next = 0;
+    while (next < m_outgoing.size())
+    {
+        constexpr size_t kBatch = 64;
+        const size_t n = std::min(kBatch, m_outgoing.size() - next);
+        std::array<mmsghdr, kBatch> msgs{};
+        std::array<iovec, kBatch> iov{};
+        for (size_t i = 0; i < n; ++i)
+        {
+            iov[i] = {m_outgoing[next + i].data(), m_outgoing[next + i].size()};
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        const int sent = sendmmsg(m_fd, msgs.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
+        if (sent > 0)
+        {
+            for (int i = 0; i < sent; ++i)
+            {
+                bytes += m_outgoing[next + i].size();
+            }
+            frames += sent;
+            m_written += sent;
+            next += sent;
+            continue;
+        }
+        if (errno == ENOBUFS || errno == EAGAIN)
+        {
+            break; // the endpoint is not taking frames: the rest waits
+        }
+        ++m_writeFailures; // this one cannot go; the ones after it still may
+        ++next;
+    }
+    for (; next < m_outgoing.size(); ++next)
+    {
+        refused.push_back(std::move(m_outgoing[next]));
+    }
+    m_outgoing.clear();
+    return {frames, bytes};
+}
+
 TapPort::WriteStatus
 TapPort::Write(const uint8_t* frame, size_t len)
 {

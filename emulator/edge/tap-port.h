@@ -59,6 +59,14 @@ class TapPort
      */
     WriteStatus Write(const uint8_t* frame, size_t len);
 
+    /// Batched writing: Queue keeps a copy, Flush writes what is queued with one
+    /// sendmmsg. Frames the tap refused for being full (the first such and every
+    /// one after it) come back in \p refused, in order; other failures are counted
+    /// and dropped. Returns the frames and bytes written.
+    void Queue(std::vector<uint8_t> frame);
+    std::pair<uint64_t, uint64_t> Flush(std::vector<std::vector<uint8_t>>& refused);
+    bool HasQueued() const { return !m_outgoing.empty(); }
+
     const std::string& Name() const { return m_ifname; }
     uint64_t FramesRead() const { return m_read; }
     uint64_t FramesWritten() const { return m_written; }
@@ -78,6 +86,7 @@ class TapPort
     std::thread m_reader;
     std::atomic<bool> m_stop{false};
     std::atomic<uint64_t> m_read{0};
+    std::vector<std::vector<uint8_t>> m_outgoing;
     static constexpr unsigned kReadBatch = 16;
     static constexpr size_t kReadSlot = 9216; ///< a jumbo frame; longer ones are truncated
     std::vector<uint8_t> m_buffer = std::vector<uint8_t>(kReadBatch * kReadSlot);

@@ -6,6 +6,7 @@
 #include "../skip.h"
 #include "edge-port.h"
 #include "owned-tap.h"
+#include "realtime-simulator.h"
 #include "roce-fabric-helper.h"
 #include "roce-frame.h"
 
@@ -78,7 +79,7 @@ Run(bool pfc)
 {
     Simulator::Destroy();
     Config::Reset();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::RealtimeSimulatorImpl"));
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
     Config::SetDefault("ns3::RoceNetDevice::PfcEnabled", BooleanValue(pfc));
     const std::string tag = std::to_string(getpid() % 100000);
     OwnedTap tapA("fet" + tag + "a", 1000);
