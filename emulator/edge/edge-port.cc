@@ -72,6 +72,9 @@ EdgePort::EdgePort(std::string name,
       m_filter(mtu)
 {
     m_port->SetFrameCallback(MakeCallback(&EdgePort::FromFabric, this));
+    BooleanValue pfc; // fixed for the run: read once, not at every held frame
+    m_port->GetAttribute("PfcEnabled", pfc);
+    m_portPfc = pfc.Get();
 }
 
 EdgePort::EdgePort(std::string name,
@@ -436,9 +439,7 @@ EdgePort::UpdatePause()
     {
         return;
     }
-    BooleanValue pfc;
-    m_port->GetAttribute("PfcEnabled", pfc);
-    if (!pfc.Get())
+    if (!m_portPfc)
     {
         return;
     }

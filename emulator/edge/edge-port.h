@@ -160,6 +160,7 @@ class EdgePort
     std::deque<std::vector<uint8_t>> m_held; ///< toward the endpoint, in order
     uint64_t m_heldBytes{0};
     ns3::EventId m_retry;
+    bool m_portPfc{false}; ///< the RoCEv2 port honours and may send PFC
     bool m_pausing{false};
     ns3::EventId m_pauseRefresh;
     ns3::Ptr<ns3::FabemuRealtimeSimulatorImpl> m_watching; ///< reads the tap, if that simulator runs

@@ -94,8 +94,9 @@ void
 FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
 {
     RunIdleHooks();
-    std::vector<pollfd> fds;
-    fds.reserve(m_watched.size() + 1);
+    // Called at every wait: the descriptor list is kept, not built each time.
+    std::vector<pollfd>& fds = m_pollFds;
+    fds.clear();
     fds.push_back({m_wakeFd, POLLIN, 0});
     for (const auto& w : m_watched)
     {
@@ -131,12 +132,12 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
             m_currentTs = now;
         }
     }
-    const auto watched = m_watched; // a handler may Unwatch
     for (size_t i = 1; i < fds.size(); ++i)
     {
-        if (fds[i].revents)
+        // A handler may Unwatch: call only what is still watched under that descriptor.
+        if (fds[i].revents && i - 1 < m_watched.size() && m_watched[i - 1].fd == fds[i].fd)
         {
-            watched[i - 1].onReadable();
+            m_watched[i - 1].onReadable();
         }
     }
 }

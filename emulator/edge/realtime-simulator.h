@@ -32,6 +32,7 @@
 #include <functional>
 #include <list>
 #include <mutex>
+#include <poll.h>
 #include <thread>
 #include <vector>
 
@@ -107,6 +108,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
         std::function<void()> onReadable;
     };
     std::vector<Watched> m_watched;
+    std::vector<pollfd> m_pollFds; ///< PollWatched's, reused
     std::vector<std::pair<uint64_t, std::function<void()>>> m_idleHooks;
     uint64_t m_nextHook{1};
     std::atomic<bool> m_stop{false};
