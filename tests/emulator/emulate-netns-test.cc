@@ -32,20 +32,26 @@ WhyNotHere()
     return "";
 }
 
-const std::string kServer = "h0: python3 -c \"import socket; s = socket.create_server(('', 5000)); "
-                            "c, _ = s.accept(); n = 0\n"
-                            "while True:\n"
-                            "    b = c.recv(65536)\n"
-                            "    if not b: break\n"
-                            "    n += len(b)\n"
-                            "print('received', n)\"";
-
+/// h0 counts what one connection on \p port brings, then prints it.
 std::string
-Client(uint32_t host, size_t bytes)
+Server(int port)
+{
+    return "h0: python3 -c \"import socket; s = socket.create_server(('', " + std::to_string(port) +
+           ")); c, _ = s.accept(); n = 0\n"
+           "while True:\n"
+           "    b = c.recv(65536)\n"
+           "    if not b: break\n"
+           "    n += len(b)\n"
+           "print('received', n)\"";
+}
+
+/// hN sends \p bytes to h0's \p port.
+std::string
+Client(uint32_t host, size_t bytes, int port)
 {
     return "h" + std::to_string(host) +
            ": python3 -c \"import socket, time; time.sleep(0.5); "
-           "c = socket.create_connection(('10.0.0.1', 5000)); c.sendall(bytes(" +
+           "c = socket.create_connection(('10.0.0.1', " + std::to_string(port) + ")); c.sendall(bytes(" +
            std::to_string(bytes) + ")); c.close()\"";
 }
 
@@ -60,8 +66,8 @@ TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switc
     EmulateOptions opt;
     opt.backend = "netns";
     opt.noRdma = true;
-    opt.servers = {kServer};
-    opt.run = {Client(1, 20 << 20)};
+    opt.servers = {Server(5000)};
+    opt.run = {Client(1, 20 << 20, 5000)};
     std::ostringstream out;
     std::ostringstream err;
     const EmulateResult r = RunEmulation(opt, out, err);
@@ -89,12 +95,8 @@ TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, a
     opt.parallel = true;
     opt.set = {"ns3::SwitchMmu::PfcEnabled=false", "ns3::SwitchMmu::ReservePerPg=0",
                "ns3::SwitchMmu::BufferSize=20000"};
-    opt.servers = {kServer, "h0: python3 -c \"import socket; s = socket.create_server(('', 5001)); "
-                            "c, _ = s.accept(); n = 0\nwhile True:\n    b = c.recv(65536)\n    if not b: break\n"
-                            "    n += len(b)\nprint('received', n)\""};
-    std::string second = Client(2, 2 << 20);
-    second.replace(second.find("5000"), 4, "5001");
-    opt.run = {Client(1, 2 << 20), second};
+    opt.servers = {Server(5000), Server(5001)};
+    opt.run = {Client(1, 2 << 20, 5000), Client(2, 2 << 20, 5001)};
     std::ostringstream out;
     std::ostringstream err;
     const EmulateResult r = RunEmulation(opt, out, err);
