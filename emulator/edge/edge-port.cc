@@ -18,6 +18,20 @@ namespace fabemu
 
 using namespace ns3;
 
+uint8_t
+EdgePriority(const ParsedFrame& f, uint8_t rocePriority)
+{
+    switch (f.kind)
+    {
+    case FrameKind::Roce:
+        return rocePriority;
+    case FrameKind::Ip:
+        return static_cast<uint8_t>(f.dscp >> 3);
+    default:
+        return 0;
+    }
+}
+
 std::array<uint8_t, 16>
 EndpointAddress::LinkLocal() const
 {
@@ -266,7 +280,7 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
     {
         return;
     }
-    const uint8_t prio = f.kind == FrameKind::Roce ? m_rocePriority : 0;
+    const uint8_t prio = EdgePriority(f, m_rocePriority);
     if (m_uplink)
     {
         ++m_counters.fromTap;

@@ -1,7 +1,8 @@
 /*
  * Where a real endpoint meets the modelled RoCEv2 fabric. Frames its tap
  * delivers are filtered (EdgeFrameFilter), tagged with 802.1Q so the fabric
- * sees their priority (RoCEv2: the lossless class; anything else: 0), and
+ * sees their priority (EdgePriority: RoCEv2 the lossless class, other IP what
+ * its DSCP names, the rest 0), and
  * queued on the endpoint's port in the fabric; frames the fabric delivers to
  * that port are untagged again and written to the tap bit-exact. ARP requests
  * for another endpoint are answered here: a routed fabric does not flood.
@@ -49,6 +50,12 @@ struct EndpointAddress
     /// (rxe's GID 0 and RoCEv2 over IPv6 use it).
     std::array<uint8_t, 16> LinkLocal() const;
 };
+
+/// The 802.1Q priority an endpoint's frame gets at its edge, as a RoCE NIC with
+/// DSCP trust would give it: RoCEv2 the fabric's RoCE (lossless) priority
+/// whatever rxe wrote, other IPv4/IPv6 the priority its DSCP names (DSCP / 8:
+/// DSCP 24 is priority 3), anything else 0.
+uint8_t EdgePriority(const ns3::ParsedFrame& f, uint8_t rocePriority);
 
 class EdgePort
 {

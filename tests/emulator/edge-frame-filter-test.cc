@@ -1,5 +1,6 @@
 #include "../pcap-frames.h"
 #include "edge-frame-filter.h"
+#include "edge-port.h"
 
 #include <doctest/doctest.h>
 
@@ -96,4 +97,45 @@ TEST_CASE("fuzz: mutated and random frames never crash the filter and are all co
     }
     CHECK(filter.Admitted() + filter.Dropped() == n);
     CHECK(filter.Dropped() > n / 4);
+}
+
+TEST_CASE("the edge's priority: RoCEv2 the RoCE class, other IP its DSCP, the rest 0")
+{
+    using ns3::FrameKind;
+    using ns3::ParseEthernetFrame;
+    std::vector<uint8_t> roce;
+    std::vector<uint8_t> tcp;
+    for (const auto& f : ReadPcapFrames(TestData("rxe-rping-rdmacm-ipv4.pcap")))
+    {
+        if (roce.empty() && ParseEthernetFrame(f.data(), f.size()).kind == FrameKind::Roce)
+        {
+            roce = f;
+        }
+    }
+    for (const auto& f : ReadPcapFrames(TestData("siw-rping-iwarp.pcap")))
+    {
+        const auto parsed = ParseEthernetFrame(f.data(), f.size());
+        if (tcp.empty() && parsed.kind == FrameKind::Ip && parsed.ipVersion == 4 && parsed.ipProtocol == 6)
+        {
+            tcp = f;
+        }
+    }
+    REQUIRE(!roce.empty());
+    REQUIRE(!tcp.empty());
+    // rxe wrote DSCP 0; the NIC still puts RoCEv2 on the RoCE priority.
+    CHECK(EdgePriority(ParseEthernetFrame(roce.data(), roce.size()), 3) == 3);
+    CHECK(EdgePriority(ParseEthernetFrame(roce.data(), roce.size()), 5) == 5);
+    CHECK(EdgePriority(ParseEthernetFrame(tcp.data(), tcp.size()), 3) == 0); // DSCP 0
+    for (const auto& [tos, prio] : {std::pair{0x60, 3}, std::pair{0x62, 3}, std::pair{0xb8, 5},
+                                    std::pair{0x20, 1}, std::pair{0xe0, 7}})
+    {
+        CAPTURE(tos);
+        auto marked = tcp;
+        marked[15] = static_cast<uint8_t>(tos); // IPv4 TOS (the checksum is not read here)
+        CHECK(EdgePriority(ParseEthernetFrame(marked.data(), marked.size()), 3) == prio);
+    }
+    auto arp = tcp;
+    arp[12] = 0x08;
+    arp[13] = 0x06;
+    CHECK(EdgePriority(ParseEthernetFrame(arp.data(), arp.size()), 3) == 0);
 }
