@@ -452,6 +452,8 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         EndpointSpec e;
         e.host = "h" + std::to_string(i);
         e.index = i;
+        e.kind = opt.backend;
+        e.device = opt.noRdma ? "none" : e.device;
         s.endpoints.push_back(e);
     }
     for (auto [specs, background] : {std::pair{&opt.servers, true}, std::pair{&opt.run, opt.parallel}})
@@ -487,8 +489,6 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     EmulateSetup setup;
     setup.cache = opt.cache;
     setup.bridge = opt.bridge;
-    setup.backend = opt.backend;
-    setup.noRdma = opt.noRdma;
     return EmulateScenario(s, setup, out, err);
 }
 
@@ -509,24 +509,32 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
     result.exitCode = kExitFailure;
     if (geteuid() != 0)
     {
-        err << s.file << ": VM endpoints need root (their taps); run as root, or drop the "
-                         "endpoints to simulate only\n";
+        err << s.file << ": real endpoints need root (a VM's tap, a namespace's veth); run as "
+                         "root, or drop the endpoints to simulate only\n";
         return result;
     }
-    const bool namespaces = setup.backend == "netns";
-    if (namespaces && !setup.noRdma)
+    const auto isNamespace = [](const EndpointSpec& e) { return e.kind == "netns"; };
+    const bool anyVm = !std::all_of(s.endpoints.begin(), s.endpoints.end(), isNamespace);
+    const bool anyNamespace = std::any_of(s.endpoints.begin(), s.endpoints.end(), isNamespace);
+    for (const auto& e : s.endpoints)
     {
-        const auto host = ProbeHostRdma();
-        if (!host.available)
+        if (isNamespace(e) && e.device != "none")
         {
-            err << s.file << ": namespace endpoints need Soft-RoCE in namespaces: " << host.reason
-                << " (VM endpoints, the default, work here; --no-rdma gives plain IP namespaces)\n";
-            return result;
+            const auto host = ProbeHostRdma();
+            if (!host.available)
+            {
+                err << s.file << ": " << e.host << " is a namespace with " << e.device
+                    << ", which needs Soft-RoCE/Soft-iWARP in namespaces: " << host.reason
+                    << " (VM endpoints, the default, work here; device none gives a plain IP "
+                       "namespace)\n";
+                return result;
+            }
+            break;
         }
     }
     const std::string image =
-        namespaces ? "" : BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err);
-    if (!namespaces && image.empty())
+        anyVm ? BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err) : "";
+    if (anyVm && image.empty())
     {
         return result;
     }
@@ -538,11 +546,11 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
     {
         // The endpoints first: their taps (or veths) must exist before the edge opens them.
         std::unique_ptr<VmLauncher> launcher;
-        if (namespaces)
+        if (anyNamespace)
         {
             NetnsEndpoint::SweepStale();
         }
-        else
+        if (anyVm)
         {
             launcher = std::make_unique<VmLauncher>(VmImage::In(image));
         }
@@ -554,7 +562,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             const std::string macText = fmt::format("52:54:00:00:{:02x}:{:02x}", mac >> 8, mac & 0xff);
             const std::string iface = fmt::format("fe{}t{}", getpid(), e.index);
             std::string device = e.device + "0";
-            if (namespaces)
+            if (isNamespace(e))
             {
                 NetnsSpec spec;
                 spec.name = e.host;
@@ -563,8 +571,8 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
                 spec.mac = macText;
                 spec.mtu = ethMtu;
-                spec.device = setup.noRdma ? "none" : e.device;
-                device = setup.noRdma ? "namespace, no RDMA device," : "namespace with " + device;
+                spec.device = e.device;
+                device = e.device == "none" ? "namespace, no RDMA device," : "namespace with " + device;
                 auto ns = std::make_unique<NamespaceEndpoint>(spec);
                 NamespaceEndpoint* raw = ns.get();
                 vms[e.index] = std::move(ns);

@@ -85,8 +85,6 @@ struct EmulateSetup
     std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
     bool printOutputs{true}; ///< print each command's whole output (else one line each)
     bool bridge{false};      ///< baseline: a plain Linux bridge joins the VMs, no fabric model
-    std::string backend{"vm"}; ///< vm: QEMU VMs; netns: a network namespace per endpoint
-    bool noRdma{false};        ///< netns: no RDMA device (plain IP endpoints)
 };
 
 /// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,

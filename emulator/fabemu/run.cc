@@ -610,7 +610,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         out << fmt::format("{}: {} on a {} fabric ({} builder, {} hosts{})\n", s.name,
                            s.description.empty() ? "running" : s.description, s.fabric.type,
                            s.topology.builder, s.topology.HostCount(),
-                           s.HasVms() ? fmt::format(", {} VMs", s.endpoints.size()) : "")
+                           s.HasVms() ? fmt::format(", {} real endpoints", s.endpoints.size()) : "")
             << std::flush;
     }
     if (s.HasVms())

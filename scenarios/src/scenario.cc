@@ -239,8 +239,9 @@ Keys()
         {"topology.link", "{rate, delay}", "{100Gbps, 1us}", "Host links"},
         {"topology.uplink", "{rate, delay}", "= link", "Switch-to-switch links"},
         {"topology.bottleneck", "{rate, delay}", "= link", "dumbbell: the middle link"},
-        {"endpoints.hN", "{kind: vm, device: rxe|siw}", "(none)",
-         "Hosts that are real VMs; hosts not listed are simulated"},
+        {"endpoints.hN", "{kind: vm|netns, device: rxe|siw|none}", "(none)",
+         "Hosts that are real: QEMU VMs, or network namespaces where the host kernel gives "
+         "namespaces rxe/siw (device none: plain IP); hosts not listed are simulated"},
         {"workloads", "list", "[]", "What the hosts do; see the workload types"},
         {"expect", "map metric: want", "{}", "Checked after the run; want is a number, "
                                             "\">0\", \">=x\", \"<x\", \"<=x\" or \"a..b\"; any miss "
@@ -958,12 +959,26 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             r.CheckMap(kv.second, "endpoints." + ep.host, {"kind", "device"});
             if (kv.second["kind"])
             {
-                ep.kind = r.Choice(kv.second["kind"], "endpoints." + ep.host + ".kind", {"vm"});
+                ep.kind = r.Choice(kv.second["kind"], "endpoints." + ep.host + ".kind", {"vm", "netns"});
             }
             if (kv.second["device"])
             {
                 ep.device = r.Choice(kv.second["device"], "endpoints." + ep.host + ".device",
-                                     {"rxe", "siw"});
+                                     {"rxe", "siw", "none"});
+                if (ep.device == "none" && ep.kind != "netns")
+                {
+                    r.Fail(kv.second["device"],
+                           fmt::format("endpoints.{}.device: none (plain IP, no RDMA device) is for "
+                                       "kind: netns; a VM endpoint has rxe or siw",
+                                       ep.host));
+                }
+                if (ep.device == "none" && s.fabric.type == "infiniband")
+                {
+                    r.Fail(kv.second["device"],
+                           fmt::format("endpoints.{}.device: none sends plain IP, which an infiniband "
+                                       "fabric does not carry (its edges carry RoCEv2 as IB); use rxe",
+                                       ep.host));
+                }
             }
             s.endpoints.push_back(ep);
         }
@@ -1001,7 +1016,10 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
             }
             for (auto& ep : s.endpoints)
             {
-                ep.device = "siw"; // the default device on iwarp
+                if (ep.device != "none")
+                {
+                    ep.device = "siw"; // the default device on iwarp
+                }
             }
         }
         if (s.endpoints.size() > 16)
@@ -1200,7 +1218,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         std::none_of(s.workloads.begin(), s.workloads.end(),
                      [](const WorkloadSpec& w) { return w.type == "command"; }))
     {
-        r.Fail(root["endpoints"], "endpoints are VMs but no command workload runs on them");
+        r.Fail(root["endpoints"], "endpoints are real hosts (VMs or namespaces) but no command workload runs on them");
     }
     if (s.HasVms() && s.fabric.type == "iwarp")
     {

@@ -89,8 +89,8 @@ struct EndpointSpec
 {
     std::string host; ///< hN
     uint32_t index{0};
-    std::string kind{"vm"};    ///< vm
-    std::string device{"rxe"}; ///< rxe | siw
+    std::string kind{"vm"};    ///< vm | netns
+    std::string device{"rxe"}; ///< rxe | siw | none (netns only: plain IP)
 };
 
 struct WorkloadSpec

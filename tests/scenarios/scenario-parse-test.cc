@@ -211,6 +211,13 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          "fabric.pfc applies to roce, not infiniband"},
         {"siw over infiniband", head + "fabric: {type: infiniband}\nendpoints: {h0: {device: siw}}\n", 3, 26,
          "siw speaks iWARP; on fabric.type infiniband the endpoints are rxe"},
+        {"device none on a VM", head + "endpoints: {h0: {device: none}}\n", 2, 26,
+         "none (plain IP, no RDMA device) is for kind: netns"},
+        {"plain IP over infiniband",
+         head + "fabric: {type: infiniband}\nendpoints: {h0: {kind: netns, device: none}}\n", 3, 39,
+         "which an infiniband fabric does not carry"},
+        {"unknown endpoint kind", head + "endpoints: {h0: {kind: container}}\n", 2, 24,
+         "endpoints.h0.kind"},
         {"IB CC with VMs", head + "fabric: {type: infiniband, cc: ibcc}\nendpoints: {h0: {}}\n", 2, 32,
          "the gateways do not pace"},
         {"kmin above kmax", head + "fabric:\n  ecn: {kmin: 300KB, kmax: 200KB}\n", 3, 8,
@@ -228,6 +235,32 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         CHECK(msg.rfind("bad.yaml:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ", 0) == 0);
         CHECK(msg.find(c.says) != std::string::npos);
     }
+}
+
+TEST_CASE("namespace endpoints: kind netns, with an RDMA device or plain IP (device none)")
+{
+    const std::string head = "name: n\ntopology: {builder: star, hosts: 4}\n";
+    const Scenario roce = ParseScenario(
+        head + "endpoints:\n  h0: {kind: netns, device: rxe}\n  h1: {kind: netns, device: none}\n  h2: {}\n"
+                "workloads:\n  - {type: command, on: h1, run: ip a}\n",
+        "n.yaml");
+    REQUIRE(roce.endpoints.size() == 3);
+    CHECK(roce.endpoints[0].kind == "netns");
+    CHECK(roce.endpoints[0].device == "rxe");
+    CHECK(roce.endpoints[1].device == "none");
+    CHECK(roce.endpoints[2].kind == "vm"); // VMs and namespaces share a run
+    CHECK(roce.endpoints[2].device == "rxe");
+    // On iWARP an endpoint's RDMA device is siw; a plain-IP namespace stays plain.
+    const Scenario iwarp = ParseScenario(
+        head + "fabric: {type: iwarp}\nendpoints:\n  h0: {kind: netns, device: none}\n  h1: {kind: netns}\n"
+                "workloads:\n  - {type: command, on: h1, run: ip a}\n",
+        "n.yaml");
+    REQUIRE(iwarp.endpoints.size() == 2);
+    CHECK(iwarp.endpoints[0].device == "none");
+    CHECK(iwarp.endpoints[1].device == "siw");
+    // The resolved file keeps both.
+    const std::string resolved = ResolvedYaml(roce);
+    CHECK(resolved.find("{kind: netns, device: none}") != std::string::npos);
 }
 
 TEST_CASE("units")
