@@ -1,16 +1,28 @@
 #include "realtime-thread.h"
 
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 
 namespace fabemu
 {
 
-void
-TuneRealtimeThread()
+std::string
+TuneRealtimeThread(ThreadScheduling how)
 {
     (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    (void)setpriority(PRIO_PROCESS, 0, -10); // 0: this thread (Linux nice is per thread)
+    if (how == ThreadScheduling::Realtime)
+    {
+        sched_param p{};
+        p.sched_priority = 1; // the lowest: kernel threads that need a CPU still come first
+        // SCHED_RESET_ON_FORK: a thread or process started from here runs SCHED_OTHER.
+        if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p) == 0)
+        {
+            return "SCHED_FIFO";
+        }
+    }
+    // 0: this thread (Linux nice is per thread).
+    return setpriority(PRIO_PROCESS, 0, -10) == 0 ? "nice -10" : "nice 0";
 }
 
 } // namespace fabemu

@@ -163,6 +163,10 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                                            "bridge instead of the modelled fabric");
     emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
         ->capture_default_str();
+    emCmd->add_option("--scheduling", em.scheduling,
+                      "shared: the simulation thread at nice -10 beside the VMs; realtime: SCHED_FIFO, "
+                      "preempting them at once (lower lag, less VM throughput on a busy host)")
+        ->capture_default_str();
     emCmd->add_option("--cache", em.cache, "Image cache folder");
 
     RunOptions run;

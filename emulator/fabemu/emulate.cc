@@ -53,14 +53,24 @@ namespace
 class SimulatorThread
 {
   public:
-    SimulatorThread()
+    explicit SimulatorThread(ThreadScheduling how)
         : m_done(m_finished.get_future()),
-          m_thread([this] {
-              TuneRealtimeThread();
+          m_tuned(m_tunedPromise.get_future()),
+          m_thread([this, how] {
+              m_tunedPromise.set_value(TuneRealtimeThread(how));
               Simulator::Run();
               m_finished.set_value();
           })
     {
+    }
+    /// What the simulation thread got: "SCHED_FIFO", "nice -10" or "nice 0".
+    std::string Scheduling()
+    {
+        if (m_tuned.valid())
+        {
+            m_scheduling = m_tuned.get();
+        }
+        return m_scheduling;
     }
     ~SimulatorThread() { Stop(); }
     void Stop()
@@ -82,7 +92,10 @@ class SimulatorThread
   private:
     std::promise<void> m_finished;
     std::future<void> m_done;
-    std::thread m_thread;
+    std::promise<std::string> m_tunedPromise;
+    std::future<std::string> m_tuned;
+    std::string m_scheduling;
+    std::thread m_thread; // last: it starts at once and uses the members above
 };
 
 CommandResult Collect(AgentClient& agent, uint64_t id, std::chrono::seconds timeout);
@@ -440,6 +453,12 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     s.topology.link.rate = opt.rate;
     s.topology.link.delay = opt.delay;
     s.lagThreshold = opt.lagThreshold;
+    if (opt.scheduling != "shared" && opt.scheduling != "realtime")
+    {
+        err << "fabemu emulate: --scheduling must be shared or realtime, not '" << opt.scheduling << "'\n";
+        return result;
+    }
+    s.scheduling = opt.scheduling;
     if (!ParseRate(opt.rate, s.topology.link.bitsPerSecond) ||
         !ParseTime(opt.delay, s.topology.link.delayPs) ||
         !ParseTime(opt.lagThreshold, s.lagThresholdPs))
@@ -800,7 +819,15 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             {
                 err << "warning: " << e.what() << "; the run goes on without live status\n";
             }
-            SimulatorThread sim;
+            SimulatorThread sim(s.scheduling == "realtime" ? ThreadScheduling::Realtime
+                                                           : ThreadScheduling::Shared);
+            r.scheduling = sim.Scheduling();
+            if (s.scheduling == "realtime" && r.scheduling != "SCHED_FIFO")
+            {
+                err << "warning: scheduling realtime: SCHED_FIFO was not permitted; the simulation "
+                       "thread runs at "
+                    << r.scheduling << "\n";
+            }
 
             const bool ok = RunCommands(s, vms, signals, *live, r.commands);
             if (signals.Signal())
@@ -919,8 +946,8 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                                r.edgeCnpsSent, r.edgeCnpsConsumed, r.framesPaced,
                                r.lowestRateBps / 1e6);
         }
-        out << fmt::format("lag of simulated time behind the wall clock: max {:.3f} ms, p99 {:.3f} ms{}\n",
-                           r.lagMaxMs, r.lagP99Ms,
+        out << fmt::format("lag of simulated time behind the wall clock ({}): max {:.3f} ms, p99 {:.3f} ms{}\n",
+                           r.scheduling, r.lagMaxMs, r.lagP99Ms,
                            r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
         return r;
     }

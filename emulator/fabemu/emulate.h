@@ -31,6 +31,7 @@ struct EmulateOptions
     bool bridge{false};     ///< baseline: the VMs on a plain Linux bridge instead of the model
     std::string backend{"vm"}; ///< vm, or netns (a namespace per endpoint)
     bool noRdma{false};        ///< netns: plain IP namespaces
+    std::string scheduling{"shared"}; ///< the simulation thread: shared (nice -10) or realtime (SCHED_FIFO)
 };
 
 struct CommandOutcome
@@ -73,6 +74,7 @@ struct EmulateResult
     double lagMaxMs{0};
     double lagP99Ms{0};
     bool timingFaithful{true};
+    std::string scheduling; ///< what the simulation thread got: SCHED_FIFO, nice -10 or nice 0
     int interruptedBy{0}; ///< the signal that stopped the run, or 0
 };
 

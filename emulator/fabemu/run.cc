@@ -467,6 +467,7 @@ EmulationJson(const EmulateResult& r)
     summary["switch_drops"] = r.switchDrops;
     summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}};
     summary["timing_faithful"] = r.timingFaithful;
+    summary["scheduling"] = r.scheduling; // what the simulation thread got
     summary["peak_queue_bytes"] = r.peakQueueBytes;
     json commands = json::array();
     for (const auto& c : r.commands)

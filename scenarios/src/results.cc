@@ -511,9 +511,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
     if (summary.contains("lag"))
     {
         md << fmt::format("Lag of simulated time behind the wall clock: max {:.3f} ms, p99 {:.3f} ms; "
-                          "timing {}.\n\n",
+                          "timing {} (simulation thread: {}).\n\n",
                           summary["lag"].value("max_ms", 0.0), summary["lag"].value("p99_ms", 0.0),
-                          summary.value("timing_faithful", true) ? "faithful" : "NOT faithful");
+                          summary.value("timing_faithful", true) ? "faithful" : "NOT faithful",
+                          summary.value("scheduling", std::string("?")));
     }
     if (summary.contains("commands") && !summary["commands"].empty())
     {

@@ -161,6 +161,9 @@ struct Scenario
     } record;
     std::string lagThreshold{"1ms"};
     int64_t lagThresholdPs{1'000'000'000};
+    /// Emulation: how the simulation thread shares the cores with the VMs:
+    /// shared (nice -10) or realtime (SCHED_FIFO).
+    std::string scheduling{"shared"};
 
     bool HasVms() const { return !endpoints.empty(); }
     /// The IPv4 address that {hN} expands to (10.0.0.N+1).

@@ -75,6 +75,7 @@ TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switc
     REQUIRE(r.exitCode == 0);
     REQUIRE(r.commands.size() == 2);
     CHECK(r.commands[0].out.find("received 20971520") != std::string::npos);
+    CHECK(r.scheduling == "nice -10"); // shared, the default
     CHECK(r.framesFromEndpoints > 14000); // 20 MB in 1448-byte segments, and the ACKs
     CHECK(r.framesToEndpoints > 14000);
     CHECK(r.congestionDrops == 0);
@@ -106,6 +107,34 @@ TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, a
     CHECK(r.commands[1].out.find("received 2097152") != std::string::npos);
     CHECK(r.congestionDrops > 0); // two senders, one 100 Mb/s port, 20 KB of buffer
     CHECK(r.pfcFrames == 0);
+}
+
+TEST_CASE("scheduling realtime: the simulation thread runs SCHED_FIFO and the transfer is whole")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    EmulateOptions opt;
+    opt.backend = "netns";
+    opt.noRdma = true;
+    opt.scheduling = "realtime";
+    opt.servers = {Server(5000)};
+    opt.run = {Client(1, 4 << 20, 5000)};
+    std::ostringstream out;
+    std::ostringstream err;
+    const EmulateResult r = RunEmulation(opt, out, err);
+    INFO(out.str() << err.str());
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.scheduling == "SCHED_FIFO");
+    CHECK(out.str().find("wall clock (SCHED_FIFO)") != std::string::npos);
+    CHECK(r.commands[0].out.find("received 4194304") != std::string::npos);
+
+    opt.scheduling = "fast";
+    std::ostringstream out2;
+    std::ostringstream err2;
+    CHECK(RunEmulation(opt, out2, err2).exitCode == 2);
+    CHECK(err2.str().find("--scheduling must be shared or realtime, not 'fast'") != std::string::npos);
 }
 
 TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is left")

@@ -218,6 +218,7 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          "which an infiniband fabric does not carry"},
         {"unknown endpoint kind", head + "endpoints: {h0: {kind: container}}\n", 2, 24,
          "endpoints.h0.kind"},
+        {"unknown scheduling", head + "scheduling: fast\n", 2, 13, "scheduling"},
         {"IB CC with VMs", head + "fabric: {type: infiniband, cc: ibcc}\nendpoints: {h0: {}}\n", 2, 32,
          "the gateways do not pace"},
         {"kmin above kmax", head + "fabric:\n  ecn: {kmin: 300KB, kmax: 200KB}\n", 3, 8,
