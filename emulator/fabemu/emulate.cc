@@ -57,6 +57,8 @@ class SimulatorThread
         : m_done(m_finished.get_future()),
           m_tuned(m_tunedPromise.get_future()),
           m_thread([this, how] {
+              // Named for top -H, perf and taskset: the one thread that carries the frames.
+              (void)pthread_setname_np(pthread_self(), "fabemu-sim");
               m_tunedPromise.set_value(TuneRealtimeThread(how));
               Simulator::Run();
               m_finished.set_value();
