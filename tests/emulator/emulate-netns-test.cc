@@ -55,6 +55,16 @@ Client(uint32_t host, size_t bytes, int port)
            std::to_string(bytes) + ")); c.close()\"";
 }
 
+/// fabemu emulate with plain-IP namespaces as endpoints.
+EmulateOptions
+PlainNamespaces()
+{
+    EmulateOptions opt;
+    opt.backend = "netns";
+    opt.noRdma = true;
+    return opt;
+}
+
 } // namespace
 
 TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switch whole")
@@ -63,9 +73,7 @@ TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switc
     {
         FABEMU_SKIP(why);
     }
-    EmulateOptions opt;
-    opt.backend = "netns";
-    opt.noRdma = true;
+    EmulateOptions opt = PlainNamespaces();
     opt.servers = {Server(5000)};
     opt.run = {Client(1, 20 << 20, 5000)};
     std::ostringstream out;
@@ -88,9 +96,7 @@ TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, a
     {
         FABEMU_SKIP(why);
     }
-    EmulateOptions opt;
-    opt.backend = "netns";
-    opt.noRdma = true;
+    EmulateOptions opt = PlainNamespaces();
     opt.count = 3;
     opt.rate = "100Mbps";
     opt.parallel = true;
@@ -115,9 +121,7 @@ TEST_CASE("scheduling realtime: the simulation thread runs SCHED_FIFO and the tr
     {
         FABEMU_SKIP(why);
     }
-    EmulateOptions opt;
-    opt.backend = "netns";
-    opt.noRdma = true;
+    EmulateOptions opt = PlainNamespaces();
     opt.scheduling = "realtime";
     opt.servers = {Server(5000)};
     opt.run = {Client(1, 4 << 20, 5000)};

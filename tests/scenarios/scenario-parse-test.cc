@@ -241,9 +241,10 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
 TEST_CASE("namespace endpoints: kind netns, with an RDMA device or plain IP (device none)")
 {
     const std::string head = "name: n\ntopology: {builder: star, hosts: 4}\n";
+    const std::string command = "workloads:\n  - {type: command, on: h1, run: ip a}\n";
     const Scenario roce = ParseScenario(
-        head + "endpoints:\n  h0: {kind: netns, device: rxe}\n  h1: {kind: netns, device: none}\n  h2: {}\n"
-                "workloads:\n  - {type: command, on: h1, run: ip a}\n",
+        head + "endpoints:\n  h0: {kind: netns, device: rxe}\n  h1: {kind: netns, device: none}\n  h2: {}\n" +
+            command,
         "n.yaml");
     REQUIRE(roce.endpoints.size() == 3);
     CHECK(roce.endpoints[0].kind == "netns");
@@ -253,8 +254,8 @@ TEST_CASE("namespace endpoints: kind netns, with an RDMA device or plain IP (dev
     CHECK(roce.endpoints[2].device == "rxe");
     // On iWARP an endpoint's RDMA device is siw; a plain-IP namespace stays plain.
     const Scenario iwarp = ParseScenario(
-        head + "fabric: {type: iwarp}\nendpoints:\n  h0: {kind: netns, device: none}\n  h1: {kind: netns}\n"
-                "workloads:\n  - {type: command, on: h1, run: ip a}\n",
+        head + "fabric: {type: iwarp}\nendpoints:\n  h0: {kind: netns, device: none}\n  h1: {kind: netns}\n" +
+            command,
         "n.yaml");
     REQUIRE(iwarp.endpoints.size() == 2);
     CHECK(iwarp.endpoints[0].device == "none");
