@@ -25,4 +25,14 @@ TuneRealtimeThread(ThreadScheduling how)
     return setpriority(PRIO_PROCESS, 0, -10) == 0 ? "nice -10" : "nice 0";
 }
 
+std::string
+CurrentThreadScheduling()
+{
+    if ((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO)
+    {
+        return "SCHED_FIFO";
+    }
+    return "nice " + std::to_string(getpriority(PRIO_PROCESS, 0));
+}
+
 } // namespace fabemu

@@ -31,6 +31,9 @@ enum class ThreadScheduling
 /// was permitted); a refusal is not an error, the thread runs as it was.
 std::string TuneRealtimeThread(ThreadScheduling how = ThreadScheduling::Shared);
 
+/// The calling thread's scheduling, named as TuneRealtimeThread names it.
+std::string CurrentThreadScheduling();
+
 } // namespace fabemu
 
 #endif

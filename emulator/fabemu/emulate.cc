@@ -806,6 +806,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                      {{"time_s", Simulator::Now().GetSeconds()},
                       {"lag_ms", lagNow},
                       {"lag_max_ms", lag.maxNs / 1e6},
+                      {"scheduling", CurrentThreadScheduling()}, // this runs on the simulation thread
                       {"timing_faithful_so_far", lag.maxNs * 1000 <= s.lagThresholdPs}}},
                     {"edges", edgeList},
                     {"fabric", fab}};

@@ -228,6 +228,7 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
     CHECK(a["commands"][1]["state"] == "running"); // h1: sleep 100
     CHECK(a["age_ms"].get<int64_t>() < 1000);     // the simulation publishes as it runs
     CHECK(b["simulation"]["time_s"].get<double>() > a["simulation"]["time_s"].get<double>());
+    CHECK(a["simulation"]["scheduling"] == "nice -10"); // shared, the default, as root
     struct stat st{};
     REQUIRE(stat(statusPath.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);

@@ -36,15 +36,18 @@ TEST_CASE("what TuneRealtimeThread reports is what the thread got, here and now"
     {
         std::string said;
         std::string got;
+        std::string reported; // what the live status says
         unsigned long slack = 0;
         std::thread t([&] {
             said = TuneRealtimeThread(how);
             got = Actual();
+            reported = CurrentThreadScheduling();
             slack = static_cast<unsigned long>(prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
         });
         t.join();
         CAPTURE(said);
         CHECK(said == got);
+        CHECK(reported == got);
         CHECK(slack <= 1); // 1 ns, not the default 50 us (Linux reports 0 for a real-time thread: none)
         if (how == ThreadScheduling::Shared)
         {
