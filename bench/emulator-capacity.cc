@@ -7,6 +7,7 @@
 // emulator, how far simulated time lagged the wall clock. The capacity is the
 // highest rate with nothing lost and the lag under 1 ms. Needs root.
 #include "edge-port.h"
+#include "lag-monitor.h"
 #include "owned-tap.h"
 #include "realtime-simulator.h"
 #include "realtime-thread.h"
@@ -185,25 +186,6 @@ ThroughBridge(double rate, double seconds, const std::vector<std::vector<uint8_t
     return t;
 }
 
-struct LagSampler
-{
-    std::vector<int64_t> lagNs;
-    void Sample()
-    {
-        Time wall;
-        if (auto ours = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
-        {
-            wall = ours->RealtimeNow();
-        }
-        else
-        {
-            wall = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation())->RealtimeNow();
-        }
-        lagNs.push_back((wall - Simulator::Now()).GetNanoSeconds());
-        Simulator::Schedule(MilliSeconds(1), &LagSampler::Sample, this);
-    }
-};
-
 Trial
 ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames)
 {
@@ -221,8 +203,8 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         EdgePort eb("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(b.Name()), 1500, 3, d);
         ea.Start();
         eb.Start();
-        LagSampler lag;
-        Simulator::Schedule(MilliSeconds(1), &LagSampler::Sample, &lag);
+        LagMonitor lag;
+        lag.Start();
         std::thread sim([] {
             TuneRealtimeThread();
             Simulator::Run();
@@ -239,12 +221,9 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         sim.join();
         ea.Stop();
         eb.Stop();
-        std::sort(lag.lagNs.begin(), lag.lagNs.end());
-        if (!lag.lagNs.empty())
-        {
-            t.lagMaxMs = lag.lagNs.back() / 1e6;
-            t.lagP99Ms = lag.lagNs[lag.lagNs.size() * 99 / 100] / 1e6;
-        }
+        const LagMonitor::Summary lagSummary = lag.Summarize();
+        t.lagMaxMs = lagSummary.maxMs;
+        t.lagP99Ms = lagSummary.p99Ms;
     }
     Simulator::Destroy();
     return t;

@@ -5,6 +5,7 @@
 #include "exit-codes.h"
 #include "host-rdma-probe.h"
 #include "netns-endpoint.h"
+#include "lag-monitor.h"
 #include "realtime-simulator.h"
 #include "realtime-thread.h"
 #include "status-server.h"
@@ -248,22 +249,6 @@ Collect(AgentClient& agent, uint64_t id, std::chrono::seconds timeout)
         return failed;
     }
 }
-
-/// Samples how far simulated time lags the wall clock, every millisecond.
-struct LagMonitor
-{
-    std::vector<int64_t> lagNs;
-    void Sample()
-    {
-        Ptr<FabemuRealtimeSimulatorImpl> rt =
-            DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
-        NS_ABORT_MSG_IF(!rt, "fabemu emulate: the simulator is not the real-time one");
-        lagNs.push_back((rt->RealtimeNow() - Simulator::Now()).GetNanoSeconds());
-        maxNs = std::max(maxNs, lagNs.back());
-        Simulator::Schedule(MilliSeconds(1), &LagMonitor::Sample, this);
-    }
-    int64_t maxNs{0};
-};
 
 /// Publishes the run's counters to the live status (fabemu status) every 100 ms,
 /// on the simulation thread, where they are read safely.
@@ -755,7 +740,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             runner.Add(BuildFlows(s));
             runner.Start();
             LagMonitor lag;
-            Simulator::Schedule(MilliSeconds(1), &LagMonitor::Sample, &lag);
+            lag.Start();
             for (auto& e : edges)
             {
                 e->Start();
@@ -800,14 +785,14 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                            {"fecn_marks", ib->TotalFecnMarks()},
                            {"peak_queue_bytes", ibQueues->Peak()}};
                 }
-                const double lagNow = lag.lagNs.empty() ? 0.0 : lag.lagNs.back() / 1e6;
+                const double lagNow = lag.LastNs() / 1e6;
                 return nlohmann::json{
                     {"simulation",
                      {{"time_s", Simulator::Now().GetSeconds()},
                       {"lag_ms", lagNow},
-                      {"lag_max_ms", lag.maxNs / 1e6},
+                      {"lag_max_ms", lag.MaxNs() / 1e6},
                       {"scheduling", CurrentThreadScheduling()}, // this runs on the simulation thread
-                      {"timing_faithful_so_far", lag.maxNs * 1000 <= s.lagThresholdPs}}},
+                      {"timing_faithful_so_far", lag.MaxNs() * 1000 <= s.lagThresholdPs}}},
                     {"edges", edgeList},
                     {"fabric", fab}};
             };
@@ -892,12 +877,9 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             }
             r.flows = runner.Records();
             r.flowCount = runner.Flows().size();
-            std::sort(lag.lagNs.begin(), lag.lagNs.end());
-            if (!lag.lagNs.empty())
-            {
-                r.lagMaxMs = lag.lagNs.back() / 1e6;
-                r.lagP99Ms = lag.lagNs[lag.lagNs.size() * 99 / 100] / 1e6;
-            }
+            const LagMonitor::Summary lagSummary = lag.Summarize();
+            r.lagMaxMs = lagSummary.maxMs;
+            r.lagP99Ms = lagSummary.p99Ms;
             r.timingFaithful = r.lagMaxMs * 1e9 <= s.lagThresholdPs;
             if (!setup.resultsDir.empty())
             {
@@ -908,9 +890,9 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 WriteCsv(setup.resultsDir + "/queue.csv", "time_ns,node,port,prio,bytes",
                          queueRows.str());
                 std::ostringstream lagRows;
-                for (size_t i = 0; i < lag.lagNs.size(); ++i)
+                for (size_t i = 0; i < lagSummary.sortedNs.size(); ++i)
                 {
-                    lagRows << i << ' ' << lag.lagNs[i] << '\n'; // sorted: a distribution
+                    lagRows << i << ' ' << lagSummary.sortedNs[i] << '\n'; // a distribution
                 }
                 WriteCsv(setup.resultsDir + "/lag.csv", "rank,lag_ns", lagRows.str());
             }
