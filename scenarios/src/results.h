@@ -29,7 +29,8 @@ nlohmann::json CheckExpectations(const std::vector<Expectation>& expect,
 /// The result table of a perftest run (ib_write_bw, ib_send_lat, ...): the
 /// column names of its "#bytes" header made into keys (bw_average_mb_sec,
 /// t_typical_usec, ...) with the numbers of the last result line. Empty when
-/// the output has no such table.
+/// the output has no such table; only {"untimed": why} when perftest says it
+/// could not time the run (its 0.00 figures are then no measurement).
 nlohmann::json PerftestMetrics(const std::string& output);
 
 /// The last \p lines lines of \p text.
