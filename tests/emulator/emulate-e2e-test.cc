@@ -360,6 +360,8 @@ TEST_CASE("DCQCN at the edges: CE marks become CNPs, the senders' edges pace the
     // has no DCQCN: without the edges the switch could only mark or pause. Rai and Rhai
     // are the DCQCN paper's 40 Gb/s steps (40 and 200 Mb/s) scaled to this 100 Mb/s link;
     // unscaled, each increase was 40% of the link and the two came out 22-35% apart.
+    // 300 iterations (about 5 s each): the clients start a few hundred ms apart, and
+    // each one's average counts the time it had the link alone.
     const Scenario s = ParseScenario(R"(name: dcqcn-edge
 duration: 10min
 fabric:
@@ -374,10 +376,10 @@ topology:
   bottleneck: {rate: 100Mbps, delay: 1us}
 endpoints: {h0: {}, h2: {}, h3: {}}
 workloads:
-  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 150 -s 65536 --tclass=2", background: true}
-  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -p 18516 -n 150 -s 65536 --tclass=2", background: true}
-  - {type: command, on: h2, run: "ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 150 -s 65536 --tclass=2 {h0}", after: 1500ms, background: true}
-  - {type: command, on: h3, run: "ib_write_bw -d rxe0 -x 1 -F -p 18516 -n 150 -s 65536 --tclass=2 {h0}", background: true}
+  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 300 -s 65536 --tclass=2", background: true}
+  - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -p 18516 -n 300 -s 65536 --tclass=2", background: true}
+  - {type: command, on: h2, run: "ib_write_bw -d rxe0 -x 1 -F -p 18515 -n 300 -s 65536 --tclass=2 {h0}", after: 1500ms, background: true}
+  - {type: command, on: h3, run: "ib_write_bw -d rxe0 -x 1 -F -p 18516 -n 300 -s 65536 --tclass=2 {h0}", background: true}
 )",
                                      "dcqcn-edge.yaml");
     EmulateSetup setup;
