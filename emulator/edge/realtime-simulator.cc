@@ -94,7 +94,7 @@ void
 FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
 {
     RunIdleHooks();
-    // Called at every wait: the descriptor list is kept, not built each time.
+    // Called at every wait: the list's storage is reused, not allocated each time.
     std::vector<pollfd>& fds = m_pollFds;
     fds.clear();
     fds.push_back({m_wakeFd, POLLIN, 0});

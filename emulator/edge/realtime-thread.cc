@@ -14,15 +14,15 @@ TuneRealtimeThread(ThreadScheduling how)
     if (how == ThreadScheduling::Realtime)
     {
         sched_param p{};
-        p.sched_priority = 1; // the lowest: kernel threads that need a CPU still come first
+        p.sched_priority = 1; // the lowest real-time priority: any other real-time thread comes first
         // SCHED_RESET_ON_FORK: a thread or process started from here runs SCHED_OTHER.
         if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p) == 0)
         {
-            return "SCHED_FIFO";
+            return CurrentThreadScheduling();
         }
     }
-    // 0: this thread (Linux nice is per thread).
-    return setpriority(PRIO_PROCESS, 0, -10) == 0 ? "nice -10" : "nice 0";
+    (void)setpriority(PRIO_PROCESS, 0, -10); // 0: this thread (Linux nice is per thread)
+    return CurrentThreadScheduling();
 }
 
 std::string

@@ -27,8 +27,9 @@ enum class ThreadScheduling
 };
 
 /// Tunes the calling thread: timer slack 1 ns, then \p how where permitted.
-/// Returns what the thread got: "SCHED_FIFO", "nice -10", or "nice 0" (neither
-/// was permitted); a refusal is not an error, the thread runs as it was.
+/// Returns what the thread got (CurrentThreadScheduling): "SCHED_FIFO", "nice -10",
+/// or the nice it had when neither was permitted; a refusal is not an error, the
+/// thread runs as it was.
 std::string TuneRealtimeThread(ThreadScheduling how = ThreadScheduling::Shared);
 
 /// The calling thread's scheduling, named as TuneRealtimeThread names it.

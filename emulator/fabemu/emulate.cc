@@ -66,7 +66,7 @@ class SimulatorThread
           })
     {
     }
-    /// What the simulation thread got: "SCHED_FIFO", "nice -10" or "nice 0".
+    /// What the simulation thread got: "SCHED_FIFO" or "nice N" (CurrentThreadScheduling).
     std::string Scheduling()
     {
         if (m_tuned.valid())
@@ -522,20 +522,19 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
     const auto isNamespace = [](const EndpointSpec& e) { return e.kind == "netns"; };
     const bool anyVm = !std::all_of(s.endpoints.begin(), s.endpoints.end(), isNamespace);
     const bool anyNamespace = std::any_of(s.endpoints.begin(), s.endpoints.end(), isNamespace);
-    for (const auto& e : s.endpoints)
+    const auto rdmaNamespace = std::find_if(s.endpoints.begin(), s.endpoints.end(), [&](const auto& e) {
+        return isNamespace(e) && e.device != "none";
+    });
+    if (rdmaNamespace != s.endpoints.end())
     {
-        if (isNamespace(e) && e.device != "none")
+        const auto host = ProbeHostRdma();
+        if (!host.available)
         {
-            const auto host = ProbeHostRdma();
-            if (!host.available)
-            {
-                err << s.file << ": " << e.host << " is a namespace with " << e.device
-                    << ", which needs Soft-RoCE/Soft-iWARP in namespaces: " << host.reason
-                    << " (VM endpoints, the default, work here; device none gives a plain IP "
-                       "namespace)\n";
-                return result;
-            }
-            break;
+            err << s.file << ": " << rdmaNamespace->host << " is a namespace with "
+                << rdmaNamespace->device << ", which needs Soft-RoCE/Soft-iWARP in namespaces: "
+                << host.reason
+                << " (VM endpoints, the default, work here; device none gives a plain IP namespace)\n";
+            return result;
         }
     }
     const std::string image =

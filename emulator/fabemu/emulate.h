@@ -74,7 +74,7 @@ struct EmulateResult
     double lagMaxMs{0};
     double lagP99Ms{0};
     bool timingFaithful{true};
-    std::string scheduling; ///< what the simulation thread got: SCHED_FIFO, nice -10 or nice 0
+    std::string scheduling; ///< what the simulation thread got: SCHED_FIFO or "nice N" (CurrentThreadScheduling)
     int interruptedBy{0}; ///< the signal that stopped the run, or 0
 };
 

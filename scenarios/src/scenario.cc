@@ -979,13 +979,6 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                                        "kind: netns; a VM endpoint has rxe or siw",
                                        ep.host));
                 }
-                if (ep.device == "none" && s.fabric.type == "infiniband")
-                {
-                    r.Fail(kv.second["device"],
-                           fmt::format("endpoints.{}.device: none sends plain IP, which an infiniband "
-                                       "fabric does not carry (its edges carry RoCEv2 as IB); use rxe",
-                                       ep.host));
-                }
             }
             s.endpoints.push_back(ep);
         }
@@ -1001,6 +994,13 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
                                                             "fabric.type infiniband the endpoints are rxe, "
                                                             "whose RoCEv2 the edge gateways carry as IB",
                                                             kv.first.Scalar()));
+                }
+                if (kv.second["device"] && kv.second["device"].Scalar() == "none")
+                {
+                    r.Fail(kv.second["device"],
+                           fmt::format("endpoints.{}.device: none sends plain IP, which an infiniband "
+                                       "fabric does not carry (its edges carry RoCEv2 as IB); use rxe",
+                                       kv.first.Scalar()));
                 }
             }
             if (!s.endpoints.empty() && s.fabric.cc == "ibcc")
