@@ -195,6 +195,18 @@ Paced(uint8_t opcode)
 } // namespace
 
 void
+EdgePort::SetRateObserver(std::function<void(uint32_t, uint64_t)> observer)
+{
+    m_rateObserver = std::move(observer);
+}
+
+void
+EdgePort::OnFlowRate(uint32_t destQp, uint64_t /* before */, uint64_t now)
+{
+    m_rateObserver(destQp, now);
+}
+
+void
 EdgePort::Pace(Flow& flow)
 {
     const Time now = Simulator::Now();
@@ -303,6 +315,11 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
         if (!flow.cc)
         {
             flow.cc = CreateObject<DcqcnRateControl>();
+            if (m_rateObserver)
+            {
+                flow.cc->TraceConnectWithoutContext(
+                    "Rate", MakeCallback(&EdgePort::OnFlowRate, this).Bind(f.destQp));
+            }
             flow.cc->Start(m_lineRate);
         }
         // The endpoint cannot be paused: frames wait here, up to a bound.

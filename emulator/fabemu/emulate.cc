@@ -662,6 +662,8 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             const Time queueInterval = PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000));
             std::ostringstream pfcRows;
             std::ostringstream queueRows;
+            std::ostringstream rateRows; // DCQCN: "time_ns host qpn rate_bps", edges and simulated NICs
+            std::unique_ptr<RateLog> rateLog;
             std::unique_ptr<PfcLog> pfcLog;
             std::unique_ptr<QueueSampler> roceQueues;
             std::unique_ptr<IbQueueSampler> ibQueues;
@@ -717,10 +719,17 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 }
                 if (s.fabric.cc == "dcqcn")
                 {
-                    for (auto& e : edges)
+                    for (size_t i = 0; i < edges.size(); ++i)
                     {
-                        e->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
+                        edges[i]->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
+                        // An edge's flow is named by its destination QP (the BTH has no other).
+                        edges[i]->SetRateObserver([&rateRows, host = s.endpoints[i].index](uint32_t qpn,
+                                                                                          uint64_t bps) {
+                            rateRows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn << ' '
+                                     << bps << '\n';
+                        });
                     }
+                    rateLog = std::make_unique<RateLog>(*roce, rateRows); // simulated flows beside them
                 }
                 // Recorders run on the simulation thread and are read once it has stopped.
                 pfcLog = std::make_unique<PfcLog>(*roce, pfcRows);
@@ -885,6 +894,10 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 if (roce)
                 {
                     WriteCsv(setup.resultsDir + "/pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
+                }
+                if (rateLog)
+                {
+                    WriteCsv(setup.resultsDir + "/rate.csv", "time_ns,host,qpn,rate_bps", rateRows.str());
                 }
                 WriteCsv(setup.resultsDir + "/queue.csv", "time_ns,node,port,prio,bytes",
                          queueRows.str());

@@ -466,14 +466,24 @@ RenderReport(const fs::path& dir, std::ostream& err)
     }
     if (fs::exists(dir / "rate.csv"))
     {
-        Plot p{"dcqcn-rate", "DCQCN sending rate per QP", "time (ms)", "Gb/s"};
+        // A log scale: a flow starts at line rate and DCQCN cuts it by orders of magnitude.
+        // Mb/s on links below 10 Gb/s (the emulator's), else Gb/s.
+        const auto rows = ReadCsv(dir / "rate.csv");
+        double peak = 0;
+        for (const auto& r : rows)
+        {
+            peak = r.size() >= 4 ? std::max(peak, std::stod(r[3])) : peak;
+        }
+        const bool mbps = peak < 10e9;
+        Plot p{"dcqcn-rate", "DCQCN sending rate per QP", "time (ms)", mbps ? "Mb/s" : "Gb/s"};
         p.style = "steps";
-        for (const auto& r : ReadCsv(dir / "rate.csv"))
+        p.extra += "set logscale y\n";
+        for (const auto& r : rows)
         {
             if (r.size() >= 4)
             {
-                p.series[fmt::format("h{} qp {}", r[1], r[2])].emplace_back(std::stod(r[0]) / 1e6,
-                                                                            std::stod(r[3]) / 1e9);
+                p.series[fmt::format("h{} qp {}", r[1], r[2])].emplace_back(
+                    std::stod(r[0]) / 1e6, std::stod(r[3]) / (mbps ? 1e6 : 1e9));
             }
         }
         if (p.series.size() > 16)

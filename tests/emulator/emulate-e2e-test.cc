@@ -12,10 +12,13 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <thread>
 #include <sstream>
 
@@ -393,6 +396,10 @@ workloads:
                                      "dcqcn-edge.yaml");
     EmulateSetup setup;
     setup.cache = vmtest::Cache();
+    const auto results =
+        std::filesystem::temp_directory_path() / ("fabemu-dcqcn-" + std::to_string(getpid()));
+    std::filesystem::create_directories(results);
+    setup.resultsDir = results.string();
     std::ostringstream out;
     std::ostringstream err;
     const EmulateResult r = TimedByPerftest([&] {
@@ -401,6 +408,34 @@ workloads:
         return EmulateScenario(s, setup, out, err);
     });
     INFO(out.str() << err.str());
+    // rate.csv follows each client's flow at its edge: it starts at the host link's rate
+    // and DCQCN cuts it below the bottleneck.
+    std::map<std::string, std::vector<double>> rates; // by host
+    {
+        std::ifstream csv(results / "rate.csv");
+        std::string line;
+        std::getline(csv, line);
+        CHECK(line == "time_ns,host,qpn,rate_bps");
+        while (std::getline(csv, line))
+        {
+            std::istringstream row(line);
+            std::string ns, host, qpn, bps;
+            std::getline(row, ns, ',');
+            std::getline(row, host, ',');
+            std::getline(row, qpn, ',');
+            std::getline(row, bps, ',');
+            rates[host].push_back(std::stod(bps));
+        }
+    }
+    std::filesystem::remove_all(results);
+    CHECK(rates.size() == 2);
+    for (const char* host : {"2", "3"})
+    {
+        INFO("rate.csv, h" << host);
+        REQUIRE(rates.count(host) == 1);
+        CHECK(rates[host].front() == doctest::Approx(1e9));
+        CHECK(*std::min_element(rates[host].begin(), rates[host].end()) < 40e6);
+    }
     REQUIRE(r.exitCode == 0);
     CHECK(r.ecnMarks > 0);
     CHECK(r.edgeCnpsSent > 0);

@@ -1,6 +1,7 @@
 // fabemu run on simulation-only scenarios: reproducible results, overrides that
 // reach the model, bad input that leaves nothing behind.
 #include "exit-codes.h"
+#include "results.h"
 #include "run.h"
 
 #include <doctest/doctest.h>
@@ -219,5 +220,35 @@ TEST_CASE("an expectation not met exits 3 and the results are still written")
     }
     CHECK(anyFailed);
     CHECK(fs::exists(dir / "out" / "report.md"));
+    fs::remove_all(dir);
+}
+
+TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in units that suit the link")
+{
+    // Plots are part of the product: scripts/install-deps installs gnuplot.
+    REQUIRE_MESSAGE(std::system("command -v gnuplot >/dev/null 2>&1") == 0,
+                    "gnuplot is not installed (scripts/install-deps installs it)");
+    const fs::path dir = Scratch("plots");
+    REQUIRE(Run(kScenarios / "roce-dcqcn-fairness.yaml", dir).code == kExitOk);
+    for (const char* plot : {"queue", "throughput", "dcqcn-rate"})
+    {
+        CAPTURE(plot);
+        CHECK(Slurp(dir / "plots" / (std::string(plot) + ".png")).substr(0, 8) == "\x89PNG\r\n\x1a\n");
+    }
+    // 100 Gb/s hosts: Gb/s; a flow starts at line rate and DCQCN cuts it tenfold and more.
+    std::string script = Slurp(dir / "plots" / "dcqcn-rate.gp");
+    CHECK(script.find("set logscale y") != std::string::npos);
+    CHECK(script.find("Gb/s") != std::string::npos);
+    // An emulator's edge flows on a 1 Gb/s link: Mb/s.
+    {
+        std::ofstream csv(dir / "rate.csv");
+        csv << "time_ns,host,qpn,rate_bps\n1000,2,17,1000000000\n2000,2,17,20000000\n";
+    }
+    std::ostringstream err;
+    RenderReport(dir, err);
+    script = Slurp(dir / "plots" / "dcqcn-rate.gp");
+    CHECK(script.find("Mb/s") != std::string::npos);
+    CHECK(script.find("Gb/s") == std::string::npos);
+    CHECK(script.find("h2 qp 17") != std::string::npos);
     fs::remove_all(dir);
 }
