@@ -195,15 +195,15 @@ Paced(uint8_t opcode)
 } // namespace
 
 void
-EdgePort::SetRateObserver(std::function<void(uint32_t, uint64_t)> observer)
+EdgePort::SetRateObserver(RateObserver observer)
 {
     m_rateObserver = std::move(observer);
 }
 
 void
-EdgePort::OnFlowRate(uint32_t destQp, uint64_t /* before */, uint64_t now)
+EdgePort::OnFlowRate(uint32_t dstIpv4, uint32_t destQp, uint64_t /* before */, uint64_t now)
 {
-    m_rateObserver(destQp, now);
+    m_rateObserver(dstIpv4, destQp, now);
 }
 
 void
@@ -318,7 +318,7 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
             if (m_rateObserver)
             {
                 flow.cc->TraceConnectWithoutContext(
-                    "Rate", MakeCallback(&EdgePort::OnFlowRate, this).Bind(f.destQp));
+                    "Rate", MakeCallback(&EdgePort::OnFlowRate, this).Bind(Ipv4Of(f.dstIp), f.destQp));
             }
             flow.cc->Start(m_lineRate);
         }

@@ -91,10 +91,11 @@ class EdgePort
      * emulator. IPv4 only. \p lineRate is where every flow starts.
      */
     void EnableDcqcn(ns3::DataRate lineRate);
-    /// Called on the simulation thread with (destination QP, bit/s) whenever the DCQCN
-    /// rate of one of this endpoint's flows changes, first with its starting rate. Set
-    /// before the simulation runs.
-    void SetRateObserver(std::function<void(uint32_t, uint64_t)> observer);
+    /// Called on the simulation thread with (destination IPv4 in host order, destination
+    /// QP, bit/s) whenever the DCQCN rate of one of this endpoint's flows changes, first
+    /// with its starting rate. Set before the simulation runs.
+    using RateObserver = std::function<void(uint32_t, uint32_t, uint64_t)>;
+    void SetRateObserver(RateObserver observer);
     void Stop();
 
     /// Frames held toward the endpoint: pause the fabric above kHoldXoff bytes,
@@ -150,7 +151,7 @@ class EdgePort
     };
     using FlowKey = std::pair<uint32_t, uint32_t>; ///< IPv4 (host order), destination QP
     void Pace(Flow& flow);
-    void OnFlowRate(uint32_t destQp, uint64_t before, uint64_t now);
+    void OnFlowRate(uint32_t dstIpv4, uint32_t destQp, uint64_t before, uint64_t now);
     void SendCnp(const ns3::ParsedFrame& f, const std::vector<uint8_t>& frame);
     /// Answers a neighbour solicitation for another endpoint; true if it was one (answered or not).
     bool HandleNeighbourDiscovery(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f);
@@ -169,7 +170,7 @@ class EdgePort
     ns3::DataRate m_lineRate;
     ns3::Time m_cnpInterval; ///< read once, in EnableDcqcn
     std::map<FlowKey, Flow> m_flows;    ///< reaction point: this endpoint's flows
-    std::function<void(uint32_t, uint64_t)> m_rateObserver;
+    RateObserver m_rateObserver;
     std::map<FlowKey, ns3::Time> m_np;  ///< notification point: last CNP per incoming flow
     std::deque<std::vector<uint8_t>> m_held; ///< toward the endpoint, in order
     uint64_t m_heldBytes{0};

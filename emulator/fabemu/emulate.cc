@@ -722,11 +722,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                     for (size_t i = 0; i < edges.size(); ++i)
                     {
                         edges[i]->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
-                        // An edge's flow is named by its destination QP (the BTH has no other).
-                        edges[i]->SetRateObserver([&rateRows, host = s.endpoints[i].index](uint32_t qpn,
-                                                                                          uint64_t bps) {
+                        // An edge's flow is (destination, destination QP): the BTH names no
+                        // source QP, and rxe numbers QPs alike on every VM, so the row names
+                        // the destination host too (peer; host N is 10.0.0.1 + N).
+                        edges[i]->SetRateObserver([&rateRows, host = s.endpoints[i].index](
+                                                      uint32_t ip, uint32_t qpn, uint64_t bps) {
                             rateRows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn << ' '
-                                     << bps << '\n';
+                                     << bps << ' ' << ip - 0x0a000001 << '\n';
                         });
                     }
                     rateLog = std::make_unique<RateLog>(*roce, rateRows); // simulated flows beside them
@@ -897,7 +899,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 }
                 if (rateLog)
                 {
-                    WriteCsv(setup.resultsDir + "/rate.csv", "time_ns,host,qpn,rate_bps", rateRows.str());
+                    WriteCsv(setup.resultsDir + "/rate.csv", "time_ns,host,qpn,rate_bps,peer", rateRows.str());
                 }
                 WriteCsv(setup.resultsDir + "/queue.csv", "time_ns,node,port,prio,bytes",
                          queueRows.str());

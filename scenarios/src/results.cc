@@ -482,8 +482,11 @@ RenderReport(const fs::path& dir, std::ostream& err)
         {
             if (r.size() >= 4)
             {
-                p.series[fmt::format("h{} qp {}", r[1], r[2])].emplace_back(
-                    std::stod(r[0]) / 1e6, std::stod(r[3]) / (mbps ? 1e6 : 1e9));
+                // A real endpoint's flow is named by its destination (peer) and that host's QP.
+                const std::string name = r.size() >= 5 && !r[4].empty()
+                                             ? fmt::format("h{} to h{} qp {}", r[1], r[4], r[2])
+                                             : fmt::format("h{} qp {}", r[1], r[2]);
+                p.series[name].emplace_back(std::stod(r[0]) / 1e6, std::stod(r[3]) / (mbps ? 1e6 : 1e9));
             }
         }
         if (p.series.size() > 16)

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
@@ -408,25 +409,29 @@ workloads:
         return EmulateScenario(s, setup, out, err);
     });
     INFO(out.str() << err.str());
-    // rate.csv follows each client's flow at its edge: it starts at the host link's rate
-    // and DCQCN cuts it below the bottleneck.
+    // rate.csv follows each client's flow at its edge, to h0: it starts at the host link's
+    // rate and DCQCN cuts it below the bottleneck.
     std::map<std::string, std::vector<double>> rates; // by host
+    std::set<std::string> peers;
     {
         std::ifstream csv(results / "rate.csv");
         std::string line;
         std::getline(csv, line);
-        CHECK(line == "time_ns,host,qpn,rate_bps");
+        CHECK(line == "time_ns,host,qpn,rate_bps,peer");
         while (std::getline(csv, line))
         {
             std::istringstream row(line);
-            std::string ns, host, qpn, bps;
+            std::string ns, host, qpn, bps, peer;
             std::getline(row, ns, ',');
             std::getline(row, host, ',');
             std::getline(row, qpn, ',');
             std::getline(row, bps, ',');
+            std::getline(row, peer, ',');
+            peers.insert(peer);
             rates[host].push_back(std::stod(bps));
         }
     }
+    CHECK(peers == std::set<std::string>{"0"}); // both clients write to h0
     std::filesystem::remove_all(results);
     CHECK(rates.size() == 2);
     for (const char* host : {"2", "3"})

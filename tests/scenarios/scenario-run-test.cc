@@ -242,13 +242,16 @@ TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in uni
     // An emulator's edge flows on a 1 Gb/s link: Mb/s.
     {
         std::ofstream csv(dir / "rate.csv");
-        csv << "time_ns,host,qpn,rate_bps\n1000,2,17,1000000000\n2000,2,17,20000000\n";
+        csv << "time_ns,host,qpn,rate_bps,peer\n1000,2,17,1000000000,0\n2000,2,17,20000000,0\n"
+            << "1000,2,17,1000000000,1\n";
     }
     std::ostringstream err;
     RenderReport(dir, err);
     script = Slurp(dir / "plots" / "dcqcn-rate.gp");
     CHECK(script.find("Mb/s") != std::string::npos);
     CHECK(script.find("Gb/s") == std::string::npos);
-    CHECK(script.find("h2 qp 17") != std::string::npos);
+    // Two flows from h2 to QP 17 on two hosts (rxe numbers QPs alike on every VM): two series.
+    CHECK(script.find("h2 to h0 qp 17") != std::string::npos);
+    CHECK(script.find("h2 to h1 qp 17") != std::string::npos);
     fs::remove_all(dir);
 }
