@@ -23,14 +23,24 @@ namespace
 
 const fs::path kScenarios = FABEMU_SCENARIO_DIR;
 
-fs::path
-Scratch(const std::string& name)
+/// A fresh folder under /tmp for one test case, removed when the case ends, also when
+/// a REQUIRE leaves it early.
+struct Scratch : fs::path
 {
-    const fs::path p = fs::temp_directory_path() / ("fabemu-" + name + "-" + std::to_string(getpid()));
-    fs::remove_all(p);
-    fs::create_directories(p);
-    return p;
-}
+    explicit Scratch(const std::string& name)
+        : fs::path(fs::temp_directory_path() / ("fabemu-" + name + "-" + std::to_string(getpid())))
+    {
+        fs::remove_all(*this);
+        fs::create_directories(*this);
+    }
+    ~Scratch()
+    {
+        std::error_code ignored; // a destructor must not throw
+        fs::remove_all(*this, ignored);
+    }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+};
 
 struct Outcome
 {
@@ -73,7 +83,7 @@ Slurp(const fs::path& p)
 
 TEST_CASE("same file and seed twice: identical summary and CSVs; another seed differs")
 {
-    const fs::path dir = Scratch("repro");
+    const Scratch dir("repro");
     const fs::path file = kScenarios / "leaf-spine-websearch.yaml";
     REQUIRE(Run(file, dir / "a").code == kExitOk);
     REQUIRE(Run(file, dir / "b").code == kExitOk);
@@ -91,13 +101,12 @@ TEST_CASE("same file and seed twice: identical summary and CSVs; another seed di
     }
     REQUIRE(Run(file, dir / "c", {"seed=2"}).code == kExitOk);
     CHECK(Slurp(dir / "a" / "fct.csv") != Slurp(dir / "c" / "fct.csv"));
-    fs::remove_all(dir);
 }
 
 TEST_CASE("--set overrides reach the model: a higher Kmin marks fewer frames")
 {
     // Without DCQCN the queues do not react to marks, so marking is the only difference.
-    const fs::path dir = Scratch("kmin");
+    const Scratch dir("kmin");
     const fs::path file = kScenarios / "roce-incast-pfc.yaml";
     REQUIRE(Run(file, dir / "base").code == kExitOk);
     // By scenario key and by ns-3 attribute name: both reach SwitchMmu::Kmin.
@@ -113,7 +122,6 @@ TEST_CASE("--set overrides reach the model: a higher Kmin marks fewer frames")
     CHECK(attr == key); // the same value by either route gives the same run
     const std::string resolved = Slurp(dir / "key" / "scenario.resolved.yaml");
     CHECK(resolved.find("kmin: 153600") != std::string::npos);
-    fs::remove_all(dir);
 }
 
 namespace
@@ -138,7 +146,7 @@ FctRows(const fs::path& file)
 
 TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabric.type; the FCTs compare")
 {
-    const fs::path dir = Scratch("iwarp-vs-roce");
+    const Scratch dir("iwarp-vs-roce");
     const fs::path file = kScenarios / "iwarp-vs-roce.yaml";
     REQUIRE(Run(file, dir / "roce").code == kExitOk);
     REQUIRE(Run(file, dir / "iwarp", {"fabric.type=iwarp"}).code == kExitOk);
@@ -174,12 +182,11 @@ TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabri
     // The resolved file loads back to the same run.
     REQUIRE(Run(dir / "iwarp" / "scenario.resolved.yaml", dir / "again").code == kExitOk);
     CHECK(Slurp(dir / "again" / "fct.txt") == Slurp(dir / "iwarp" / "fct.txt"));
-    fs::remove_all(dir);
 }
 
 TEST_CASE("bad input: exit 2, the culprit named, no results folder")
 {
-    const fs::path dir = Scratch("bad");
+    const Scratch dir("bad");
     const fs::path file = dir / "bad.yaml";
     std::ofstream(file) << "name: bad\nfabric:\n  set:\n    ns3::SwitchMmu::Kmim: 10\n";
     auto r = Run(file, dir / "out");
@@ -204,12 +211,11 @@ TEST_CASE("bad input: exit 2, the culprit named, no results folder")
         ++entries;
     }
     CHECK(entries == 1); // bad.yaml alone
-    fs::remove_all(dir);
 }
 
 TEST_CASE("an expectation not met exits 3 and the results are still written")
 {
-    const fs::path dir = Scratch("expect");
+    const Scratch dir("expect");
     const auto r = Run(kScenarios / "roce-incast-pfc.yaml", dir / "out", {"fabric.pfc=false"});
     CHECK(r.code == kExitExpectation); // PFC off: pause frames 0, drops > 0
     const auto s = Summary(dir / "out");
@@ -220,7 +226,6 @@ TEST_CASE("an expectation not met exits 3 and the results are still written")
     }
     CHECK(anyFailed);
     CHECK(fs::exists(dir / "out" / "report.md"));
-    fs::remove_all(dir);
 }
 
 TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in units that suit the link")
@@ -228,7 +233,7 @@ TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in uni
     // Plots are part of the product: scripts/install-deps installs gnuplot.
     REQUIRE_MESSAGE(std::system("command -v gnuplot >/dev/null 2>&1") == 0,
                     "gnuplot is not installed (scripts/install-deps installs it)");
-    const fs::path dir = Scratch("plots");
+    const Scratch dir("plots");
     REQUIRE(Run(kScenarios / "roce-dcqcn-fairness.yaml", dir).code == kExitOk);
     for (const char* plot : {"queue", "throughput", "dcqcn-rate"})
     {
@@ -253,5 +258,4 @@ TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in uni
     // Two flows from h2 to QP 17 on two hosts (rxe numbers QPs alike on every VM): two series.
     CHECK(script.find("h2 to h0 qp 17") != std::string::npos);
     CHECK(script.find("h2 to h1 qp 17") != std::string::npos);
-    fs::remove_all(dir);
 }
