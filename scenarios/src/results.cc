@@ -236,12 +236,6 @@ WriteCsv(const fs::path& path, const std::string& header, const std::string& row
     }
 }
 
-// ---------------------------------------------------------------- plots and report
-
-namespace
-{
-
-/// Rows of a CSV written by WriteCsv (header skipped), fields split.
 std::vector<std::vector<std::string>>
 ReadCsv(const fs::path& path)
 {
@@ -261,6 +255,11 @@ ReadCsv(const fs::path& path)
     }
     return rows;
 }
+
+// ---------------------------------------------------------------- plots and report
+
+namespace
+{
 
 /// A gnuplot script drawing one line per series; data inline so the script stands alone.
 struct Plot

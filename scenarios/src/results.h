@@ -39,6 +39,9 @@ std::string Tail(const std::string& text, size_t lines);
 /// Writes \p rows (space-separated fields, one row per line) as CSV with \p header.
 void WriteCsv(const std::filesystem::path& path, const std::string& header, const std::string& rows);
 
+/// The rows of a CSV file WriteCsv wrote, header skipped, each split at its commas.
+std::vector<std::vector<std::string>> ReadCsv(const std::filesystem::path& path);
+
 /// (Re)writes plots/*.gp, plots/*.png (when gnuplot is there) and report.md in
 /// \p dir from its summary.json and CSV files. Returns the plots made.
 std::vector<std::string> RenderReport(const std::filesystem::path& dir, std::ostream& err);

@@ -1,10 +1,11 @@
 #include "host-rdma-probe.h"
 
+#include "../scratch-dir.h"
+
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace fabemu;
 namespace fs = std::filesystem;
@@ -15,20 +16,12 @@ namespace
 /// A scratch folder shaped like a host's /, removed at scope exit.
 struct FakeRoot
 {
-    fs::path dir;
-    FakeRoot()
-    {
-        dir = fs::temp_directory_path() / fs::path("fabemu-probe-" + std::to_string(getpid()) + "-" +
-                                                   std::to_string(counter++));
-        fs::create_directories(dir);
-    }
-    ~FakeRoot() { fs::remove_all(dir); }
+    const ScratchDir dir{"probe"};
     void Touch(const std::string& rel)
     {
         fs::create_directories((dir / rel).parent_path());
         std::ofstream(dir / rel) << "";
     }
-    static inline int counter = 0;
 };
 
 } // namespace

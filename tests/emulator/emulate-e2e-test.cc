@@ -1,9 +1,11 @@
 // Real Soft-RoCE endpoints over the modelled RoCEv2 fabric (the emulator issue, first slice).
 #include "../containers/vm-support.h"
+#include "../scratch-dir.h"
 #include "../fabemu-process.h"
 #include "../shell.h"
 #include "../skip.h"
 #include "emulate.h"
+#include "results.h"
 #include "scenario.h"
 
 #include <doctest/doctest.h>
@@ -19,7 +21,6 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <unistd.h>
 #include <thread>
 #include <sstream>
 
@@ -140,14 +141,13 @@ TwoClients(std::vector<std::string> set, int iterations, const std::string& extr
                    3, std::move(set), "100Mbps");
 }
 
-/// perftest prints this when sampling the CPU's frequency failed (a TCG VM busy at
-/// the start): its bandwidth figures are then 0.00, which is no measurement.
+/// perftest could not time a command (its CPU-frequency sampling failed in a busy TCG VM;
+/// its 0.00 figures are then no measurement): PerftestMetrics says "untimed".
 bool
 PerftestUntimed(const EmulateResult& r)
 {
-    return std::any_of(r.commands.begin(), r.commands.end(), [](const auto& c) {
-        return c.out.find("Correlation coefficient r^2") != std::string::npos;
-    });
+    return std::any_of(r.commands.begin(), r.commands.end(),
+                       [](const auto& c) { return PerftestMetrics(c.out).contains("untimed"); });
 }
 
 /// Runs \p emulate again, once, when perftest could not time its first run, saying so.
@@ -168,13 +168,9 @@ TimedByPerftest(F emulate)
 double
 AverageMBps(const std::string& perftest)
 {
-    // The results line: "#bytes #iterations BW-peak BW-average MsgRate".
-    const auto at = perftest.find("\n 65536");
-    REQUIRE(at != std::string::npos);
-    std::istringstream line(perftest.substr(at + 1));
-    double bytes = 0, iters = 0, peak = 0, average = 0;
-    line >> bytes >> iters >> peak >> average;
-    return average;
+    const auto metrics = PerftestMetrics(perftest);
+    REQUIRE(metrics.contains("bw_average_mb_sec"));
+    return metrics["bw_average_mb_sec"].get<double>();
 }
 
 } // namespace
@@ -397,9 +393,7 @@ workloads:
                                      "dcqcn-edge.yaml");
     EmulateSetup setup;
     setup.cache = vmtest::Cache();
-    const auto results =
-        std::filesystem::temp_directory_path() / ("fabemu-dcqcn-" + std::to_string(getpid()));
-    std::filesystem::create_directories(results);
+    const ScratchDir results("dcqcn");
     setup.resultsDir = results.string();
     std::ostringstream out;
     std::ostringstream err;
@@ -415,24 +409,23 @@ workloads:
     std::set<std::string> peers;
     {
         std::ifstream csv(results / "rate.csv");
-        std::string line;
-        std::getline(csv, line);
-        CHECK(line == "time_ns,host,qpn,rate_bps,peer");
-        while (std::getline(csv, line))
-        {
-            std::istringstream row(line);
-            std::string ns, host, qpn, bps, peer;
-            std::getline(row, ns, ',');
-            std::getline(row, host, ',');
-            std::getline(row, qpn, ',');
-            std::getline(row, bps, ',');
-            std::getline(row, peer, ',');
-            peers.insert(peer);
-            rates[host].push_back(std::stod(bps));
-        }
+        std::string header;
+        std::getline(csv, header);
+        CHECK(header == "time_ns,host,qpn,rate_bps,peer");
     }
+    size_t malformed = 0;
+    for (const auto& row : ReadCsv(results / "rate.csv"))
+    {
+        if (row.size() != 5)
+        {
+            ++malformed;
+            continue;
+        }
+        rates[row[1]].push_back(std::stod(row[3]));
+        peers.insert(row[4]);
+    }
+    CHECK(malformed == 0);
     CHECK(peers == std::set<std::string>{"0"}); // both clients write to h0
-    std::filesystem::remove_all(results);
     CHECK(rates.size() == 2);
     for (const char* host : {"2", "3"})
     {

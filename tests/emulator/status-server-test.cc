@@ -2,6 +2,8 @@
 // goes away with the server, stale or not.
 #include "status-server.h"
 
+#include "../scratch-dir.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -16,30 +18,13 @@
 using namespace fabemu;
 using nlohmann::json;
 
-namespace
-{
-
-struct TempDir
-{
-    std::string path;
-    TempDir()
-    {
-        char tmpl[] = "/tmp/fabemu-status-test-XXXXXX";
-        REQUIRE(mkdtemp(tmpl) != nullptr);
-        path = tmpl;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
-
-} // namespace
-
 TEST_CASE("a client reads the latest document, with its age, from a socket only its owner may open")
 {
-    TempDir dir;
+    const ScratchDir dir("status-test");
     auto live = std::make_shared<LiveStatus>();
     live->Set("simulation", {{"time_s", 1.5}});
     live->Set("commands", json::array({{{"on", "h1"}, {"state", "running"}}}));
-    const std::string path = dir.path + "/s.status";
+    const std::string path = dir.string() + "/s.status";
     {
         StatusServer server(path, live);
         struct stat st{};
@@ -74,9 +59,9 @@ TEST_CASE("a client reads the latest document, with its age, from a socket only 
 
 TEST_CASE("a stale socket is replaced; a live one is refused, naming it")
 {
-    TempDir dir;
+    const ScratchDir dir("status-test");
     auto live = std::make_shared<LiveStatus>();
-    const std::string path = dir.path + "/s.status";
+    const std::string path = dir.string() + "/s.status";
     // A socket file whose server is gone (as after a kill -9).
     {
         const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -103,23 +88,23 @@ TEST_CASE("a stale socket is replaced; a live one is refused, naming it")
 
 TEST_CASE("reading a socket nobody serves fails with its path; running emulators are found by pid")
 {
-    TempDir dir;
+    const ScratchDir dir("status-test");
     try
     {
-        ReadStatus(dir.path + "/none.status");
+        ReadStatus(dir.string() + "/none.status");
         FAIL("read a status from nothing");
     }
     catch (const StatusError& e)
     {
-        CHECK(std::string(e.what()).find(dir.path + "/none.status") != std::string::npos);
+        CHECK(std::string(e.what()).find(dir.string() + "/none.status") != std::string::npos);
     }
-    setenv("XDG_RUNTIME_DIR", dir.path.c_str(), 1);
-    CHECK(StatusSocketPath(1234) == dir.path + "/fabemu-1234.status");
+    setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+    CHECK(StatusSocketPath(1234) == dir.string() + "/fabemu-1234.status");
     auto live = std::make_shared<LiveStatus>();
     {
         StatusServer mine(StatusSocketPath(getpid()), live);
         // A socket named for a process that no longer runs is not listed.
-        std::ofstream(dir.path + "/fabemu-999999999.status") << "";
+        std::ofstream(dir.string() + "/fabemu-999999999.status") << "";
         const auto found = FindStatusSockets();
         REQUIRE(found.size() == 1);
         CHECK(found[0] == StatusSocketPath(getpid()));

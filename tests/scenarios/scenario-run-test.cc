@@ -3,6 +3,7 @@
 #include "exit-codes.h"
 #include "results.h"
 #include "run.h"
+#include "../scratch-dir.h"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 using namespace fabemu;
 namespace fs = std::filesystem;
@@ -22,25 +22,6 @@ namespace
 {
 
 const fs::path kScenarios = FABEMU_SCENARIO_DIR;
-
-/// A fresh folder under /tmp for one test case, removed when the case ends, also when
-/// a REQUIRE leaves it early.
-struct Scratch : fs::path
-{
-    explicit Scratch(const std::string& name)
-        : fs::path(fs::temp_directory_path() / ("fabemu-" + name + "-" + std::to_string(getpid())))
-    {
-        fs::remove_all(*this);
-        fs::create_directories(*this);
-    }
-    ~Scratch()
-    {
-        std::error_code ignored; // a destructor must not throw
-        fs::remove_all(*this, ignored);
-    }
-    Scratch(const Scratch&) = delete;
-    Scratch& operator=(const Scratch&) = delete;
-};
 
 struct Outcome
 {
@@ -83,7 +64,7 @@ Slurp(const fs::path& p)
 
 TEST_CASE("same file and seed twice: identical summary and CSVs; another seed differs")
 {
-    const Scratch dir("repro");
+    const ScratchDir dir("repro");
     const fs::path file = kScenarios / "leaf-spine-websearch.yaml";
     REQUIRE(Run(file, dir / "a").code == kExitOk);
     REQUIRE(Run(file, dir / "b").code == kExitOk);
@@ -106,7 +87,7 @@ TEST_CASE("same file and seed twice: identical summary and CSVs; another seed di
 TEST_CASE("--set overrides reach the model: a higher Kmin marks fewer frames")
 {
     // Without DCQCN the queues do not react to marks, so marking is the only difference.
-    const Scratch dir("kmin");
+    const ScratchDir dir("kmin");
     const fs::path file = kScenarios / "roce-incast-pfc.yaml";
     REQUIRE(Run(file, dir / "base").code == kExitOk);
     // By scenario key and by ns-3 attribute name: both reach SwitchMmu::Kmin.
@@ -146,7 +127,7 @@ FctRows(const fs::path& file)
 
 TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabric.type; the FCTs compare")
 {
-    const Scratch dir("iwarp-vs-roce");
+    const ScratchDir dir("iwarp-vs-roce");
     const fs::path file = kScenarios / "iwarp-vs-roce.yaml";
     REQUIRE(Run(file, dir / "roce").code == kExitOk);
     REQUIRE(Run(file, dir / "iwarp", {"fabric.type=iwarp"}).code == kExitOk);
@@ -186,7 +167,7 @@ TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabri
 
 TEST_CASE("bad input: exit 2, the culprit named, no results folder")
 {
-    const Scratch dir("bad");
+    const ScratchDir dir("bad");
     const fs::path file = dir / "bad.yaml";
     std::ofstream(file) << "name: bad\nfabric:\n  set:\n    ns3::SwitchMmu::Kmim: 10\n";
     auto r = Run(file, dir / "out");
@@ -215,7 +196,7 @@ TEST_CASE("bad input: exit 2, the culprit named, no results folder")
 
 TEST_CASE("an expectation not met exits 3 and the results are still written")
 {
-    const Scratch dir("expect");
+    const ScratchDir dir("expect");
     const auto r = Run(kScenarios / "roce-incast-pfc.yaml", dir / "out", {"fabric.pfc=false"});
     CHECK(r.code == kExitExpectation); // PFC off: pause frames 0, drops > 0
     const auto s = Summary(dir / "out");
@@ -233,7 +214,7 @@ TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in uni
     // Plots are part of the product: scripts/install-deps installs gnuplot.
     REQUIRE_MESSAGE(std::system("command -v gnuplot >/dev/null 2>&1") == 0,
                     "gnuplot is not installed (scripts/install-deps installs it)");
-    const Scratch dir("plots");
+    const ScratchDir dir("plots");
     REQUIRE(Run(kScenarios / "roce-dcqcn-fairness.yaml", dir).code == kExitOk);
     for (const char* plot : {"queue", "throughput", "dcqcn-rate"})
     {
