@@ -724,11 +724,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                         edges[i]->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
                         // An edge's flow is (destination, destination QP): the BTH names no
                         // source QP, and rxe numbers QPs alike on every VM, so the row names
-                        // the destination host too (peer; host N is 10.0.0.1 + N).
-                        edges[i]->SetRateObserver([&rateRows, host = s.endpoints[i].index](
-                                                      uint32_t ip, uint32_t qpn, uint64_t bps) {
+                        // the destination host too (peer; the fabric numbers its hosts'
+                        // addresses up from host 0's).
+                        edges[i]->SetRateObserver([&rateRows, host = s.endpoints[i].index,
+                                                   first = roce->GetHostIpv4(0)](uint32_t ip, uint32_t qpn,
+                                                                                 uint64_t bps) {
                             rateRows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn << ' '
-                                     << bps << ' ' << ip - 0x0a000001 << '\n';
+                                     << bps << ' ' << ip - first << '\n';
                         });
                     }
                     rateLog = std::make_unique<RateLog>(*roce, rateRows); // simulated flows beside them
