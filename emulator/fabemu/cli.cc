@@ -159,8 +159,12 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                                                "kernel gives namespaces rxe; see fabemu doctor)")
         ->capture_default_str();
     emCmd->add_flag("--no-rdma", em.noRdma, "netns only: plain IP namespaces, no RDMA device");
-    emCmd->add_flag("--bridge", em.bridge, "Baseline: the same VMs and commands on a plain Linux "
-                                           "bridge instead of the modelled fabric");
+    auto* bridgeFlag = emCmd->add_flag("--bridge", em.bridge, "Baseline: the same VMs and commands on a "
+                                                              "plain Linux bridge instead of the modelled fabric");
+    emCmd->add_flag("--relay", em.relay, "Baseline: the same VMs and commands joined by the emulator's own "
+                                         "tap reads and writes with no model between them (what any "
+                                         "user-space hop costs on this host)")
+        ->excludes(bridgeFlag);
     emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
         ->capture_default_str();
     emCmd->add_option("--scheduling", em.scheduling,

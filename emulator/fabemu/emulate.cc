@@ -9,6 +9,7 @@
 #include "realtime-simulator.h"
 #include "realtime-thread.h"
 #include "status-server.h"
+#include "tap-relay.h"
 #include "time-resolution.h"
 #include "vm-launcher.h"
 
@@ -495,6 +496,7 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     EmulateSetup setup;
     setup.cache = opt.cache;
     setup.bridge = opt.bridge;
+    setup.relay = opt.relay;
     return EmulateScenario(s, setup, out, err);
 }
 
@@ -503,6 +505,11 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
 {
     EmulateResult result;
     result.exitCode = kExitBadInput;
+    if (setup.bridge && setup.relay)
+    {
+        err << "fabemu emulate: --bridge and --relay are two baselines; choose one\n";
+        return result;
+    }
     try
     {
         CheckAttributes(s);
@@ -625,6 +632,36 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             }
             PrintCommands(r.commands, setup.printOutputs, out);
             out << "baseline: the VMs were on a plain Linux bridge (no fabric model, no lag)\n";
+            r.exitCode = ok ? kExitOk : kExitFailure;
+            return r;
+        }
+        if (setup.relay)
+        {
+            // The other baseline: the emulator's tap I/O and thread, no model between.
+            std::vector<TapRelay::Member> members;
+            for (const auto& e : s.endpoints)
+            {
+                members.push_back({std::make_unique<TapPort>(vms[e.index]->Interface()),
+                                   directory[members.size()].mac});
+            }
+            TapRelay relay(std::move(members));
+            relay.Start();
+            LiveStatus live;
+            EmulateResult r = result;
+            const bool ok = RunCommands(s, vms, signals, live, r.commands);
+            relay.Stop();
+            if (signals.Signal())
+            {
+                throw AgentError("interrupted");
+            }
+            PrintCommands(r.commands, setup.printOutputs, out);
+            r.framesFromEndpoints = relay.FramesRead();
+            r.framesToEndpoints = relay.FramesWritten();
+            r.scheduling = relay.Scheduling();
+            out << fmt::format("baseline: the endpoints were joined by a bare user-space relay (no fabric model, "
+                               "its thread {}): {} frames read, {} written, {} refused by a full tap\n",
+                               r.scheduling, r.framesFromEndpoints, r.framesToEndpoints,
+                               relay.FramesRefused());
             r.exitCode = ok ? kExitOk : kExitFailure;
             return r;
         }

@@ -29,6 +29,7 @@ struct EmulateOptions
     std::string lagThreshold{"1ms"};
     std::string cc{"none"}; ///< dcqcn: the edges run DCQCN for the endpoints
     bool bridge{false};     ///< baseline: the VMs on a plain Linux bridge instead of the model
+    bool relay{false};      ///< baseline: the VMs joined by a bare user-space relay (TapRelay)
     std::string backend{"vm"}; ///< vm, or netns (a namespace per endpoint)
     bool noRdma{false};        ///< netns: plain IP namespaces
     std::string scheduling{"shared"}; ///< the simulation thread: shared (nice -10) or realtime (SCHED_FIFO)
@@ -87,6 +88,7 @@ struct EmulateSetup
     std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
     bool printOutputs{true}; ///< print each command's whole output (else one line each)
     bool bridge{false};      ///< baseline: a plain Linux bridge joins the VMs, no fabric model
+    bool relay{false};       ///< baseline: the emulator's tap I/O joins them, no fabric model
 };
 
 /// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,

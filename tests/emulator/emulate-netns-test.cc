@@ -141,6 +141,36 @@ TEST_CASE("scheduling realtime: the simulation thread runs SCHED_FIFO and the tr
     CHECK(err2.str().find("--scheduling must be shared or realtime, not 'fast'") != std::string::npos);
 }
 
+TEST_CASE("the relay baseline carries the same transfer with no model, and excludes the bridge")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    EmulateOptions opt = PlainNamespaces();
+    opt.relay = true;
+    opt.servers = {Server(5000)};
+    opt.run = {Client(1, 4 << 20, 5000)};
+    std::ostringstream out;
+    std::ostringstream err;
+    const EmulateResult r = RunEmulation(opt, out, err);
+    INFO(out.str() << err.str());
+    REQUIRE(r.exitCode == 0);
+    CHECK(r.commands[0].out.find("received 4194304") != std::string::npos);
+    CHECK(r.scheduling == "nice -10"); // tuned as the simulation thread is by default
+    CHECK(r.framesFromEndpoints > 2800); // 4 MiB in 1448-byte segments, and the ACKs
+    CHECK(r.framesToEndpoints * 100 >= r.framesFromEndpoints * 99); // forwarded, one copy each (two endpoints)
+    CHECK(r.arpReplies == 0);            // no edge answered ARP: the namespaces did
+    CHECK(out.str().find("bare user-space relay (no fabric model, its thread nice -10)") != std::string::npos);
+    CHECK(out.str().find("lag of simulated time") == std::string::npos); // nothing simulated
+
+    opt.bridge = true;
+    std::ostringstream out2;
+    std::ostringstream err2;
+    CHECK(RunEmulation(opt, out2, err2).exitCode == 2);
+    CHECK(err2.str().find("--bridge and --relay are two baselines") != std::string::npos);
+}
+
 TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is left")
 {
     if (const auto why = WhyNotHere(); !why.empty())
