@@ -32,6 +32,14 @@ FabemuRealtimeSimulatorImpl::GetTypeId()
                           "sleep until this long before the event",
                           TimeValue(MicroSeconds(20)),
                           MakeTimeAccessor(&FabemuRealtimeSimulatorImpl::m_spinThreshold),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("MaxBacklog",
+                          "While the simulation is more than this behind the wall clock, the "
+                          "watched descriptors are not read: frames wait in the kernel (which "
+                          "drops, and counts, what does not fit) instead of piling up as events, "
+                          "so an overload bounds the lag and the memory instead of growing both",
+                          TimeValue(MilliSeconds(50)),
+                          MakeTimeAccessor(&FabemuRealtimeSimulatorImpl::m_maxBacklog),
                           MakeTimeChecker(Time(0)));
     return tid;
 }
@@ -334,6 +342,7 @@ FabemuRealtimeSimulatorImpl::Run()
         m_running = true;
     }
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
+    const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
     unsigned sinceLook = 0;
     std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
@@ -372,10 +381,20 @@ FabemuRealtimeSimulatorImpl::Run()
         }
         if (++sinceLook >= 64 && !m_watched.empty())
         {
-            // Busy (or behind): still take the taps' frames now and then.
             sinceLook = 0;
             lock.unlock();
-            PollWatched(0);
+            if (nowTs - nextTs > backlogTs)
+            {
+                // Far behind: new frames would only lengthen the backlog. Leave them
+                // in the kernel until it is worked off, but still write what is done.
+                ++m_deferredReads;
+                RunIdleHooks();
+            }
+            else
+            {
+                // Busy (or a little behind): still take the taps' frames now and then.
+                PollWatched(0);
+            }
             lock.lock();
             continue;
         }

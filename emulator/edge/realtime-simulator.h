@@ -14,6 +14,9 @@
  * polled while the simulation waits (and every few events while it is busy),
  * and its handler runs on the simulation thread. A frame then costs no thread
  * hand-over at all: tap, model and tap again on one thread, as a relay would.
+ * More than MaxBacklog behind the wall clock it stops reading them until it has
+ * caught up: an overload then costs frames dropped (and counted) by the kernel,
+ * not a backlog of events growing in memory and lag without bound.
  *
  * Select it before any simulator exists:
  *   GlobalValue::Bind("SimulatorImplementationType",
@@ -72,6 +75,10 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Waits spun and waits slept, so far.
     uint64_t GetSpins() const { return m_spins; }
     uint64_t GetSleeps() const { return m_sleeps; }
+    /// Times the watched descriptors were left unread for being more than
+    /// MaxBacklog behind the wall clock, so far (read on the simulation thread, or after Run).
+    uint64_t GetDeferredReads() const { return m_deferredReads; }
+    Time GetMaxBacklog() const { return m_maxBacklog; }
 
     /**
      * \brief Calls \p onReadable on the simulation thread whenever \p fd is
@@ -126,6 +133,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     Time m_spinThreshold;
     uint64_t m_spins{0};
     uint64_t m_sleeps{0};
+    Time m_maxBacklog;
+    uint64_t m_deferredReads{0};
 };
 
 } // namespace ns3

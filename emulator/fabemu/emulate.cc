@@ -929,6 +929,11 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             const LagMonitor::Summary lagSummary = lag.Summarize();
             r.lagMaxMs = lagSummary.maxMs;
             r.lagP99Ms = lagSummary.p99Ms;
+            if (auto impl = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
+            {
+                r.readsDeferred = impl->GetDeferredReads();
+                r.maxBacklogMs = impl->GetMaxBacklog().GetSeconds() * 1e3;
+            }
             r.timingFaithful = r.lagMaxMs * 1e9 <= s.lagThresholdPs;
             if (!setup.resultsDir.empty())
             {
@@ -987,6 +992,13 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         out << fmt::format("lag of simulated time behind the wall clock ({}): max {:.3f} ms, p99 {:.3f} ms{}\n",
                            r.scheduling, r.lagMaxMs, r.lagP99Ms,
                            r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
+        if (r.readsDeferred > 0)
+        {
+            out << fmt::format("overload: the simulation fell more than {:g} ms behind the wall clock and left "
+                               "the endpoints' frames in the kernel {} times until it caught up (what did not "
+                               "fit there is in the edge drops as socket_overflow)\n",
+                               r.maxBacklogMs, r.readsDeferred);
+        }
         return r;
     }
     catch (const ScenarioError& e)

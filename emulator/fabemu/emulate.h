@@ -74,6 +74,10 @@ struct EmulateResult
     uint64_t edgePauses{0};     ///< PFC pauses the edges sent while holding
     double lagMaxMs{0};
     double lagP99Ms{0};
+    /// Times the simulation, more than MaxBacklog behind, left the endpoints' frames
+    /// in the kernel until it had caught up (an overload; see FabemuRealtimeSimulatorImpl).
+    uint64_t readsDeferred{0};
+    double maxBacklogMs{0};
     bool timingFaithful{true};
     std::string scheduling; ///< what the simulation thread got: SCHED_FIFO or "nice N" (CurrentThreadScheduling)
     int interruptedBy{0}; ///< the signal that stopped the run, or 0

@@ -465,7 +465,7 @@ EmulationJson(const EmulateResult& r)
                        {"peak_held_bytes", r.peakHeldBytes},
                        {"pauses_sent", r.edgePauses}};
     summary["switch_drops"] = r.switchDrops;
-    summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}};
+    summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}, {"reads_deferred", r.readsDeferred}};
     summary["timing_faithful"] = r.timingFaithful;
     summary["scheduling"] = r.scheduling; // what the simulation thread got
     summary["peak_queue_bytes"] = r.peakQueueBytes;

@@ -1,0 +1,111 @@
+// FabemuRealtimeSimulatorImpl under overload: a model that cannot keep up with the
+// wall clock must stop taking frames from the taps while it is more than
+// MaxBacklog behind, so the backlog (and the memory behind it) stays bounded.
+// A pipe stands in for a tap; events that each burn more wall time than the
+// simulated time between them stand in for an overloaded model. No root needed.
+#include "realtime-simulator.h"
+
+#include "ns3/global-value.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fcntl.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace ns3;
+using Clock = std::chrono::steady_clock;
+
+namespace
+{
+
+struct Run
+{
+    bool read{false};             ///< the pipe's handler ran
+    double lagAtReadMs{-1};       ///< how far behind the simulation was when it did
+    int chainDoneBeforeRead{-1};  ///< 1: every burdened event had run before the read
+    uint64_t deferredReads{0};
+};
+
+int gChainLeft = 0;
+
+/// One burdened event: 1.5 ms of wall time for every 0.5 ms of simulated time.
+void
+Burden()
+{
+    const auto until = Clock::now() + std::chrono::microseconds(1500);
+    while (Clock::now() < until)
+    {
+    }
+    --gChainLeft;
+}
+
+/// 200 burdened events (100 ms simulated, 300 ms of work: the simulation falls 1 ms
+/// further behind with every event); a byte arrives on a watched pipe 60 ms into
+/// the run, when it is already some 40 ms behind.
+Run
+Overload(Time maxBacklog)
+{
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
+    REQUIRE(sim);
+    sim->SetAttribute("MaxBacklog", TimeValue(maxBacklog));
+    int fds[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    Run r;
+    sim->Watch(fds[0], [&] {
+        char buf[16];
+        while (read(fds[0], buf, sizeof(buf)) > 0)
+        {
+        }
+        if (!r.read)
+        {
+            r.read = true;
+            r.lagAtReadMs = (sim->RealtimeNow() - Simulator::Now()).GetSeconds() * 1e3;
+            r.chainDoneBeforeRead = gChainLeft == 0 ? 1 : 0;
+        }
+    });
+    gChainLeft = 200;
+    for (int i = 0; i < 200; ++i)
+    {
+        Simulator::Schedule(MicroSeconds(500) * (i + 1), &Burden);
+    }
+    Simulator::Stop(Seconds(0.4)); // simulated: well after the chain, in wall time too
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(60));
+        (void)!write(fds[1], "x", 1);
+    });
+    Simulator::Run();
+    writer.join();
+    r.deferredReads = sim->GetDeferredReads();
+    sim->Unwatch(fds[0]);
+    Simulator::Destroy();
+    close(fds[0]);
+    close(fds[1]);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("more than MaxBacklog behind, the watched descriptors wait until the backlog is worked off")
+{
+    const Run bounded = Overload(MilliSeconds(10));
+    REQUIRE(bounded.read);
+    CHECK(bounded.deferredReads > 0);
+    // Read only once caught up: after the burdened events, within the bound.
+    CHECK(bounded.chainDoneBeforeRead == 1);
+    CHECK(bounded.lagAtReadMs <= 10.0);
+}
+
+TEST_CASE("with a bound longer than the run, the same pipe is read while far behind (what the bound prevents)")
+{
+    const Run unbounded = Overload(Seconds(10));
+    REQUIRE(unbounded.read);
+    CHECK(unbounded.deferredReads == 0);
+    CHECK(unbounded.chainDoneBeforeRead == 0); // taken in the middle of the backlog
+    CHECK(unbounded.lagAtReadMs > 10.0);
+}
