@@ -1,12 +1,8 @@
 #include "lag-monitor.h"
 
-#include "realtime-simulator.h"
-
 #include "ns3/abort.h"
 #include "ns3/realtime-simulator-impl.h"
 #include "ns3/simulator.h"
-
-#include <algorithm>
 
 namespace fabemu
 {
@@ -17,41 +13,39 @@ void
 LagMonitor::Start(Time interval)
 {
     m_interval = interval;
+    m_ours = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
+    if (m_ours)
+    {
+        return; // it records every event's lateness itself
+    }
+    NS_ABORT_MSG_UNLESS(DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation()),
+                        "LagMonitor: the simulator is not a real-time one");
     Simulator::Schedule(m_interval, &LagMonitor::Sample, this);
 }
 
 void
 LagMonitor::Sample()
 {
-    Time wall;
-    if (auto ours = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
-    {
-        wall = ours->RealtimeNow();
-    }
-    else if (auto ns3s = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation()))
-    {
-        wall = ns3s->RealtimeNow();
-    }
-    else
-    {
-        NS_ABORT_MSG("LagMonitor: the simulator is not a real-time one");
-    }
-    m_samples.push_back((wall - Simulator::Now()).GetNanoSeconds());
-    m_maxNs = std::max(m_maxNs, m_samples.back());
+    auto ns3s = DynamicCast<RealtimeSimulatorImpl>(Simulator::GetImplementation());
+    m_samples.Add((ns3s->RealtimeNow() - Simulator::Now()).GetNanoSeconds());
     Simulator::Schedule(m_interval, &LagMonitor::Sample, this);
+}
+
+const LatenessRecord&
+LagMonitor::Record() const
+{
+    return m_ours ? m_ours->GetLateness() : m_samples;
 }
 
 LagMonitor::Summary
 LagMonitor::Summarize() const
 {
+    const LatenessRecord& r = Record();
     Summary s;
-    s.sortedNs = m_samples;
-    std::sort(s.sortedNs.begin(), s.sortedNs.end());
-    if (!s.sortedNs.empty())
-    {
-        s.maxMs = s.sortedNs.back() / 1e6;
-        s.p99Ms = s.sortedNs[s.sortedNs.size() * 99 / 100] / 1e6;
-    }
+    s.maxMs = r.MaxNs() / 1e6;
+    s.p99Ms = r.QuantileNs(0.99) / 1e6;
+    s.measurements = r.Count();
+    s.distribution = r.Buckets();
     return s;
 }
 

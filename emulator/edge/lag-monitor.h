@@ -1,15 +1,22 @@
 /*
- * How far simulated time lags the wall clock in a real-time run: a sample every
- * millisecond, taken on the simulation thread (an event of its own), so a
- * simulation that falls behind shows it in its samples. Works on our real-time
- * simulator and on ns-3's RealtimeSimulatorImpl (the benchmarks compare them).
+ * How far simulated time lags the wall clock in a real-time run. On our
+ * real-time simulator it is read from the simulator itself, which records how
+ * late every event started (FabemuRealtimeSimulatorImpl::GetLateness): the lag
+ * at every moment simulated time shows, and no event of its own, so an idle
+ * simulation is not woken to be measured. On ns-3's RealtimeSimulatorImpl (the
+ * benchmarks compare the two) it samples every millisecond instead, with an
+ * event on the simulation thread, so a simulation that falls behind shows it.
  */
 #ifndef FABEMU_LAG_MONITOR_H
 #define FABEMU_LAG_MONITOR_H
 
+#include "realtime-simulator.h"
+
 #include "ns3/nstime.h"
+#include "ns3/ptr.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace fabemu
@@ -18,29 +25,32 @@ namespace fabemu
 class LagMonitor
 {
   public:
-    /// Schedules the first sample \p interval from now; call before Simulator::Run.
-    /// Aborts when the simulator is not a real-time one (there is no lag to measure).
+    /// Starts measuring; call before Simulator::Run. Aborts when the simulator is
+    /// not a real-time one (there is no lag to measure). \p interval: the sampling
+    /// period on ns-3's simulator.
     void Start(ns3::Time interval = ns3::MilliSeconds(1));
 
-    /// The samples in the order taken (ns; read on the simulation thread, or after Run).
-    const std::vector<int64_t>& Samples() const { return m_samples; }
-    int64_t MaxNs() const { return m_maxNs; }
-    int64_t LastNs() const { return m_samples.empty() ? 0 : m_samples.back(); }
+    /// The largest lag and the latest (ns; read on the simulation thread, or after Run).
+    int64_t MaxNs() const { return Record().MaxNs(); }
+    int64_t LastNs() const { return Record().LastNs(); }
 
     struct Summary
     {
         double maxMs{0};
         double p99Ms{0};
-        std::vector<int64_t> sortedNs; ///< the distribution, for a CSV
+        uint64_t measurements{0}; ///< events (or samples) measured
+        /// The distribution, for a CSV: (a bucket's upper bound in ns, how many).
+        std::vector<std::pair<int64_t, uint64_t>> distribution;
     };
     Summary Summarize() const;
 
   private:
     void Sample();
+    const ns3::LatenessRecord& Record() const;
 
+    ns3::Ptr<ns3::FabemuRealtimeSimulatorImpl> m_ours; ///< set: the simulator records the lag
     ns3::Time m_interval;
-    std::vector<int64_t> m_samples;
-    int64_t m_maxNs{0};
+    ns3::LatenessRecord m_samples; ///< on ns-3's simulator
 };
 
 } // namespace fabemu

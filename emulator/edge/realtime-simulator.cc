@@ -8,6 +8,7 @@
 #include "ns3/map-scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -17,6 +18,74 @@ namespace ns3
 {
 
 NS_LOG_COMPONENT_DEFINE("FabemuRealtimeSimulatorImpl");
+
+size_t
+LatenessRecord::Index(int64_t ns)
+{
+    if (ns < 16)
+    {
+        return static_cast<size_t>(std::max<int64_t>(ns, 0));
+    }
+    const int exponent = 63 - __builtin_clzll(static_cast<uint64_t>(ns)); // >= 4
+    const auto mantissa = static_cast<size_t>((ns >> (exponent - 4)) & 15);
+    return std::min(static_cast<size_t>(exponent - 3) * 16 + mantissa, kBuckets - 1);
+}
+
+int64_t
+LatenessRecord::UpperBound(size_t index)
+{
+    if (index < 16)
+    {
+        return static_cast<int64_t>(index);
+    }
+    const size_t exponent = index / 16 + 3;
+    const size_t mantissa = index % 16;
+    return static_cast<int64_t>(((16 + mantissa + 1) << (exponent - 4)) - 1);
+}
+
+void
+LatenessRecord::Add(int64_t ns)
+{
+    ns = std::max<int64_t>(ns, 0);
+    ++m_buckets[Index(ns)];
+    ++m_count;
+    m_maxNs = std::max(m_maxNs, ns);
+    m_lastNs = ns;
+}
+
+int64_t
+LatenessRecord::QuantileNs(double q) const
+{
+    if (m_count == 0)
+    {
+        return 0;
+    }
+    const auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(m_count)));
+    uint64_t seen = 0;
+    for (size_t i = 0; i < kBuckets; ++i)
+    {
+        seen += m_buckets[i];
+        if (seen >= std::max<uint64_t>(rank, 1))
+        {
+            return std::min(UpperBound(i), m_maxNs);
+        }
+    }
+    return m_maxNs;
+}
+
+std::vector<std::pair<int64_t, uint64_t>>
+LatenessRecord::Buckets() const
+{
+    std::vector<std::pair<int64_t, uint64_t>> out;
+    for (size_t i = 0; i < kBuckets; ++i)
+    {
+        if (m_buckets[i] > 0)
+        {
+            out.emplace_back(std::min(UpperBound(i), m_maxNs), m_buckets[i]);
+        }
+    }
+    return out;
+}
 NS_OBJECT_ENSURE_REGISTERED(FabemuRealtimeSimulatorImpl);
 
 TypeId
@@ -343,6 +412,7 @@ FabemuRealtimeSimulatorImpl::Run()
     }
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
     const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
+    const int64_t stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
     unsigned sinceLook = 0;
     std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
@@ -363,7 +433,8 @@ FabemuRealtimeSimulatorImpl::Run()
             ++m_sleeps;
             m_inserted = false;
             lock.unlock();
-            PollWatched(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds());
+            // At most 100 ms, so the idle hooks run at least that often.
+            PollWatched(std::min<int64_t>(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds(), 100'000'000));
             lock.lock();
             continue;
         }
@@ -405,6 +476,9 @@ FabemuRealtimeSimulatorImpl::Run()
         m_currentTs = next.key.m_ts;
         m_currentContext = next.key.m_context;
         m_currentUid = next.key.m_uid;
+        // Due: nextTs <= nowTs, read at the top of this turn.
+        const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
+        m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs : TimeStep(lateSteps).GetNanoSeconds());
         lock.unlock();
         next.impl->Invoke();
         next.impl->Unref();

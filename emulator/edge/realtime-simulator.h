@@ -42,6 +42,34 @@
 namespace ns3
 {
 
+/**
+ * How late events started: a histogram of lateness in nanoseconds with buckets
+ * 1/16 of a power of two wide (exact below 16 ns), so a run of any length keeps
+ * a fixed 8 KB and a quantile is known to within 6%.
+ */
+class LatenessRecord
+{
+  public:
+    void Add(int64_t ns);
+    uint64_t Count() const { return m_count; }
+    int64_t MaxNs() const { return m_maxNs; }
+    int64_t LastNs() const { return m_lastNs; }
+    /// The upper bound of the bucket holding the event at quantile \p q (0 < q <= 1);
+    /// 0 when nothing was recorded.
+    int64_t QuantileNs(double q) const;
+    /// Each non-empty bucket as (its upper bound in ns, events), ascending.
+    std::vector<std::pair<int64_t, uint64_t>> Buckets() const;
+
+  private:
+    static constexpr size_t kBuckets = 60 * 16;
+    static size_t Index(int64_t ns);
+    static int64_t UpperBound(size_t index);
+    std::vector<uint64_t> m_buckets = std::vector<uint64_t>(kBuckets);
+    uint64_t m_count{0};
+    int64_t m_maxNs{0};
+    int64_t m_lastNs{0};
+};
+
 class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 {
   public:
@@ -75,6 +103,11 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Waits spun and waits slept, so far.
     uint64_t GetSpins() const { return m_spins; }
     uint64_t GetSleeps() const { return m_sleeps; }
+    /// How far behind its time each event started: the lag of simulated time behind
+    /// the wall clock, taken at every moment simulated time shows (read on the
+    /// simulation thread, or after Run). No sampling event is needed for it, so an
+    /// idle simulation sleeps until its next real event.
+    const LatenessRecord& GetLateness() const { return m_lateness; }
     /// Times the watched descriptors were left unread for being more than
     /// MaxBacklog behind the wall clock, so far (read on the simulation thread, or after Run).
     uint64_t GetDeferredReads() const { return m_deferredReads; }
@@ -89,8 +122,10 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     void Watch(int fd, std::function<void()> onReadable);
     void Unwatch(int fd);
     /// Calls \p hook on the simulation thread whenever the events due now have
-    /// run and it is about to wait (or, while busy, every few events): where
-    /// work gathered during a burst (frames to write) is best done at once.
+    /// run and it is about to wait (or, while busy, every few events), and at
+    /// least every 100 ms: where work gathered during a burst (frames to write) is
+    /// best done at once, and where periodic work that is not part of the model
+    /// (publishing counters) goes without an event of its own.
     /// Returns a handle for RemoveIdleHook.
     uint64_t AddIdleHook(std::function<void()> hook);
     void RemoveIdleHook(uint64_t handle);
@@ -135,6 +170,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     uint64_t m_sleeps{0};
     Time m_maxBacklog;
     uint64_t m_deferredReads{0};
+    LatenessRecord m_lateness;
 };
 
 } // namespace ns3

@@ -2,7 +2,9 @@
 // wall clock must stop taking frames from the taps while it is more than
 // MaxBacklog behind, so the backlog (and the memory behind it) stays bounded.
 // A pipe stands in for a tap; events that each burn more wall time than the
-// simulated time between them stand in for an overloaded model. No root needed.
+// simulated time between them stand in for an overloaded model. And the lag: every
+// event's lateness recorded by the simulator, with no sampling event. No root needed.
+#include "lag-monitor.h"
 #include "realtime-simulator.h"
 
 #include "ns3/global-value.h"
@@ -108,4 +110,61 @@ TEST_CASE("with a bound longer than the run, the same pipe is read while far beh
     CHECK(unbounded.deferredReads == 0);
     CHECK(unbounded.chainDoneBeforeRead == 0); // taken in the middle of the backlog
     CHECK(unbounded.lagAtReadMs > 10.0);
+}
+
+TEST_CASE("LatenessRecord: exact below 16 ns, quantiles within a sixteenth above, every event counted")
+{
+    LatenessRecord r;
+    CHECK(r.QuantileNs(0.99) == 0);
+    for (int64_t v = 0; v < 16; ++v)
+    {
+        r.Add(v);
+    }
+    CHECK(r.QuantileNs(0.5) == 7);
+    CHECK(r.MaxNs() == 15);
+    LatenessRecord big;
+    for (int64_t v = 1; v <= 100000; ++v)
+    {
+        big.Add(v * 1000); // 1 us .. 100 ms
+    }
+    big.Add(-5); // an early start counts as on time
+    CHECK(big.Count() == 100001);
+    CHECK(big.MaxNs() == 100'000'000);
+    CHECK(big.LastNs() == 0);
+    const int64_t p99 = big.QuantileNs(0.99);
+    CHECK(p99 >= 99'000'000);
+    CHECK(p99 <= 99'000'000 + 99'000'000 / 16);
+    uint64_t total = 0;
+    int64_t previous = -1;
+    for (const auto& [bound, n] : big.Buckets())
+    {
+        CHECK(bound > previous);
+        previous = bound;
+        total += n;
+    }
+    CHECK(total == big.Count());
+}
+
+TEST_CASE("the lag is every event's lateness: an event held up by another shows it, an idle run is not woken")
+{
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    fabemu::LagMonitor lag;
+    lag.Start();
+    // 4 ms of work at 1 ms holds up the event due at 2 ms by some 3 ms.
+    Simulator::Schedule(MilliSeconds(1), [] {
+        const auto until = Clock::now() + std::chrono::milliseconds(4);
+        while (Clock::now() < until)
+        {
+        }
+    });
+    Simulator::Schedule(MilliSeconds(2), [] {});
+    Simulator::Stop(MilliSeconds(60)); // then 55 ms with nothing to do
+    Simulator::Run();
+    CHECK(Simulator::GetEventCount() == 3); // ours only: no sampling events
+    const auto summary = lag.Summarize();
+    CHECK(summary.measurements == 3);
+    CHECK(summary.maxMs >= 2.5);
+    CHECK(summary.maxMs < 50.0);
+    Simulator::Destroy();
 }

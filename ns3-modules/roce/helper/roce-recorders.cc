@@ -70,12 +70,40 @@ QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Ti
       m_out(out),
       m_interval(interval)
 {
+    for (const auto& sw : m_fabric.GetSwitches())
+    {
+        for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
+        {
+            sw->GetPort(port)->TraceConnectWithoutContext("MacRx",
+                                                          MakeCallback(&QueueSampler::OnSwitchRx, this));
+        }
+    }
+    m_pending = true;
     Simulator::ScheduleNow(&QueueSampler::Sample, this);
+}
+
+void
+QueueSampler::OnSwitchRx(Ptr<const Packet>)
+{
+    if (m_pending)
+    {
+        return;
+    }
+    // The next instant of the grid after the latest sample, now or later.
+    const int64_t step = m_interval.GetTimeStep();
+    const int64_t since = (Simulator::Now() - m_last).GetTimeStep();
+    const int64_t steps = std::max<int64_t>(1, (since + step - 1) / step);
+    m_pending = true;
+    Simulator::Schedule(m_last + TimeStep(steps * step) - Simulator::Now(), &QueueSampler::Sample, this);
 }
 
 void
 QueueSampler::Sample()
 {
+    m_pending = false;
+    m_last = Simulator::Now();
+    ++m_samples;
+    bool anyBusy = false;
     const int64_t now = Simulator::Now().GetNanoSeconds();
     for (const auto& sw : m_fabric.GetSwitches())
     {
@@ -92,11 +120,16 @@ QueueSampler::Sample()
                           << '\n';
                 }
                 busy = bytes > 0;
+                anyBusy = anyBusy || busy;
                 m_peak = std::max(m_peak, bytes);
             }
         }
     }
-    Simulator::Schedule(m_interval, &QueueSampler::Sample, this);
+    if (anyBusy)
+    {
+        m_pending = true;
+        Simulator::Schedule(m_interval, &QueueSampler::Sample, this);
+    }
 }
 
 } // namespace ns3

@@ -64,20 +64,31 @@ class PcapWriter : public SimpleRefCount<PcapWriter>
 /// Samples every switch egress queue each interval, writing
 /// "time_ns node port priority bytes" for queues that hold bytes (and once
 /// more when one has drained to zero).
+///
+/// While every queue is empty it does not sample (such samples write nothing)
+/// until a frame reaches a switch, then resumes on the same grid of instants:
+/// the rows are those of sampling throughout, and an idle real-time emulation is
+/// not woken every interval.
 class QueueSampler
 {
   public:
     QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval);
     /// The largest sample seen, bytes.
     uint64_t Peak() const { return m_peak; }
+    /// Samples taken so far.
+    uint64_t Samples() const { return m_samples; }
 
   private:
     void Sample();
+    void OnSwitchRx(Ptr<const Packet>);
     const RoceFabricHelper& m_fabric;
     std::ostream& m_out;
     Time m_interval;
+    Time m_last;             ///< when the latest sample was taken (the grid's phase)
+    bool m_pending{false};   ///< a sample is scheduled
     std::map<std::tuple<uint32_t, uint32_t, uint8_t>, bool> m_wasBusy;
     uint64_t m_peak{0};
+    uint64_t m_samples{0};
 };
 
 } // namespace ns3
