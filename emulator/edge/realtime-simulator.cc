@@ -271,6 +271,22 @@ FabemuRealtimeSimulatorImpl::RealtimeTs() const
 }
 
 Time
+FabemuRealtimeSimulatorImpl::SimulatedNow() const
+{
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_running)
+    {
+        return TimeStep(m_currentTs);
+    }
+    const uint64_t wall = RealtimeTs();
+    if (!m_events->IsEmpty() && m_events->PeekNext().key.m_ts < wall)
+    {
+        return TimeStep(m_currentTs); // behind: where the catching up has got to
+    }
+    return TimeStep(std::max<uint64_t>(wall, m_currentTs));
+}
+
+Time
 FabemuRealtimeSimulatorImpl::RealtimeNow() const
 {
     return m_running ? TimeStep(RealtimeTs()) : Now();

@@ -100,6 +100,10 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 
     /// The wall clock's now on the simulation's time line (Now() while not running).
     Time RealtimeNow() const;
+    /// Simulated time as a real-time run has it: the wall clock's now while no event
+    /// is overdue (Now() stands still between events), else the time of the events
+    /// being caught up with. Not from inside a call holding the simulator's lock.
+    Time SimulatedNow() const;
     /// Waits spun and waits slept, so far.
     uint64_t GetSpins() const { return m_spins; }
     uint64_t GetSleeps() const { return m_sleeps; }

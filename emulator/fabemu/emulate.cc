@@ -810,6 +810,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             live->Set("fabric_type", s.fabric.type);
             live->Set("pid", static_cast<long>(getpid()));
             live->Set("commands", nlohmann::json::array());
+            const auto simImpl = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
             StatusPublisher publisher;
             publisher.live = live;
             publisher.gather = [&]() {
@@ -847,7 +848,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 const double lagNow = lag.LastNs() / 1e6;
                 return nlohmann::json{
                     {"simulation",
-                     {{"time_s", Simulator::Now().GetSeconds()},
+                     {{"time_s", simImpl->SimulatedNow().GetSeconds()},
                       {"lag_ms", lagNow},
                       {"lag_max_ms", lag.MaxNs() / 1e6},
                       {"scheduling", CurrentThreadScheduling()}, // this runs on the simulation thread
@@ -855,8 +856,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                     {"edges", edgeList},
                     {"fabric", fab}};
             };
-            DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation())
-                ->AddIdleHook([&publisher] { publisher.MaybePublish(); });
+            simImpl->AddIdleHook([&publisher] { publisher.MaybePublish(); });
             std::unique_ptr<StatusServer> status;
             try
             {

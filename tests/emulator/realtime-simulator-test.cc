@@ -168,3 +168,26 @@ TEST_CASE("the lag is every event's lateness: an event held up by another shows 
     CHECK(summary.maxMs < 50.0);
     Simulator::Destroy();
 }
+
+TEST_CASE("between events simulated time is the wall clock's, not the last event's")
+{
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
+    REQUIRE(sim);
+    Simulator::Schedule(MilliSeconds(1), [] {});
+    Simulator::Stop(MilliSeconds(150));
+    double midRun = -1;
+    double lastEvent = -1;
+    std::thread reader([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(60));
+        midRun = sim->SimulatedNow().GetSeconds() * 1e3;
+        lastEvent = sim->Now().GetSeconds() * 1e3;
+    });
+    Simulator::Run();
+    reader.join();
+    CHECK(lastEvent == doctest::Approx(1.0)); // Now(): the one event so far
+    CHECK(midRun >= 55.0);                     // idle, so not behind: the wall clock
+    CHECK(midRun < 150.0);
+    Simulator::Destroy();
+}
