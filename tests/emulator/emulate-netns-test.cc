@@ -65,6 +65,26 @@ PlainNamespaces()
     return opt;
 }
 
+/// Runs \p opt with h1 sending \p bytes to h0's port 5000; \p printed gets all it printed.
+EmulateResult
+RunTransfer(EmulateOptions opt, size_t bytes, std::string& printed)
+{
+    opt.servers = {Server(5000)};
+    opt.run = {Client(1, bytes, 5000)};
+    std::ostringstream out;
+    std::ostringstream err;
+    EmulateResult r = RunEmulation(opt, out, err);
+    printed = out.str() + err.str();
+    return r;
+}
+
+/// h0 (the first command) counted all \p bytes.
+bool
+ReceivedAll(const EmulateResult& r, size_t bytes)
+{
+    return !r.commands.empty() && r.commands[0].out.find("received " + std::to_string(bytes)) != std::string::npos;
+}
+
 } // namespace
 
 TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switch whole")
@@ -73,16 +93,12 @@ TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switc
     {
         FABEMU_SKIP(why);
     }
-    EmulateOptions opt = PlainNamespaces();
-    opt.servers = {Server(5000)};
-    opt.run = {Client(1, 20 << 20, 5000)};
-    std::ostringstream out;
-    std::ostringstream err;
-    const EmulateResult r = RunEmulation(opt, out, err);
-    INFO(out.str() << err.str());
+    std::string printed;
+    const EmulateResult r = RunTransfer(PlainNamespaces(), 20 << 20, printed);
+    INFO(printed);
     REQUIRE(r.exitCode == 0);
     REQUIRE(r.commands.size() == 2);
-    CHECK(r.commands[0].out.find("received 20971520") != std::string::npos);
+    CHECK(ReceivedAll(r, 20 << 20));
     CHECK(r.scheduling == "nice -10"); // shared, the default
     CHECK(r.framesFromEndpoints > 14000); // 20 MB in 1448-byte segments, and the ACKs
     CHECK(r.framesToEndpoints > 14000);
@@ -123,16 +139,13 @@ TEST_CASE("scheduling realtime: the simulation thread runs SCHED_FIFO and the tr
     }
     EmulateOptions opt = PlainNamespaces();
     opt.scheduling = "realtime";
-    opt.servers = {Server(5000)};
-    opt.run = {Client(1, 4 << 20, 5000)};
-    std::ostringstream out;
-    std::ostringstream err;
-    const EmulateResult r = RunEmulation(opt, out, err);
-    INFO(out.str() << err.str());
+    std::string printed;
+    const EmulateResult r = RunTransfer(opt, 4 << 20, printed);
+    INFO(printed);
     REQUIRE(r.exitCode == 0);
     CHECK(r.scheduling == "SCHED_FIFO");
-    CHECK(out.str().find("wall clock (SCHED_FIFO)") != std::string::npos);
-    CHECK(r.commands[0].out.find("received 4194304") != std::string::npos);
+    CHECK(printed.find("wall clock (SCHED_FIFO)") != std::string::npos);
+    CHECK(ReceivedAll(r, 4 << 20));
 
     opt.scheduling = "fast";
     std::ostringstream out2;
@@ -151,17 +164,14 @@ TEST_CASE("MaxBacklog set through --set: behind by more, the taps wait, the run 
     // No backlog allowed: every look at the taps while events are due is put off
     // until the simulation is idle, which a busy transfer makes happen often.
     opt.set = {"ns3::FabemuRealtimeSimulatorImpl::MaxBacklog=0ns"};
-    opt.servers = {Server(5000)};
-    opt.run = {Client(1, 4 << 20, 5000)};
-    std::ostringstream out;
-    std::ostringstream err;
-    const EmulateResult r = RunEmulation(opt, out, err);
-    INFO(out.str() << err.str());
+    std::string printed;
+    const EmulateResult r = RunTransfer(opt, 4 << 20, printed);
+    INFO(printed);
     REQUIRE(r.exitCode == 0);
-    CHECK(r.commands[0].out.find("received 4194304") != std::string::npos);
+    CHECK(ReceivedAll(r, 4 << 20));
     CHECK(r.readsDeferred > 0);
     CHECK(r.maxBacklogMs == 0.0);
-    CHECK(out.str().find("overload: the simulation fell more than 0 ms behind") != std::string::npos);
+    CHECK(printed.find("overload: the simulation fell more than 0 ms behind") != std::string::npos);
 }
 
 TEST_CASE("the relay baseline carries the same transfer with no model, and excludes the bridge")
@@ -172,20 +182,17 @@ TEST_CASE("the relay baseline carries the same transfer with no model, and exclu
     }
     EmulateOptions opt = PlainNamespaces();
     opt.relay = true;
-    opt.servers = {Server(5000)};
-    opt.run = {Client(1, 4 << 20, 5000)};
-    std::ostringstream out;
-    std::ostringstream err;
-    const EmulateResult r = RunEmulation(opt, out, err);
-    INFO(out.str() << err.str());
+    std::string printed;
+    const EmulateResult r = RunTransfer(opt, 4 << 20, printed);
+    INFO(printed);
     REQUIRE(r.exitCode == 0);
-    CHECK(r.commands[0].out.find("received 4194304") != std::string::npos);
+    CHECK(ReceivedAll(r, 4 << 20));
     CHECK(r.scheduling == "nice -10"); // tuned as the simulation thread is by default
     CHECK(r.framesFromEndpoints > 2800); // 4 MiB in 1448-byte segments, and the ACKs
     CHECK(r.framesToEndpoints * 100 >= r.framesFromEndpoints * 99); // forwarded, one copy each (two endpoints)
     CHECK(r.arpReplies == 0);            // no edge answered ARP: the namespaces did
-    CHECK(out.str().find("bare user-space relay (no fabric model, its thread nice -10)") != std::string::npos);
-    CHECK(out.str().find("lag of simulated time") == std::string::npos); // nothing simulated
+    CHECK(printed.find("bare user-space relay (no fabric model, its thread nice -10)") != std::string::npos);
+    CHECK(printed.find("lag of simulated time") == std::string::npos); // nothing simulated
 
     opt.bridge = true;
     std::ostringstream out2;
