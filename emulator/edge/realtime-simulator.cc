@@ -8,8 +8,8 @@
 #include "ns3/map-scheduler.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -86,6 +86,7 @@ LatenessRecord::Buckets() const
     }
     return out;
 }
+
 NS_OBJECT_ENSURE_REGISTERED(FabemuRealtimeSimulatorImpl);
 
 TypeId
