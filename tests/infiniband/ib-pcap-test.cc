@@ -1,6 +1,7 @@
 // The InfiniBand model's pcap files, read back by tshark as InfiniBand.
 #include "../pcap-frames.h"
 #include "../shell.h"
+#include "../idle-gap-sampling.h"
 #include "../skip.h"
 #include "ib-fabric-helper.h"
 #include "ib-link.h"
@@ -192,4 +193,16 @@ TEST_CASE("captured packets carry their CRCs: the ICRC is the same at every hop,
         c[40] ^= 1;
         CHECK(IbIcrc(c.data(), icrc) != crc32At(a, icrc));
     }
+}
+
+TEST_CASE("the IB queue sampler sleeps while every input buffer is empty and resumes on its grid")
+{
+    Config::Reset();
+    IbFabricHelper fabric;
+    fabric.Install(TopologySpec::Star(9, LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
+    std::ostringstream rows;
+    IbQueueSampler sampler(fabric, rows, NanoSeconds(fabemu_test::kGridNs));
+    const auto g = fabemu_test::RunTwoIncasts(fabric, rows);
+    fabemu_test::CheckSleptThroughGap(g, sampler.Samples(), sampler.Peak());
+    Simulator::Destroy();
 }

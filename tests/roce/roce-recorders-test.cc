@@ -1,4 +1,5 @@
 #include "../shell.h"
+#include "../idle-gap-sampling.h"
 #include "../skip.h"
 #include "rdma-workload.h"
 #include "roce-recorders.h"
@@ -217,33 +218,8 @@ TEST_CASE("the queue sampler sleeps while every queue is empty and resumes on it
     RoceFabricHelper fabric;
     fabric.Install(TopologySpec::Star(9, LinkParams{}));
     std::ostringstream rows;
-    const Time interval = MicroSeconds(10);
-    QueueSampler sampler(fabric, rows, interval);
-    FlowRunner runner(fabric);
-    // Two incasts 5 ms apart: the fabric is idle for most of the gap.
-    runner.Add(workload::Incast(0, {1, 2, 3, 4, 5, 6, 7, 8}, 200'000, Time(0)));
-    runner.Add(workload::Incast(0, {1, 2, 3, 4, 5, 6, 7, 8}, 200'000, MilliSeconds(5)));
-    runner.Start();
-    Simulator::Stop(MilliSeconds(20)); // 2000 intervals
-    Simulator::Run();
-    REQUIRE(runner.Records().size() == 16);
-    std::istringstream lines(rows.str());
-    long long t = 0;
-    unsigned node = 0, port = 0, prio = 0;
-    unsigned long long bytes = 0;
-    int first = 0, second = 0, offGrid = 0;
-    while (lines >> t >> node >> port >> prio >> bytes)
-    {
-        (t < 5'000'000 ? first : second) += 1;
-        offGrid += t % 10'000 != 0;
-    }
-    CHECK(first > 0);
-    CHECK(second > 0); // woken again by the second incast's frames
-    CHECK(offGrid == 0); // on the grid of sampling throughout, from time 0
-    CHECK(sampler.Peak() > 0);
-    // Sampling throughout would take 2000 samples; the two bursts need far fewer.
-    CHECK(sampler.Samples() < 600);
-    CHECK(sampler.Samples() > 20);
-    MESSAGE("samples taken: " << sampler.Samples() << ", rows " << first << " + " << second);
+    QueueSampler sampler(fabric, rows, NanoSeconds(fabemu_test::kGridNs));
+    const auto g = fabemu_test::RunTwoIncasts(fabric, rows);
+    fabemu_test::CheckSleptThroughGap(g, sampler.Samples(), sampler.Peak());
     Simulator::Destroy();
 }

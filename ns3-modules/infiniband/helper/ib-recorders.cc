@@ -40,7 +40,7 @@ IbPcapWriter::Write(Ptr<const Packet> p)
 
 IbQueueSampler::IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval)
     : m_out(out),
-      m_interval(interval)
+      m_grid(interval, [this] { return Sample(); })
 {
     const auto& switches = fabric.GetSwitches();
     for (uint32_t s = 0; s < switches.size(); ++s)
@@ -48,15 +48,24 @@ IbQueueSampler::IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, 
         for (uint32_t p = 0; p < switches[s]->GetNPorts(); ++p)
         {
             m_ports.push_back(Watched{switches[s]->GetPort(p), fabric.GetNHosts() + s, p});
+            // A buffer filling is what a sample would see: resume if asleep.
+            switches[s]->GetPort(p)->TraceConnectWithoutContext(
+                "BufferDepth", Callback<void, uint8_t, uint32_t>([this](uint8_t, uint32_t blocks) {
+                    if (blocks > 0)
+                    {
+                        m_grid.Wake();
+                    }
+                }));
         }
     }
     m_wasBusy.assign(m_ports.size() * IbPort::kMaxDataVls, false);
-    Simulator::ScheduleNow(&IbQueueSampler::Sample, this);
+    m_grid.Start();
 }
 
-void
+bool
 IbQueueSampler::Sample()
 {
+    bool anyBusy = false;
     const int64_t now = Simulator::Now().GetNanoSeconds();
     for (size_t i = 0; i < m_ports.size(); ++i)
     {
@@ -70,10 +79,11 @@ IbQueueSampler::Sample()
                 m_out << now << ' ' << w.node << ' ' << w.index << ' ' << +vl << ' ' << bytes << '\n';
             }
             busy = bytes > 0;
+            anyBusy = anyBusy || busy;
             m_peak = std::max(m_peak, bytes);
         }
     }
-    Simulator::Schedule(m_interval, &IbQueueSampler::Sample, this);
+    return anyBusy;
 }
 
 } // namespace ns3

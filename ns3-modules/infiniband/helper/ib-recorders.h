@@ -6,6 +6,7 @@
 #ifndef FABEMU_IB_RECORDERS_H
 #define FABEMU_IB_RECORDERS_H
 
+#include "grid-sampler.h"
 #include "ib-fabric-helper.h"
 #include "ib-port.h"
 
@@ -41,16 +42,20 @@ class IbPcapWriter : public SimpleRefCount<IbPcapWriter>
 
 /// Writes "time_ns node port vl bytes" every interval for each switch input buffer in
 /// use (and once more when it empties); node is the switch's number after the hosts
-/// (as in the spec), port its port number.
+/// (as in the spec), port its port number. While every buffer is empty it does not
+/// sample until one fills, then resumes on the same grid (GridSampler).
 class IbQueueSampler
 {
   public:
     IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval);
     /// The largest sample seen, bytes.
     uint64_t Peak() const { return m_peak; }
+    /// Samples taken so far.
+    uint64_t Samples() const { return m_grid.Samples(); }
 
   private:
-    void Sample();
+    /// One sample; whether any input buffer holds blocks.
+    bool Sample();
     struct Watched
     {
         Ptr<IbPort> port;
@@ -60,8 +65,8 @@ class IbQueueSampler
     std::vector<Watched> m_ports;
     std::vector<bool> m_wasBusy; ///< per port and VL
     std::ostream& m_out;
-    Time m_interval;
     uint64_t m_peak{0};
+    GridSampler m_grid;
 };
 
 } // namespace ns3

@@ -68,41 +68,22 @@ PcapWriter::Write(Ptr<const Packet> frame)
 QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval)
     : m_fabric(fabric),
       m_out(out),
-      m_interval(interval)
+      m_grid(interval, [this] { return Sample(); })
 {
     for (const auto& sw : m_fabric.GetSwitches())
     {
         for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
         {
-            sw->GetPort(port)->TraceConnectWithoutContext("MacRx",
-                                                          MakeCallback(&QueueSampler::OnSwitchRx, this));
+            sw->GetPort(port)->TraceConnectWithoutContext(
+                "MacRx", Callback<void, Ptr<const Packet>>([this](Ptr<const Packet>) { m_grid.Wake(); }));
         }
     }
-    m_pending = true;
-    Simulator::ScheduleNow(&QueueSampler::Sample, this);
+    m_grid.Start();
 }
 
-void
-QueueSampler::OnSwitchRx(Ptr<const Packet>)
-{
-    if (m_pending)
-    {
-        return;
-    }
-    // The next instant of the grid after the latest sample, now or later.
-    const int64_t step = m_interval.GetTimeStep();
-    const int64_t since = (Simulator::Now() - m_last).GetTimeStep();
-    const int64_t steps = std::max<int64_t>(1, (since + step - 1) / step);
-    m_pending = true;
-    Simulator::Schedule(m_last + TimeStep(steps * step) - Simulator::Now(), &QueueSampler::Sample, this);
-}
-
-void
+bool
 QueueSampler::Sample()
 {
-    m_pending = false;
-    m_last = Simulator::Now();
-    ++m_samples;
     bool anyBusy = false;
     const int64_t now = Simulator::Now().GetNanoSeconds();
     for (const auto& sw : m_fabric.GetSwitches())
@@ -125,11 +106,7 @@ QueueSampler::Sample()
             }
         }
     }
-    if (anyBusy)
-    {
-        m_pending = true;
-        Simulator::Schedule(m_interval, &QueueSampler::Sample, this);
-    }
+    return anyBusy;
 }
 
 } // namespace ns3

@@ -6,6 +6,7 @@
 #ifndef FABEMU_ROCE_RECORDERS_H
 #define FABEMU_ROCE_RECORDERS_H
 
+#include "grid-sampler.h"
 #include "roce-fabric-helper.h"
 
 #include "ns3/pcap-file.h"
@@ -66,9 +67,8 @@ class PcapWriter : public SimpleRefCount<PcapWriter>
 /// more when one has drained to zero).
 ///
 /// While every queue is empty it does not sample (such samples write nothing)
-/// until a frame reaches a switch, then resumes on the same grid of instants:
-/// the rows are those of sampling throughout, and an idle real-time emulation is
-/// not woken every interval.
+/// until a frame reaches a switch, then resumes on the same grid of instants
+/// (GridSampler): the rows are those of sampling throughout.
 class QueueSampler
 {
   public:
@@ -76,19 +76,16 @@ class QueueSampler
     /// The largest sample seen, bytes.
     uint64_t Peak() const { return m_peak; }
     /// Samples taken so far.
-    uint64_t Samples() const { return m_samples; }
+    uint64_t Samples() const { return m_grid.Samples(); }
 
   private:
-    void Sample();
-    void OnSwitchRx(Ptr<const Packet>);
+    /// One sample; whether any queue holds bytes.
+    bool Sample();
     const RoceFabricHelper& m_fabric;
     std::ostream& m_out;
-    Time m_interval;
-    Time m_last;             ///< when the latest sample was taken (the grid's phase)
-    bool m_pending{false};   ///< a sample is scheduled
     std::map<std::tuple<uint32_t, uint32_t, uint8_t>, bool> m_wasBusy;
     uint64_t m_peak{0};
-    uint64_t m_samples{0};
+    GridSampler m_grid;
 };
 
 } // namespace ns3

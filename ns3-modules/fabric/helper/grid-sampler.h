@@ -1,0 +1,79 @@
+/*
+ * Sampling on a fixed grid of instants (the start, then every interval) that
+ * sleeps while there is nothing to see: after a sample that found everything
+ * idle it schedules no more until Wake() reports activity, then resumes at the
+ * next instant of the same grid. A recorder whose idle samples write nothing
+ * (the queue samplers) writes exactly what sampling throughout would, with
+ * far fewer events; in a real-time emulation an idle fabric then wakes nobody.
+ */
+#ifndef FABEMU_GRID_SAMPLER_H
+#define FABEMU_GRID_SAMPLER_H
+
+#include "ns3/nstime.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+
+namespace ns3
+{
+
+class GridSampler
+{
+  public:
+    /// \p sample takes one sample and says whether anything is still busy.
+    GridSampler(Time interval, std::function<bool()> sample)
+        : m_interval(interval),
+          m_sample(std::move(sample))
+    {
+    }
+
+    /// The first sample, now.
+    void Start()
+    {
+        m_pending = true;
+        Simulator::ScheduleNow(&GridSampler::Take, this);
+    }
+
+    /// Something happened that a sample may see: resume if asleep.
+    void Wake()
+    {
+        if (m_pending)
+        {
+            return;
+        }
+        // The next instant of the grid after the latest sample, now or later.
+        const int64_t step = m_interval.GetTimeStep();
+        const int64_t since = (Simulator::Now() - m_last).GetTimeStep();
+        const int64_t steps = std::max<int64_t>(1, (since + step - 1) / step);
+        m_pending = true;
+        Simulator::Schedule(m_last + TimeStep(steps * step) - Simulator::Now(), &GridSampler::Take, this);
+    }
+
+    /// Samples taken so far.
+    uint64_t Samples() const { return m_samples; }
+
+  private:
+    void Take()
+    {
+        m_pending = false;
+        m_last = Simulator::Now();
+        ++m_samples;
+        if (m_sample())
+        {
+            m_pending = true;
+            Simulator::Schedule(m_interval, &GridSampler::Take, this);
+        }
+    }
+
+    Time m_interval;
+    std::function<bool()> m_sample;
+    Time m_last;           ///< the latest sample's instant (the grid's phase)
+    bool m_pending{false}; ///< a sample is scheduled
+    uint64_t m_samples{0};
+};
+
+} // namespace ns3
+
+#endif
