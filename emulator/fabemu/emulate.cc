@@ -625,46 +625,44 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 << std::flush;
         }
 
+        // The two baselines: the same endpoints and commands with no model between them.
+        const auto runWithoutModel = [&](EmulateResult& r) {
+            LiveStatus live;
+            const bool ok = RunCommands(s, vms, signals, live, r.commands);
+            if (signals.Signal())
+            {
+                throw AgentError("interrupted");
+            }
+            PrintCommands(r.commands, setup.printOutputs, out);
+            r.exitCode = ok ? kExitOk : kExitFailure;
+        };
         if (setup.bridge)
         {
-            // The baseline: the same VMs and commands on a plain Linux bridge, no model.
+            // A plain Linux bridge.
             LinuxBridge bridge;
             for (const auto& [index, vm] : vms)
             {
                 bridge.Join(vm->Interface());
             }
-            LiveStatus live;
             EmulateResult r = result;
-            const bool ok = RunCommands(s, vms, signals, live, r.commands);
-            if (signals.Signal())
-            {
-                throw AgentError("interrupted");
-            }
-            PrintCommands(r.commands, setup.printOutputs, out);
+            runWithoutModel(r);
             out << "baseline: the VMs were on a plain Linux bridge (no fabric model, no lag)\n";
-            r.exitCode = ok ? kExitOk : kExitFailure;
             return r;
         }
         if (setup.relay)
         {
-            // The other baseline: the emulator's tap I/O and thread, no model between.
+            // The emulator's own tap I/O and thread.
             std::vector<TapRelay::Member> members;
-            for (const auto& e : s.endpoints)
+            for (size_t i = 0; i < s.endpoints.size(); ++i)
             {
-                members.push_back({std::make_unique<TapPort>(vms[e.index]->Interface()),
-                                   directory[members.size()].mac});
+                members.push_back({std::make_unique<TapPort>(vms[s.endpoints[i].index]->Interface()),
+                                   directory[i].mac});
             }
             TapRelay relay(std::move(members));
             relay.Start();
-            LiveStatus live;
             EmulateResult r = result;
-            const bool ok = RunCommands(s, vms, signals, live, r.commands);
+            runWithoutModel(r);
             relay.Stop();
-            if (signals.Signal())
-            {
-                throw AgentError("interrupted");
-            }
-            PrintCommands(r.commands, setup.printOutputs, out);
             r.framesFromEndpoints = relay.FramesRead();
             r.framesToEndpoints = relay.FramesWritten();
             r.scheduling = relay.Scheduling();
@@ -672,7 +670,6 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                                "its thread {}): {} frames read, {} written, {} refused by a full tap\n",
                                r.scheduling, r.framesFromEndpoints, r.framesToEndpoints,
                                relay.FramesRefused());
-            r.exitCode = ok ? kExitOk : kExitFailure;
             return r;
         }
         // Config::Reset also resets globals, so it comes first; the binding takes effect
@@ -940,11 +937,8 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
             const LagMonitor::Summary lagSummary = lag.Summarize();
             r.lagMaxMs = lagSummary.maxMs;
             r.lagP99Ms = lagSummary.p99Ms;
-            if (auto impl = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
-            {
-                r.readsDeferred = impl->GetDeferredReads();
-                r.maxBacklogMs = impl->GetMaxBacklog().GetSeconds() * 1e3;
-            }
+            r.readsDeferred = simImpl->GetDeferredReads();
+            r.maxBacklogMs = simImpl->GetMaxBacklog().GetSeconds() * 1e3;
             r.timingFaithful = r.lagMaxMs * 1e9 <= s.lagThresholdPs;
             if (!setup.resultsDir.empty())
             {
