@@ -47,12 +47,6 @@ TapRelay::Stop()
     }
 }
 
-std::string
-TapRelay::Scheduling() const
-{
-    return m_tuned.load(std::memory_order_acquire) ? m_scheduling : "";
-}
-
 void
 TapRelay::Forward(size_t from, const uint8_t* frame, size_t len)
 {
@@ -61,27 +55,22 @@ TapRelay::Forward(size_t from, const uint8_t* frame, size_t len)
     {
         return; // not even an Ethernet header
     }
-    const bool group = frame[0] & 1;
-    for (size_t i = 0; i < m_members.size(); ++i)
+    // The one other port whose endpoint owns the destination MAC; none for a group
+    // address or nobody's, which go to every other port (as a learning bridge floods).
+    size_t owner = m_members.size();
+    for (size_t i = 0; i < m_members.size() && !(frame[0] & 1); ++i)
     {
-        if (i != from && (group || std::memcmp(frame, m_members[i].mac.data(), 6) == 0))
+        if (i != from && std::memcmp(frame, m_members[i].mac.data(), 6) == 0)
         {
-            m_members[i].port->Queue(std::vector<uint8_t>(frame, frame + len));
-            if (!group)
-            {
-                return;
-            }
+            owner = i;
+            break;
         }
     }
-    if (!group)
+    for (size_t i = 0; i < m_members.size(); ++i)
     {
-        // Nobody's MAC: flood, as a learning bridge does with an unknown address.
-        for (size_t i = 0; i < m_members.size(); ++i)
+        if (i != from && (owner == m_members.size() || i == owner))
         {
-            if (i != from)
-            {
-                m_members[i].port->Queue(std::vector<uint8_t>(frame, frame + len));
-            }
+            m_members[i].port->Queue(std::vector<uint8_t>(frame, frame + len));
         }
     }
 }
@@ -93,7 +82,6 @@ TapRelay::Loop()
     // so that the two differ only by the model.
     (void)pthread_setname_np(pthread_self(), "fabemu-relay");
     m_scheduling = TuneRealtimeThread(ThreadScheduling::Shared);
-    m_tuned.store(true, std::memory_order_release);
     std::vector<pollfd> fds;
     for (const auto& m : m_members)
     {

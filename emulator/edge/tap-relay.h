@@ -51,8 +51,8 @@ class TapRelay
     uint64_t FramesWritten() const { return m_written; }
     /// Frames a full tap refused: dropped, as a bridge's tap would drop them.
     uint64_t FramesRefused() const { return m_refused; }
-    /// The scheduling the relay's thread got (TuneRealtimeThread's words), once started.
-    std::string Scheduling() const;
+    /// The scheduling the relay's thread got (TuneRealtimeThread's words); read after Stop.
+    const std::string& Scheduling() const { return m_scheduling; }
 
   private:
     void Loop();
@@ -67,8 +67,7 @@ class TapRelay
     std::atomic<uint64_t> m_read{0};
     std::atomic<uint64_t> m_written{0};
     std::atomic<uint64_t> m_refused{0};
-    std::string m_scheduling;
-    mutable std::atomic<bool> m_tuned{false};
+    std::string m_scheduling; ///< written by the thread, read after it is joined
 };
 
 } // namespace fabemu
