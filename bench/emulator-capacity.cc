@@ -162,6 +162,22 @@ Transit(OwnedTap& in, OwnedTap& out, const std::vector<std::vector<uint8_t>>& fr
     }
 }
 
+/// What every path is put through: \p rate frames/s for \p seconds, or with a rate of
+/// 0 one frame at a time (transit).
+void
+Measure(OwnedTap& in, OwnedTap& out, double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames,
+        Trial& t)
+{
+    if (rate > 0)
+    {
+        Offer(in, out, rate, seconds, frames, t);
+    }
+    else
+    {
+        Transit(in, out, frames, gTransits, t);
+    }
+}
+
 Trial
 ThroughBridge(double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames)
 {
@@ -176,14 +192,7 @@ ThroughBridge(double rate, double seconds, const std::vector<std::vector<uint8_t
         throw TapError("cannot make the baseline bridge " + br);
     }
     Trial t;
-    if (rate > 0)
-    {
-        Offer(a, b, rate, seconds, frames, t);
-    }
-    else
-    {
-        Transit(a, b, frames, gTransits, t);
-    }
+    Measure(a, b, rate, seconds, frames, t);
     (void)!std::system(("ip link del " + br).c_str());
     return t;
 }
@@ -201,14 +210,7 @@ ThroughRelay(double rate, double seconds, const std::vector<std::vector<uint8_t>
     TapRelay relay(std::move(members));
     relay.Start();
     Trial t;
-    if (rate > 0)
-    {
-        Offer(a, b, rate, seconds, frames, t);
-    }
-    else
-    {
-        Transit(a, b, frames, gTransits, t);
-    }
+    Measure(a, b, rate, seconds, frames, t);
     relay.Stop();
     return t;
 }
@@ -236,14 +238,7 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
             TuneRealtimeThread();
             Simulator::Run();
         });
-        if (rate > 0)
-        {
-            Offer(a, b, rate, seconds, frames, t);
-        }
-        else
-        {
-            Transit(a, b, frames, gTransits, t);
-        }
+        Measure(a, b, rate, seconds, frames, t);
         Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
         sim.join();
         ea.Stop();
