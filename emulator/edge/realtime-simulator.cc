@@ -19,6 +19,13 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("FabemuRealtimeSimulatorImpl");
 
+namespace
+{
+/// The longest a wait lasts, however far the next event: the idle hooks run at
+/// least this often (100 ms, as AddIdleHook promises).
+constexpr int64_t kLongestWaitNs = 100'000'000;
+} // namespace
+
 size_t
 LatenessRecord::Index(int64_t ns)
 {
@@ -438,7 +445,7 @@ FabemuRealtimeSimulatorImpl::Run()
         {
             m_inserted = false;
             lock.unlock();
-            PollWatched(100'000'000);
+            PollWatched(kLongestWaitNs);
             lock.lock();
             continue;
         }
@@ -450,8 +457,7 @@ FabemuRealtimeSimulatorImpl::Run()
             ++m_sleeps;
             m_inserted = false;
             lock.unlock();
-            // At most 100 ms, so the idle hooks run at least that often.
-            PollWatched(std::min<int64_t>(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds(), 100'000'000));
+            PollWatched(std::min<int64_t>(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds(), kLongestWaitNs));
             lock.lock();
             continue;
         }

@@ -32,6 +32,17 @@ struct Run
     uint64_t deferredReads{0};
 };
 
+/// A new FabemuRealtimeSimulatorImpl in place of any simulator before.
+Ptr<FabemuRealtimeSimulatorImpl>
+FreshSimulator()
+{
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
+    REQUIRE(sim);
+    return sim;
+}
+
 int gChainLeft = 0;
 
 /// One burdened event: 1.5 ms of wall time for every 0.5 ms of simulated time.
@@ -51,10 +62,7 @@ Burden()
 Run
 Overload(Time maxBacklog)
 {
-    Simulator::Destroy();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
-    auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
-    REQUIRE(sim);
+    const auto sim = FreshSimulator();
     sim->SetAttribute("MaxBacklog", TimeValue(maxBacklog));
     int fds[2];
     REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
@@ -147,8 +155,7 @@ TEST_CASE("LatenessRecord: exact below 16 ns, quantiles within a sixteenth above
 
 TEST_CASE("the lag is every event's lateness: an event held up by another shows it, an idle run is not woken")
 {
-    Simulator::Destroy();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    FreshSimulator();
     fabemu::LagMonitor lag;
     lag.Start();
     // 4 ms of work at 1 ms holds up the event due at 2 ms by some 3 ms.
@@ -171,10 +178,7 @@ TEST_CASE("the lag is every event's lateness: an event held up by another shows 
 
 TEST_CASE("between events simulated time is the wall clock's, not the last event's")
 {
-    Simulator::Destroy();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
-    auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
-    REQUIRE(sim);
+    const auto sim = FreshSimulator();
     Simulator::Schedule(MilliSeconds(1), [] {});
     Simulator::Stop(MilliSeconds(150));
     double midRun = -1;
