@@ -103,7 +103,7 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         for (const auto& r : runner.Records())
         {
             slowdowns.push_back(r.fct.GetSeconds() / r.idealFct.GetSeconds());
-            delivered += r.ok ? r.spec.bytes : 0;
+            delivered += r.Completed() ? r.spec.bytes : 0;
         }
         std::sort(slowdowns.begin(), slowdowns.end());
         summary["scenario"] = "demo";

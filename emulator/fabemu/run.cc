@@ -180,8 +180,8 @@ FlowsJson(const std::vector<FlowRecord>& records, json& stats, uint64_t& deliver
                          {"ideal_fct_s", r.idealFct.GetSeconds()},
                          {"slowdown", slowdown},
                          {"throughput_gbps", gbps},
-                         {"ok", r.ok}});
-        if (r.ok)
+                         {"ok", r.Completed()}});
+        if (r.Completed())
         {
             delivered += r.spec.bytes;
             slowdowns.push_back(slowdown);

@@ -104,6 +104,48 @@ Poisson(const std::vector<uint32_t>& hosts,
 
 } // namespace workload
 
+const char*
+FlowStateName(FlowState s)
+{
+    switch (s)
+    {
+    case FlowState::Completed:
+        return "completed";
+    case FlowState::Failed:
+        return "failed";
+    case FlowState::Pending:
+        return "pending";
+    }
+    return "unknown";
+}
+
+namespace
+{
+
+/// A failed work request's status as a person would say it.
+std::string
+FailureReason(RdmaCompletion::Status s)
+{
+    switch (s)
+    {
+    case RdmaCompletion::Status::RetryExceeded:
+        return "retry count exceeded";
+    case RdmaCompletion::Status::Flushed:
+        return "QP error (request flushed)";
+    case RdmaCompletion::Status::LengthError:
+        return "length error";
+    case RdmaCompletion::Status::Unsupported:
+        return "operation not supported";
+    case RdmaCompletion::Status::RemoteError:
+        return "remote error (connection terminated)";
+    case RdmaCompletion::Status::Success:
+        break;
+    }
+    return "";
+}
+
+} // namespace
+
 FlowRunner::FlowRunner(RdmaFabric& fabric)
     : m_fabric(fabric)
 {
@@ -126,6 +168,7 @@ FlowRunner::Start()
 {
     m_connections.resize(m_flows.size());
     m_finished.assign(m_flows.size(), false);
+    m_deliveredAtEnd.assign(m_flows.size(), 0);
     for (uint32_t id = 0; id < m_flows.size(); ++id)
     {
         Simulator::Schedule(m_flows[id].start - Simulator::Now(), &FlowRunner::Launch, this, id);
@@ -156,9 +199,21 @@ FlowRunner::Finished(uint32_t id, const RdmaCompletion& done)
     r.spec = f;
     r.srcPort = c.srcPort;
     r.dstPort = c.dstPort;
-    r.fct = done.completed - done.posted;
     r.idealFct = m_fabric.IdealFct(f.src, f.dst, f.bytes);
-    r.ok = done.status == RdmaCompletion::Status::Success;
+    if (done.status == RdmaCompletion::Status::Success)
+    {
+        r.state = FlowState::Completed;
+        r.fct = done.completed - done.posted;
+        r.delivered = f.bytes;
+    }
+    else
+    {
+        r.state = FlowState::Failed;
+        r.reason = FailureReason(done.status);
+        r.delivered = Delivered(id);
+        ++m_failed;
+    }
+    m_deliveredAtEnd[id] = r.delivered;
     m_records.push_back(r);
     m_finished[id] = true;
     // Not from inside the QP's own completion: release it once this event is over.
@@ -178,12 +233,36 @@ FlowRunner::Delivered(uint32_t id) const
     }
     if (m_finished[id])
     {
-        return m_flows[id].bytes;
+        return m_deliveredAtEnd[id]; // a failed flow keeps what it had delivered
     }
     // In-order payload at the receiving QP: the responder, or for READ the requester.
     const auto& c = m_connections[id];
     return m_flows[id].op == RdmaWorkRequest::Op::Read ? c.requester->GetBytesReceived()
                                                       : c.responder->GetBytesReceived();
+}
+
+std::vector<FlowRecord>
+FlowRunner::Outcomes() const
+{
+    std::vector<FlowRecord> all(m_flows.size());
+    for (uint32_t id = 0; id < m_flows.size(); ++id)
+    {
+        FlowRecord& r = all[id];
+        r.id = id;
+        r.spec = m_flows[id];
+        r.idealFct = m_fabric.IdealFct(r.spec.src, r.spec.dst, r.spec.bytes);
+        if (id < m_connections.size() && m_connections[id].requester)
+        {
+            r.srcPort = m_connections[id].srcPort;
+            r.dstPort = m_connections[id].dstPort;
+        }
+        r.delivered = Delivered(id);
+    }
+    for (const auto& r : m_records)
+    {
+        all[r.id] = r;
+    }
+    return all;
 }
 
 void
@@ -192,6 +271,10 @@ FlowRunner::WriteFct(std::ostream& os) const
     char line[160];
     for (const auto& r : m_records)
     {
+        if (!r.Completed())
+        {
+            continue;
+        }
         std::snprintf(line, sizeof(line), "%08x %08x %u %u %llu %lld %lld %lld\n",
                       m_fabric.GetHostIpv4(r.spec.src), m_fabric.GetHostIpv4(r.spec.dst),
                       r.srcPort, r.dstPort, static_cast<unsigned long long>(r.spec.bytes),

@@ -15,6 +15,7 @@
 #include "ns3/random-variable-stream.h"
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -60,16 +61,32 @@ std::vector<FlowSpec> Poisson(const std::vector<uint32_t>& hosts,
 
 } // namespace workload
 
-/// One finished (or failed) flow.
+/// How a flow ended: only a completed flow has a flow completion time.
+enum class FlowState : uint8_t
+{
+    Completed, ///< every byte acknowledged
+    Failed,    ///< its work request completed in error (retry count exceeded, QP error, ...)
+    Pending,   ///< started or not, it had not finished when the run ended
+};
+
+const char* FlowStateName(FlowState s);
+
+/// One flow's outcome.
 struct FlowRecord
 {
     uint32_t id{0};
     FlowSpec spec;
     uint16_t srcPort{0};
     uint16_t dstPort{0};
-    Time fct;
+    FlowState state{FlowState::Pending};
+    /// Why a failed flow failed, in words ("retry count exceeded"); empty otherwise.
+    std::string reason;
+    Time fct; ///< completed flows only; zero otherwise
     Time idealFct;
-    bool ok{false};
+    /// Payload bytes delivered in order to the receiver (all of them when completed).
+    uint64_t delivered{0};
+
+    bool Completed() const { return state == FlowState::Completed; }
 };
 
 class FlowRunner
@@ -83,13 +100,18 @@ class FlowRunner
     /// Called once every flow has finished.
     void SetAllDoneCallback(Callback<void> cb) { m_allDone = cb; }
 
+    /// The flows that have ended, completed or failed, in the order they ended.
     const std::vector<FlowRecord>& Records() const { return m_records; }
+    /// Every flow by id: the ended ones as recorded, the others as pending now.
+    std::vector<FlowRecord> Outcomes() const;
     size_t Pending() const { return m_flows.size() - m_records.size(); }
+    size_t Failed() const { return m_failed; }
     const std::vector<FlowSpec>& Flows() const { return m_flows; }
     /// Payload bytes of flow \p id received in order so far.
     uint64_t Delivered(uint32_t id) const;
 
-    /// HPCC's fct.txt: "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns", IPs in hex.
+    /// HPCC's fct.txt: "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns", IPs in hex;
+    /// completed flows only (a failed or pending flow has no FCT).
     void WriteFct(std::ostream& os) const;
 
   private:
@@ -101,6 +123,8 @@ class FlowRunner
     std::vector<FlowRecord> m_records;
     std::vector<RdmaFabric::Connection> m_connections;
     std::vector<bool> m_finished;
+    std::vector<uint64_t> m_deliveredAtEnd; ///< in-order bytes when the flow ended
+    size_t m_failed{0};
     Callback<void> m_allDone;
 };
 
