@@ -1,5 +1,6 @@
 #include "dcqcn-rate-control.h"
 
+#include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
@@ -73,10 +74,44 @@ DcqcnRateControl::GetTypeId()
                           MakeDataRateAccessor(&DcqcnRateControl::m_minRate),
                           MakeDataRateChecker())
             .AddAttribute("MinDecreaseInterval",
-                          "At most one rate decrease per interval (0: every CNP cuts)",
+                          "At most one rate decrease per interval (0: every CNP cuts); with "
+                          "Decrease Periodic, the period of the decrease check",
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&DcqcnRateControl::m_minDecreaseInterval),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute("AlphaFromFirstCnp",
+                          "PerInterval: alpha is set to InitialAlpha at the first CNP and its "
+                          "updates start then (HPCC), instead of running from the flow's start",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&DcqcnRateControl::m_alphaFromFirstCnp),
+                          MakeBooleanChecker())
+            .AddAttribute("Decrease",
+                          "When the rate is cut: OnCnp (the paper) or Periodic (a check every "
+                          "MinDecreaseInterval cuts if a CNP came since the last one; ConnectX, "
+                          "HPCC)",
+                          EnumValue(CutOnCnp),
+                          MakeEnumAccessor(&DcqcnRateControl::m_decrease),
+                          MakeEnumChecker(CutOnCnp, "OnCnp", CutPeriodic, "Periodic"))
+            .AddAttribute("ClampTargetRate",
+                          "Every cut sets the target rate to the current rate; false keeps the "
+                          "target when no increase came since the last cut (HPCC's "
+                          "CLAMP_TARGET_RATE 0)",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&DcqcnRateControl::m_clampTargetRate),
+                          MakeBooleanChecker())
+            .AddAttribute("HyperIncrease",
+                          "What leads to hyper increase: BothCounters (timer and byte counter "
+                          "past F, the paper) or TimerOnly (the timer, after one additive "
+                          "step; HPCC)",
+                          EnumValue(BothCounters),
+                          MakeEnumAccessor(&DcqcnRateControl::m_hyperIncrease),
+                          MakeEnumChecker(BothCounters, "BothCounters", TimerOnly, "TimerOnly"))
+            .AddAttribute("HyperIncreaseStep",
+                          "Hyper increase adds i x Rhai at its i-th step (Growing, the paper) "
+                          "or Rhai every time (Constant, HPCC)",
+                          EnumValue(Growing),
+                          MakeEnumAccessor(&DcqcnRateControl::m_hyperStep),
+                          MakeEnumChecker(Growing, "Growing", Constant, "Constant"))
             .AddTraceSource("Rate",
                             "The current sending rate Rc, bit/s",
                             MakeTraceSourceAccessor(&DcqcnRateControl::m_rc),
@@ -86,14 +121,26 @@ DcqcnRateControl::GetTypeId()
 
 DcqcnRateControl::DcqcnRateControl() = default;
 
+std::vector<std::string>
+DcqcnRateControl::PresetNames()
+{
+    return {"paper", "nvidia", "hpcc"};
+}
+
 bool
 DcqcnRateControl::ApplyPreset(const std::string& name)
 {
-    // Both from shared/reference/roce-congestion-control.md, section 2; the ConnectX
-    // values as its firmware reports them (mlxconfig: RPG_*, DCE_TCP_*, ...).
+    // Sources: shared/reference/roce-congestion-control.md, section 2, and
+    // docs/fidelity.md, which lists every value beside its origin.
     auto set = [](const std::string& attr, const AttributeValue& v) {
         Config::SetDefault("ns3::DcqcnRateControl::" + attr, v);
     };
+    // What the three share unless they say otherwise: the paper's structure.
+    set("AlphaFromFirstCnp", BooleanValue(false));
+    set("Decrease", EnumValue(CutOnCnp));
+    set("ClampTargetRate", BooleanValue(true));
+    set("HyperIncrease", EnumValue(BothCounters));
+    set("HyperIncreaseStep", EnumValue(Growing));
     if (name == "paper")
     {
         set("G", DoubleValue(1.0 / 256));
@@ -112,9 +159,11 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
     }
     if (name == "nvidia")
     {
-        set("G", DoubleValue(1019.0 / 1024));           // DCE_TCP_G 1019
+        // DCE_TCP_G 1019 weighs the old estimate in 1024ths: g = (1024 - 1019) / 1024.
+        set("G", DoubleValue(5.0 / 1024));
         set("InitialAlpha", DoubleValue(1023.0 / 1024)); // INITIAL_ALPHA_VALUE 1023
         set("AlphaUpdate", EnumValue(PerInterval));
+        set("AlphaFromFirstCnp", BooleanValue(true));
         set("AlphaUpdateInterval", TimeValue(MicroSeconds(1)));    // DCE_TCP_RTT 1
         set("RateIncreaseInterval", TimeValue(MicroSeconds(300))); // RPG_TIME_RESET 300
         set("ByteCounter", UintegerValue(32767));                 // RPG_BYTE_RESET
@@ -122,9 +171,33 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("Rai", DataRateValue(DataRate("5Mbps")));             // RPG_AI_RATE
         set("Rhai", DataRateValue(DataRate("50Mbps")));           // RPG_HAI_RATE
         set("MinRate", DataRateValue(DataRate("1Mbps")));         // RPG_MIN_RATE
-        set("MinDecreaseInterval", TimeValue(MicroSeconds(4)));   // RATE_REDUCE_MONITOR_PERIOD
+        set("Decrease", EnumValue(CutPeriodic));
+        set("MinDecreaseInterval", TimeValue(MicroSeconds(4))); // RATE_REDUCE_MONITOR_PERIOD
         Config::SetDefault("ns3::RoceNic::CnpInterval",
                            TimeValue(MicroSeconds(4))); // MIN_TIME_BETWEEN_CNPS
+        return true;
+    }
+    if (name == "hpcc")
+    {
+        // HPCC's run.py --cc dcqcn (CC_MODE 1, rdma-hw.cc's Mellanox DCQCN) at 100 Gb/s.
+        set("G", DoubleValue(1.0 / 256));                          // EWMA_GAIN
+        set("InitialAlpha", DoubleValue(1.0));                     // alpha = 1 at the first CNP
+        set("AlphaUpdate", EnumValue(PerInterval));
+        set("AlphaFromFirstCnp", BooleanValue(true));
+        set("AlphaUpdateInterval", TimeValue(MicroSeconds(1)));    // ALPHA_RESUME_INTERVAL 1
+        set("RateIncreaseInterval", TimeValue(MicroSeconds(300))); // RP_TIMER 300
+        set("ByteCounter", UintegerValue(0));                      // no byte counter
+        set("FastRecoverySteps", UintegerValue(1));                // FAST_RECOVERY_TIMES 1
+        set("Rai", DataRateValue(DataRate("20Mbps")));             // RATE_AI 5 x bw/25G
+        set("Rhai", DataRateValue(DataRate("200Mbps")));           // RATE_HAI 50 x bw/25G
+        set("MinRate", DataRateValue(DataRate("1000Mbps")));       // MIN_RATE (run.py)
+        set("Decrease", EnumValue(CutPeriodic));
+        set("MinDecreaseInterval", TimeValue(MicroSeconds(4)));    // RATE_DECREASE_INTERVAL 4
+        set("ClampTargetRate", BooleanValue(false));               // CLAMP_TARGET_RATE 0
+        set("HyperIncrease", EnumValue(TimerOnly));
+        set("HyperIncreaseStep", EnumValue(Constant));
+        // HPCC flags CNP on the ACK of every marked packet: no NP rate limit.
+        Config::SetDefault("ns3::RoceNic::CnpInterval", TimeValue(Time(0)));
         return true;
     }
     return false;
@@ -135,6 +208,7 @@ DcqcnRateControl::DoDispose()
 {
     m_alphaEvent.Cancel();
     m_increaseEvent.Cancel();
+    m_decreaseEvent.Cancel();
     Object::DoDispose();
 }
 
@@ -145,7 +219,7 @@ DcqcnRateControl::Start(DataRate lineRate)
     m_rt = m_lineRate;
     m_rc = m_lineRate;
     m_alpha = m_initialAlpha;
-    if (m_alphaUpdate == PerInterval)
+    if (m_alphaUpdate == PerInterval && !m_alphaFromFirstCnp)
     {
         m_alphaEvent = Simulator::Schedule(m_alphaInterval, &DcqcnRateControl::AlphaTimer, this);
     }
@@ -160,10 +234,17 @@ DcqcnRateControl::SetRate(uint64_t bps)
 void
 DcqcnRateControl::OnCnp()
 {
-    const Time now = Simulator::Now();
+    const bool first = !m_seenCnp;
+    m_seenCnp = true;
     if (m_alphaUpdate == PerCnp)
     {
         m_alpha = (1 - m_g) * m_alpha + m_g;
+    }
+    else if (first && m_alphaFromFirstCnp)
+    {
+        // HPCC: alpha starts at its initial value here, and this CNP is not counted again.
+        m_alpha = m_initialAlpha;
+        m_alphaEvent = Simulator::Schedule(m_alphaInterval, &DcqcnRateControl::AlphaTimer, this);
     }
     else if (!m_cnpInInterval)
     {
@@ -172,12 +253,56 @@ DcqcnRateControl::OnCnp()
         m_alpha = (1 - m_g) * m_alpha + m_g;
         m_cnpInInterval = true;
     }
+    if (m_decrease == CutPeriodic)
+    {
+        m_cnpSinceCheck = true;
+        if (!m_decreaseEvent.IsRunning())
+        {
+            // The checks keep the phase of the first CNP (HPCC schedules them 1 ns after
+            // the alpha update of the same instant); an idle QP stops checking.
+            const Time now = Simulator::Now();
+            if (first)
+            {
+                m_decreaseGrid = now + NanoSeconds(1);
+            }
+            const int64_t period = std::max<int64_t>(1, m_minDecreaseInterval.GetTimeStep());
+            const int64_t since = (now - m_decreaseGrid).GetTimeStep();
+            const int64_t next = (since / period + 1) * period;
+            m_decreaseEvent = Simulator::Schedule(m_decreaseGrid + TimeStep(next) - now,
+                                                  &DcqcnRateControl::DecreaseCheck,
+                                                  this);
+        }
+        return;
+    }
+    const Time now = Simulator::Now();
     if (m_lastDecrease && now - *m_lastDecrease < m_minDecreaseInterval)
     {
         return;
     }
     m_lastDecrease = now;
-    m_rt = m_rc;
+    Cut();
+}
+
+void
+DcqcnRateControl::DecreaseCheck()
+{
+    if (!m_cnpSinceCheck)
+    {
+        return; // nothing to cut for: the next CNP restarts the checks on their grid
+    }
+    m_cnpSinceCheck = false;
+    Cut();
+    m_decreaseEvent =
+        Simulator::Schedule(m_minDecreaseInterval, &DcqcnRateControl::DecreaseCheck, this);
+}
+
+void
+DcqcnRateControl::Cut()
+{
+    if (m_clampTargetRate || m_timerStage > 0 || m_byteStage > 0)
+    {
+        m_rt = m_rc;
+    }
     SetRate(static_cast<uint64_t>(static_cast<double>(m_rc) * (1 - m_alpha / 2)));
     m_timerStage = 0;
     m_byteStage = 0;
@@ -235,14 +360,27 @@ DcqcnRateControl::OnBytesSent(uint32_t bytes)
 void
 DcqcnRateControl::Increase()
 {
-    const uint32_t hi = std::max(m_timerStage, m_byteStage);
-    const uint32_t lo = std::min(m_timerStage, m_byteStage);
-    if (lo > m_f)
+    // How far past fast recovery this QP is: 0 while recovering, 1 for an additive
+    // step, i + 1 for the i-th hyper step.
+    uint32_t past = 0;
+    if (m_hyperIncrease == TimerOnly || m_byteCounter == 0)
     {
-        const uint64_t i = lo - m_f;
+        // One counter: additive at F + 1, hyper after it (a disabled byte counter
+        // cannot hold the timer back).
+        past = m_timerStage > m_f ? m_timerStage - m_f : 0;
+    }
+    else
+    {
+        const uint32_t hi = std::max(m_timerStage, m_byteStage);
+        const uint32_t lo = std::min(m_timerStage, m_byteStage);
+        past = lo > m_f ? lo - m_f + 1 : hi > m_f ? 1 : 0;
+    }
+    if (past >= 2)
+    {
+        const uint64_t i = m_hyperStep == Growing ? past - 1 : 1;
         m_rt = std::min<uint64_t>(m_rt + i * m_rhai.GetBitRate(), m_lineRate);
     }
-    else if (hi > m_f)
+    else if (past == 1)
     {
         m_rt = std::min<uint64_t>(m_rt + m_rai.GetBitRate(), m_lineRate);
     }

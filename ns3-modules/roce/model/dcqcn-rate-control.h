@@ -9,11 +9,21 @@
  *    alpha = (1 - g) alpha + g x [a CNP arrived in that interval]; the first
  *    CNP of an interval is counted when it arrives, so the cut it causes
  *    uses it, and an interval without a CNP decays alpha at its end.
+ * A cut sets Rt = Rc (unless ClampTargetRate is off and no increase came
+ * since the last cut) and Rc *= (1 - alpha/2). It happens either on the CNP
+ * itself, at most once per MinDecreaseInterval (Decrease OnCnp, the paper), or
+ * on a periodic check every MinDecreaseInterval that cuts when a CNP came since
+ * the last check (Decrease Periodic: ConnectX, HPCC's CC_MODE 1).
  * Rate increase events come from a timer (every RateIncreaseInterval) and a
- * byte counter (every ByteCounter bytes sent): while both stage counts are
- * below F, fast recovery (Rc = (Rt + Rc) / 2); once either passes F, additive
- * increase (Rt += Rai); once both pass F, hyper increase (Rt += i x Rhai).
+ * byte counter (every ByteCounter bytes sent; 0: no byte counter): while the
+ * stage counts are at most F, fast recovery (Rc = (Rt + Rc) / 2); then
+ * additive increase (Rt += Rai); then hyper increase (Rt += Rhai, or i x Rhai
+ * with HyperIncreaseStep Growing). HyperIncrease BothCounters (the paper):
+ * additive once either count passes F, hyper once both do. TimerOnly (HPCC):
+ * the timer's count alone, one additive step at F + 1, hyper after it.
  * Rates stay between MinRate and the line rate.
+ *
+ * The presets (ApplyPreset) and their sources are in docs/fidelity.md.
  */
 #ifndef FABEMU_DCQCN_RATE_CONTROL_H
 #define FABEMU_DCQCN_RATE_CONTROL_H
@@ -25,6 +35,8 @@
 #include "ns3/traced-value.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace ns3
 {
@@ -38,14 +50,37 @@ class DcqcnRateControl : public Object
         PerInterval,
     };
 
+    /// When the rate is cut.
+    enum Decrease
+    {
+        CutOnCnp,    ///< on a CNP, at most one cut per MinDecreaseInterval (the paper)
+        CutPeriodic, ///< every MinDecreaseInterval, if a CNP came since the last check
+    };
+
+    /// What lets a QP into hyper increase.
+    enum HyperIncrease
+    {
+        BothCounters, ///< timer and byte counter both past F (the paper)
+        TimerOnly,    ///< the timer alone, after one additive step (HPCC)
+    };
+
+    /// The hyper increase step.
+    enum HyperIncreaseStep
+    {
+        Growing,  ///< i x Rhai at the i-th step (the paper)
+        Constant, ///< Rhai at every step (HPCC)
+    };
+
     static TypeId GetTypeId();
     DcqcnRateControl();
 
     /// Sets the defaults of both DCQCN ends (this reaction point and the
     /// notification point's ns3::RoceNic::CnpInterval) to a named preset:
-    /// "paper" (DCQCN, SIGCOMM 2015) or "nvidia" (ConnectX firmware defaults).
-    /// Returns false for an unknown name.
+    /// "paper" (DCQCN, SIGCOMM 2015), "nvidia" (ConnectX firmware defaults) or
+    /// "hpcc" (HPCC's simulator, CC_MODE 1). Returns false for an unknown name.
     static bool ApplyPreset(const std::string& name);
+    /// The preset names ApplyPreset knows.
+    static std::vector<std::string> PresetNames();
 
     /// Starts at \p lineRate (flows start at line rate).
     void Start(DataRate lineRate);
@@ -62,6 +97,8 @@ class DcqcnRateControl : public Object
     void AlphaTimer();
     void IncreaseTimer();
     void Increase();
+    void Cut();
+    void DecreaseCheck();
     void SetRate(uint64_t bps);
 
     // Attributes
@@ -76,7 +113,14 @@ class DcqcnRateControl : public Object
     Time m_minDecreaseInterval;
     double m_initialAlpha;
     AlphaUpdate m_alphaUpdate;
+    bool m_alphaFromFirstCnp;
+    Decrease m_decrease;
+    bool m_clampTargetRate;
+    HyperIncrease m_hyperIncrease;
+    HyperIncreaseStep m_hyperStep;
     bool m_cnpInInterval{false};
+    bool m_cnpSinceCheck{false}; ///< Periodic: a CNP came since the last decrease check
+    bool m_seenCnp{false};
 
     uint64_t m_lineRate{0};
     TracedValue<uint64_t> m_rc; ///< current rate, bit/s
@@ -86,8 +130,10 @@ class DcqcnRateControl : public Object
     uint32_t m_byteStage{0};
     uint64_t m_bytesSinceIncrease{0};
     std::optional<Time> m_lastDecrease;
+    Time m_decreaseGrid; ///< Periodic: when the checks' grid starts
     EventId m_alphaEvent;
     EventId m_increaseEvent;
+    EventId m_decreaseEvent;
 };
 
 } // namespace ns3
