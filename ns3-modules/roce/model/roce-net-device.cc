@@ -113,6 +113,7 @@ RoceNetDevice::DoDispose()
     m_control.clear();
     m_frameCallback = FrameCallback();
     m_dequeueCallback = DequeueCallback();
+    m_beforeTransmit = BeforeTransmitCallback();
     NetDevice::DoDispose();
 }
 
@@ -251,6 +252,10 @@ RoceNetDevice::TryTransmit()
     Ptr<Packet> p = m_queues[prio].front();
     m_queues[prio].pop_front();
     m_queueBytes[prio] -= p->GetSize();
+    if (!m_beforeTransmit.IsNull())
+    {
+        m_beforeTransmit(this, p, prio); // may rewrite bytes in place, never the size
+    }
     // On the wire first: an owner may enqueue again from the callbacks below.
     StartTransmission(p);
     m_macTxTrace(p, prio);

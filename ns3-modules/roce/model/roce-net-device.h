@@ -46,6 +46,9 @@ class RoceNetDevice : public NetDevice
     using FrameCallback = Callback<void, Ptr<RoceNetDevice>, Ptr<Packet>, const ParsedFrame&>;
     /// Called when a queued data frame leaves its queue for the wire.
     using DequeueCallback = Callback<void, Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t>;
+    /// Called with a data frame just taken from its queue, before it goes on the wire,
+    /// so its owner may still change it (a switch marking ECN at dequeue).
+    using BeforeTransmitCallback = Callback<void, Ptr<RoceNetDevice>, Ptr<Packet>, uint8_t>;
 
     static TypeId GetTypeId();
     RoceNetDevice();
@@ -75,6 +78,7 @@ class RoceNetDevice : public NetDevice
 
     void SetFrameCallback(FrameCallback cb) { m_frameCallback = cb; }
     void SetDequeueCallback(DequeueCallback cb) { m_dequeueCallback = cb; }
+    void SetBeforeTransmitCallback(BeforeTransmitCallback cb) { m_beforeTransmit = cb; }
 
     /// Cable end: called by RoceChannel when a frame has fully arrived.
     void Receive(Ptr<Packet> frame);
@@ -150,6 +154,7 @@ class RoceNetDevice : public NetDevice
 
     FrameCallback m_frameCallback;
     DequeueCallback m_dequeueCallback;
+    BeforeTransmitCallback m_beforeTransmit;
     NetDevice::ReceiveCallback m_rxCallback;
     PromiscReceiveCallback m_promiscCallback;
 

@@ -5,6 +5,7 @@
 #include "roce-packet.h"
 
 #include "ns3/abort.h"
+#include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
 #include "ns3/simulator.h"
@@ -58,6 +59,12 @@ RoceSwitch::GetTypeId()
                           UintegerValue(9018),
                           MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
                           MakeUintegerChecker<uint32_t>(64))
+            .AddAttribute("EcnMarkingPoint",
+                          "When RED decides a frame's ECN mark: Dequeue (on the queue it "
+                          "leaves behind, as HPCC's simulator) or Enqueue (on the queue it joins)",
+                          EnumValue(Dequeue),
+                          MakeEnumAccessor(&RoceSwitch::m_markingPoint),
+                          MakeEnumChecker(Dequeue, "Dequeue", Enqueue, "Enqueue"))
             .AddTraceSource("Drop",
                             "A frame was dropped: (frame, ingress port, reason)",
                             MakeTraceSourceAccessor(&RoceSwitch::m_dropTrace),
@@ -103,6 +110,7 @@ RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
     m_portOf[PeekPointer(device)] = index;
     device->SetFrameCallback(MakeCallback(&RoceSwitch::Receive, this));
     device->SetDequeueCallback(MakeCallback(&RoceSwitch::Dequeued, this));
+    device->SetBeforeTransmitCallback(MakeCallback(&RoceSwitch::BeforeTransmit, this));
     return index;
 }
 
@@ -234,8 +242,7 @@ RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame
     const uint8_t prio = f.vlan ? f.pcp : static_cast<uint8_t>(f.dscp >> 3);
     const uint32_t bytes = frame->GetSize();
 
-    const auto charge = m_mmu->Admit(inPort, outPort, prio, bytes);
-    if (charge == SwitchMmu::Charge::Dropped)
+    if (m_mmu->Admit(inPort, outPort, prio, bytes) == SwitchMmu::Charge::Dropped)
     {
         Drop(frame,
              inPort,
@@ -244,15 +251,43 @@ RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame
         return;
     }
     Port& out = m_ports[outPort];
-    const double p = m_mmu->MarkProbability(outPort, prio, out.device->GetQueueBytes(prio));
+    if (m_markingPoint == Enqueue)
+    {
+        MaybeMark(frame, f, outPort, prio, out.device->GetQueueBytes(prio));
+    }
+    out.queued[prio].push_back(Queued{inPort, bytes});
+    out.device->Enqueue(frame, prio);
+    CheckPause(inPort, prio);
+}
+
+void
+RoceSwitch::MaybeMark(Ptr<Packet> frame,
+                      const ParsedFrame& f,
+                      uint32_t port,
+                      uint8_t prio,
+                      uint64_t queueBytes)
+{
+    const double p = m_mmu->MarkProbability(port, prio, queueBytes);
     if (p > 0 && (p >= 1 || m_uniform->GetValue() < p) && MarkCongestionExperienced(frame, f))
     {
         ++m_ecnMarks;
-        m_ecnTrace(frame, outPort, prio);
+        m_ecnTrace(frame, port, prio);
     }
-    out.queued[prio].push_back(Queued{inPort, bytes, charge});
-    out.device->Enqueue(frame, prio);
-    CheckPause(inPort, prio);
+}
+
+void
+RoceSwitch::BeforeTransmit(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, uint8_t prio)
+{
+    if (m_markingPoint != Dequeue || !m_mmu->IsEcnEnabled())
+    {
+        return;
+    }
+    const uint32_t outPort = m_portOf.at(PeekPointer(dev));
+    const uint64_t queueBytes = dev->GetQueueBytes(prio); // what this frame leaves behind
+    if (m_mmu->MarkProbability(outPort, prio, queueBytes) > 0)
+    {
+        MaybeMark(frame, PeekFrame(frame), outPort, prio, queueBytes);
+    }
 }
 
 void
@@ -263,7 +298,7 @@ RoceSwitch::Dequeued(Ptr<RoceNetDevice> dev, Ptr<const Packet> /*frame*/, uint8_
     NS_ABORT_MSG_IF(queue.empty(), "RoceSwitch: dequeue from an empty book on port " << outPort);
     const Queued q = queue.front();
     queue.pop_front();
-    m_mmu->Release(q.inPort, outPort, prio, q.bytes, q.charge);
+    m_mmu->Release(q.inPort, outPort, prio, q.bytes);
     CheckPause(q.inPort, prio);
 }
 

@@ -1,9 +1,16 @@
 /*
  * A RoCEv2 data-centre switch: ports are RoceNetDevices; frames are routed on
  * their real IP destination (host routes, ECMP over the 5-tuple), admitted by
- * the shared-buffer SwitchMmu, ECN-marked on enqueue by RED, and queued on the
- * egress port's priority queue. The switch sends PFC on ingress ports as the
- * MMU asks, refreshing a pause before it would expire.
+ * the shared-buffer SwitchMmu, ECN-marked by RED, and queued on the egress
+ * port's priority queue. The switch sends PFC on ingress ports as the MMU asks,
+ * refreshing a pause before it would expire.
+ *
+ * EcnMarkingPoint says when RED looks at the egress queue: at Dequeue (the
+ * default), on the queue the frame leaves behind as it starts on the wire, as
+ * HPCC's simulator and DCQCN's evaluations mark, so a mark is as fresh as the
+ * queue it reports; or at Enqueue, on the queue the frame joins, as switches
+ * that mark on admission do, which delays every mark by the frame's own
+ * queueing time.
  *
  * The priority of a frame is its 802.1Q PCP when tagged, else DSCP >> 3
  * (so DSCP 26, RoCE's usual marking, maps to priority 3).
@@ -45,6 +52,13 @@ const char* SwitchDropReasonName(SwitchDropReason r);
 class RoceSwitch : public Object
 {
   public:
+    /// When a frame's ECN mark is decided.
+    enum EcnMarkingPoint
+    {
+        Enqueue, ///< on the egress queue as the frame joins it
+        Dequeue, ///< on the egress queue as the frame leaves it
+    };
+
     static TypeId GetTypeId();
     RoceSwitch();
 
@@ -83,7 +97,6 @@ class RoceSwitch : public Object
     {
         uint32_t inPort;
         uint32_t bytes;
-        SwitchMmu::Charge charge;
     };
     struct Port
     {
@@ -95,6 +108,10 @@ class RoceSwitch : public Object
 
     void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
     void Dequeued(Ptr<RoceNetDevice> dev, Ptr<const Packet> frame, uint8_t prio);
+    void BeforeTransmit(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, uint8_t prio);
+    /// RED on egress queue (\p port, \p prio) holding \p queueBytes: marks \p frame CE.
+    void MaybeMark(Ptr<Packet> frame, const ParsedFrame& f, uint32_t port, uint8_t prio,
+                   uint64_t queueBytes);
     void Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason);
     void CheckPause(uint32_t inPort, uint8_t prio);
     void SendPause(uint32_t inPort, uint8_t prio);
@@ -109,6 +126,7 @@ class RoceSwitch : public Object
     uint32_t m_ecmpSeed{0};
     uint16_t m_pauseQuanta{0xffff};
     uint32_t m_maxFrameBytes{9018};
+    EcnMarkingPoint m_markingPoint{Dequeue};
 
     uint64_t m_drops{0};
     std::array<uint64_t, 5> m_dropsByReason{};
