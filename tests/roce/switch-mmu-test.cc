@@ -53,34 +53,41 @@ TEST_CASE("a PG fills its reserve, then the shared pool up to alpha x free, then
     CHECK(mmu->GetTotalUsed() == 4000 + shared + 20000);
 }
 
-TEST_CASE("XON comes once headroom is empty and the PG is ResumeOffset under its threshold")
+TEST_CASE("a departing frame frees headroom first; XON at XOFF - ResumeOffset on the shared count")
 {
+    // pool = 896,000; the PG's XOFF is (pool - s) / 8, so it pauses at s = 99,000.
     auto mmu = Mmu(1'000'000);
-    std::vector<Charge> charges;
-    Charge c;
-    while ((c = mmu->Admit(0, 1, 3, 1000)) != Charge::Headroom)
+    mmu->SetAttribute("ResumeOffset", UintegerValue(5000));
+    while (mmu->Admit(0, 1, 3, 1000) != Charge::Headroom)
     {
-        charges.push_back(c);
     }
-    charges.push_back(c);
+    for (int i = 0; i < 4; ++i)
+    {
+        REQUIRE(mmu->Admit(0, 1, 3, 1000) == Charge::Headroom);
+    }
     CHECK(mmu->ShouldPause(0, 3));
-    CHECK_FALSE(mmu->ShouldResume(0, 3));
-    // Drain in FIFO order; resume only after the headroom byte is gone and 3 KB more.
-    bool resumed = false;
-    size_t drained = 0;
-    for (Charge ch : charges)
+    const uint64_t sharedAtXoff = mmu->GetSharedUsed(0, 3);
+    CHECK(sharedAtXoff == 99'000);
+    // Whichever frames leave (the oldest sat in reserve), headroom empties first: five
+    // departures free its 5,000 bytes and leave the shared count where it was.
+    for (int i = 0; i < 5; ++i)
     {
-        mmu->Release(0, 1, 3, 1000, ch);
-        ++drained;
-        if (mmu->ShouldResume(0, 3))
-        {
-            resumed = true;
-            break;
-        }
+        CHECK_FALSE(mmu->ShouldResume(0, 3));
+        mmu->Release(0, 1, 3, 1000);
     }
-    CHECK(resumed);
-    CHECK(drained > 1);
     CHECK(mmu->GetHeadroomUsed(0, 3) == 0);
+    CHECK(mmu->GetSharedUsed(0, 3) == sharedAtXoff);
+    // Then XON once s + 5000 <= (pool - s) / 8, i.e. 9 s <= 856,000: s = 95,000 on
+    // 1000-byte steps (95,000 + 5000 <= 100,125; 96,000 + 5000 > 100,000).
+    int more = 0;
+    while (!mmu->ShouldResume(0, 3))
+    {
+        mmu->Release(0, 1, 3, 1000);
+        ++more;
+    }
+    CHECK(more == 4);
+    CHECK(mmu->GetSharedUsed(0, 3) == 95'000);
+    CHECK(mmu->GetIngressBytes(0, 3) == 4000 + 95'000); // the reserve is released last
 }
 
 TEST_CASE("a lossy priority is admitted under the egress threshold and dropped above it")

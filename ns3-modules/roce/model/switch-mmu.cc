@@ -51,8 +51,9 @@ SwitchMmu::GetTypeId()
                           MakeUintegerAccessor(&SwitchMmu::m_staticXoff),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("ResumeOffset",
-                          "XON once a PG is this far below its threshold, bytes",
-                          UintegerValue(3 * 1024),
+                          "XON once a PG's shared count is this far below its XOFF threshold, "
+                          "bytes (scenarios set two frames of the path MTU)",
+                          UintegerValue(2 * 1086),
                           MakeUintegerAccessor(&SwitchMmu::m_resumeOffset),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("PfcEnabled",
@@ -228,24 +229,18 @@ SwitchMmu::Admit(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes
 }
 
 void
-SwitchMmu::Release(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes, Charge charge)
+SwitchMmu::Release(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes)
 {
     Pg& pg = At(inPort, prio);
-    switch (charge)
-    {
-    case Charge::Reserve:
-        pg.reserve -= bytes;
-        break;
-    case Charge::Shared:
-        pg.shared -= bytes;
-        m_sharedUsed -= bytes;
-        break;
-    case Charge::Headroom:
-        pg.headroom -= bytes;
-        break;
-    case Charge::Dropped:
-        return;
-    }
+    NS_ABORT_MSG_IF(pg.reserve + pg.shared + pg.headroom < bytes,
+                    "SwitchMmu: port " << inPort << " priority " << +prio << " releases " << bytes
+                                       << " bytes it does not hold");
+    const uint64_t fromHeadroom = std::min<uint64_t>(pg.headroom, bytes);
+    const uint64_t fromShared = std::min<uint64_t>(pg.shared, bytes - fromHeadroom);
+    pg.headroom -= fromHeadroom;
+    pg.shared -= fromShared;
+    m_sharedUsed -= fromShared;
+    pg.reserve -= bytes - fromHeadroom - fromShared;
     m_egress.at(outPort)[prio] -= bytes;
     m_totalUsed -= bytes;
 }
@@ -321,6 +316,12 @@ uint64_t
 SwitchMmu::GetHeadroomUsed(uint32_t port, uint8_t prio) const
 {
     return At(port, prio).headroom;
+}
+
+uint64_t
+SwitchMmu::GetSharedUsed(uint32_t port, uint8_t prio) const
+{
+    return At(port, prio).shared;
 }
 
 uint64_t

@@ -10,9 +10,15 @@
  * a pause is sent. A lossy priority is admitted while its egress queue stays
  * under the egress dynamic threshold; otherwise the frame is dropped.
  *
- * PFC: a lossless PG that is into its headroom, or at its threshold, asks for
- * XOFF; it asks for XON once its headroom is empty and it is ResumeOffset
- * below the threshold.
+ * A frame leaving the switch frees its PG's bytes in the reverse order:
+ * headroom first, then shared, then reserve, as Broadcom-style MMUs count
+ * (and HPCC's simulator): the PG's counts fall with every frame it sends, not
+ * only when the frames that were charged to headroom reach the queue's head.
+ *
+ * PFC: a lossless PG that is into its headroom, or whose shared count reaches
+ * its XOFF threshold (dynamic, alpha x free shared bytes, or static), asks for
+ * XOFF; it asks for XON once its headroom is empty and its shared count is at
+ * XON = XOFF - ResumeOffset (or zero).
  */
 #ifndef FABEMU_SWITCH_MMU_H
 #define FABEMU_SWITCH_MMU_H
@@ -50,8 +56,9 @@ class SwitchMmu : public Object
     };
 
     Charge Admit(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes);
-    /// Releases a frame admitted with \p charge when it leaves the egress queue.
-    void Release(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes, Charge charge);
+    /// Releases an admitted frame when it leaves the egress queue: its PG's headroom
+    /// first, then its shared bytes, then its reserve.
+    void Release(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes);
 
     bool IsLossless(uint8_t prio) const;
     bool ShouldPause(uint32_t inPort, uint8_t prio) const;
@@ -71,6 +78,10 @@ class SwitchMmu : public Object
     uint64_t GetBufferSize() const { return m_bufferSize; }
     uint64_t GetIngressBytes(uint32_t port, uint8_t prio) const;
     uint64_t GetHeadroomUsed(uint32_t port, uint8_t prio) const;
+    uint64_t GetSharedUsed(uint32_t port, uint8_t prio) const;
+    /// The XOFF threshold a PG's shared count is held against now, bytes.
+    uint64_t GetXoffThreshold() const { return PgThreshold(); }
+    uint64_t GetResumeOffset() const { return m_resumeOffset; }
     uint64_t GetEgressBytes(uint32_t port, uint8_t prio) const;
     /// The most bytes ever held at once, headroom included.
     uint64_t GetPeakUsed() const { return m_peakUsed; }
