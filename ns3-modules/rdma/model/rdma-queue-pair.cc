@@ -608,6 +608,13 @@ RdmaQueuePair::OnTimeout()
         m_timer = Simulator::Schedule(m_deadline - Simulator::Now(), &RdmaQueuePair::OnTimeout, this);
         return; // progress was made: wait for the moved deadline
     }
+    if (m_sndUna >= m_sndNxt)
+    {
+        // Nothing is on the wire: what is left waits for the NIC (its rate limiter,
+        // a pause). The clock starts again with the next packet sent.
+        m_deadline = Time::Max();
+        return;
+    }
     ++m_timeouts;
     ++m_retries;
     m_timeoutTrace(m_retries);
@@ -617,13 +624,10 @@ RdmaQueuePair::OnTimeout()
         return;
     }
     m_readRetryPsn = UINT64_MAX;
-    const uint64_t from = m_sndUna;
-    if (from < m_sndNxt)
-    {
-        GoBack(from);
-    }
-    m_deadline = Simulator::Now() + m_timeout;
-    m_timer = Simulator::Schedule(m_timeout, &RdmaQueuePair::OnTimeout, this);
+    GoBack(m_sndUna);
+    // The timer covers packets sent: it restarts when the first one goes again,
+    // however long the NIC's rate limiter holds it.
+    m_deadline = Time::Max();
 }
 
 void
