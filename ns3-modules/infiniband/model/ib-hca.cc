@@ -221,6 +221,7 @@ IbHca::TrySend()
         if (!control && c.nextSend > now)
         {
             earliest = std::min(earliest, c.nextSend);
+            c.qp->NotePaced();
             continue;
         }
         const auto p = c.qp->NextPacket();

@@ -287,9 +287,9 @@ RdmaQueuePair::NextPacket()
     const uint64_t sent = m_sndNxt;
     m_sndNxt = w->wr.op == RdmaWorkRequest::Op::Read ? w->lastPsn + 1 : m_sndNxt + 1;
     m_highestSent = std::max(m_highestSent, sent);
-    if (m_deadline == Time::Max())
+    if (m_deadline == Time::Max() || sent == m_sndUna)
     {
-        ArmTimer(); // the first packet outstanding starts the clock
+        ArmTimer(); // the first packet outstanding, or the first resent, starts the clock
     }
     return p;
 }
@@ -608,10 +608,10 @@ RdmaQueuePair::OnTimeout()
         m_timer = Simulator::Schedule(m_deadline - Simulator::Now(), &RdmaQueuePair::OnTimeout, this);
         return; // progress was made: wait for the moved deadline
     }
-    if (m_sndUna >= m_sndNxt)
+    if (m_sndUna >= m_sndNxt && m_lastPaced >= m_wentBack)
     {
-        // Nothing is on the wire: what is left waits for the NIC (its rate limiter,
-        // a pause). The clock starts again with the next packet sent.
+        // Nothing resent since going back, and the NIC's rate limiter is what holds
+        // it: the clock starts again with the next packet sent.
         m_deadline = Time::Max();
         return;
     }
@@ -625,9 +625,11 @@ RdmaQueuePair::OnTimeout()
     }
     m_readRetryPsn = UINT64_MAX;
     GoBack(m_sndUna);
-    // The timer covers packets sent: it restarts when the first one goes again,
-    // however long the NIC's rate limiter holds it.
-    m_deadline = Time::Max();
+    m_wentBack = Simulator::Now();
+    // The timer runs on: a packet resent restarts it (NextPacket), and one that the
+    // rate limiter holds stops it at the next expiry without a retry.
+    m_deadline = Simulator::Now() + m_timeout;
+    m_timer = Simulator::Schedule(m_timeout, &RdmaQueuePair::OnTimeout, this);
 }
 
 void

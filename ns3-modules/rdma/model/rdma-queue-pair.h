@@ -27,6 +27,7 @@
 #include "ns3/callback.h"
 #include "ns3/event-id.h"
 #include "ns3/object.h"
+#include "ns3/simulator.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>
@@ -68,6 +69,11 @@ class RdmaQueuePair : public RdmaQp
     std::optional<TransportPacket> NextPacket();
     /// Hands a received packet addressed to this QP.
     void Receive(const TransportPacket& p);
+    /// The NIC holds this QP's next packet back for its rate limiter (congestion
+    /// control pacing). A timeout that finds nothing resent since it last went back
+    /// is then the limiter's doing and costs no retry; otherwise (a link that cannot
+    /// send, a deadlock) the retries run out as usual.
+    void NotePaced() { m_lastPaced = Simulator::Now(); }
 
     bool IsError() const override { return m_error; }
     /// Work requests posted and not yet completed.
@@ -143,6 +149,8 @@ class RdmaQueuePair : public RdmaQp
     uint32_t m_retries{0};
     EventId m_timer;
     Time m_deadline{Time::Max()}; ///< when the retransmission timer expires; Max: disarmed
+    Time m_lastPaced{Time::Min()};  ///< when the NIC last held a packet for pacing
+    Time m_wentBack{Time::Min()};   ///< when the last timeout went back
     bool m_error{false};
 
     // Responder

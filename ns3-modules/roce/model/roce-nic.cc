@@ -269,6 +269,7 @@ RoceNic::TrySend()
             if (!c.qp->HasControlPacket() && c.nextSend > now)
             {
                 earliest = std::min(earliest, c.nextSend);
+                c.qp->NotePaced();
                 continue;
             }
             pick = &c;
