@@ -94,7 +94,8 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     app.set_version_flag("--version",
                          fmt::format("fabemu {} (ns-3 {})", Version(), Ns3Version()));
     app.require_subcommand(1);
-    app.footer("Exit codes: 0 ok, 1 run-time failure, 2 bad input, 3 expectations not met.");
+    app.footer("Exit codes: 0 ok, 1 run-time failure (a simulated flow failed, a VM died, ...), "
+               "2 bad input, 3 expectations not met.");
 
     auto* doctor = app.add_subcommand("doctor", "Report what this host can run: simulation, "
                                                 "real endpoints (taps, QEMU, KVM), Soft-RoCE");
@@ -109,7 +110,9 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     demoCmd->add_option("--pfc", demo.pfc, "PFC on the switch (true/false)")->capture_default_str();
     demoCmd->add_option("--cc", demo.cc, "Congestion control: dcqcn or none")
         ->capture_default_str();
-    demoCmd->add_option("--out", demo.out, "Results folder (replaced)")->capture_default_str();
+    demoCmd->add_option("--out", demo.out, "Results folder; replaced if an earlier run wrote it, "
+                                           "else refused unless --force")->capture_default_str();
+    demoCmd->add_flag("--force", demo.force, "Replace --out even if it is not a results folder");
     demoCmd->add_flag("--quiet", demo.quiet, "Print nothing");
 
     auto* image = app.add_subcommand("image", "The endpoint VM image");
@@ -181,7 +184,10 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                "when it lists endpoints; writes a results folder with summary.json, CSVs, plots "
                "and report.md");
     runCmd->add_option("file", run.file, "Scenario file (YAML)")->required();
-    runCmd->add_option("--out", run.out, "Results folder, replaced (default: results/<name>)");
+    runCmd->add_option("--out", run.out, "Results folder (default: results/<name>); replaced if an "
+                                         "earlier run wrote it, else refused unless --force");
+    runCmd->add_flag("--force", run.force, "Replace --out even if it is not a results folder "
+                                           "(its contents are deleted)");
     runCmd->add_option("--set", run.set,
                        "KEY=VALUE over the file: a dotted key (fabric.ecn.kmin=10KB) or an ns-3 "
                        "attribute (ns3::SwitchMmu::Kmin=10240); repeatable");

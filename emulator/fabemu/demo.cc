@@ -1,6 +1,7 @@
 #include "demo.h"
 
 #include "exit-codes.h"
+#include "results-folder.h"
 #include "time-resolution.h"
 
 #include "dcqcn-rate-control.h"
@@ -50,8 +51,13 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
     }
     const DataRate rate = parsed.Get();
 
-    // Written into a temporary folder beside the target, renamed when complete.
-    const fs::path target(opt.out);
+    // Written into a temporary folder beside the target, marked, renamed when complete.
+    const fs::path target = ResultsPath(opt.out);
+    if (const std::string why = ResultsTargetProblem(target, opt.force); !why.empty())
+    {
+        err << "fabemu demo: " << why << "\n";
+        return kExitBadInput;
+    }
     const fs::path tmp = target.parent_path() /
                          fs::path("." + target.filename().string() + ".tmp-" +
                                   std::to_string(getpid()));
@@ -62,6 +68,7 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu demo: cannot create " << tmp << ": " << ec.message() << "\n";
         return kExitFailure;
     }
+    MarkResults(tmp);
 
     UsePicoseconds();
     Config::Reset();
@@ -98,12 +105,15 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
 
         std::ofstream fct(tmp / "fct.txt");
         runner.WriteFct(fct);
-        std::vector<double> slowdowns;
+        std::vector<double> slowdowns; // completed flows only: the others have no FCT
         uint64_t delivered = 0;
-        for (const auto& r : runner.Records())
+        for (const auto& r : runner.Outcomes())
         {
-            slowdowns.push_back(r.fct.GetSeconds() / r.idealFct.GetSeconds());
-            delivered += r.Completed() ? r.spec.bytes : 0;
+            if (r.Completed())
+            {
+                slowdowns.push_back(r.fct.GetSeconds() / r.idealFct.GetSeconds());
+            }
+            delivered += r.Completed() ? r.spec.bytes : r.delivered;
         }
         std::sort(slowdowns.begin(), slowdowns.end());
         summary["scenario"] = "demo";
@@ -117,7 +127,8 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
                              {"ecn_marks", fabric.TotalEcnMarks()},
                              {"cnps", fabric.TotalCnps()},
                              {"bytes_delivered", delivered}};
-        summary["flows_completed"] = runner.Records().size();
+        summary["flows_completed"] = slowdowns.size();
+        summary["flows_failed"] = runner.Failed();
         summary["flows_pending"] = runner.Pending();
         summary["fct_slowdown"] = {
             {"median", slowdowns.empty() ? 0 : slowdowns[slowdowns.size() / 2]},
@@ -130,9 +141,7 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     std::ofstream(tmp / "summary.json") << summary.dump(2) << "\n";
 
-    fs::remove_all(target, ec);
-    fs::create_directories(target.parent_path().empty() ? "." : target.parent_path(), ec);
-    fs::rename(tmp, target, ec);
+    PublishResults(tmp, target, ec);
     if (ec)
     {
         err << "fabemu demo: cannot move results to " << target << ": " << ec.message() << "\n";
@@ -144,9 +153,10 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         const auto& t = summary["totals"];
         out << fmt::format("RoCEv2 incast: {} x {} bytes into h0 at {}, PFC {}, CC {}\n",
                            opt.senders, opt.bytes, opt.rate, opt.pfc ? "on" : "off", opt.cc);
-        out << fmt::format("  flows completed {} of {}, bytes delivered {}\n",
+        out << fmt::format("  flows completed {} of {} ({} failed, {} pending), bytes delivered {}\n",
                            summary["flows_completed"].get<size_t>(), opt.senders,
-                           t["bytes_delivered"].get<uint64_t>());
+                           summary["flows_failed"].get<size_t>(),
+                           summary["flows_pending"].get<size_t>(), t["bytes_delivered"].get<uint64_t>());
         out << fmt::format("  drops {}, PFC frames {}, ECN marks {}, CNPs {}, peak queue {} B\n",
                            t["drops"].get<uint64_t>(), t["pfc_pause_frames"].get<uint64_t>(),
                            t["ecn_marks"].get<uint64_t>(), t["cnps"].get<uint64_t>(),
@@ -159,8 +169,14 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         out << "  results: " << target.string()
             << "/ (summary.json, fct.txt, pfc.txt, queue.txt, h0.pcap)\n";
     }
-    const bool complete = summary["flows_pending"].get<size_t>() == 0;
-    return complete ? kExitOk : kExitFailure;
+    const size_t failed = summary["flows_failed"].get<size_t>();
+    const size_t pending = summary["flows_pending"].get<size_t>();
+    if (failed + pending > 0)
+    {
+        err << fmt::format("fabemu demo: {} flow(s) failed, {} pending\n", failed, pending);
+        return kExitFailure;
+    }
+    return kExitOk;
 }
 
 } // namespace fabemu

@@ -17,6 +17,7 @@ struct DemoOptions
     bool pfc{true};
     std::string cc{"dcqcn"}; ///< dcqcn | none
     std::string out{"results/demo"};
+    bool force{false}; ///< replace \c out even if it is not a results folder
     bool quiet{false};
 };
 

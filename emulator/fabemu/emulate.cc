@@ -932,7 +932,7 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 r.bufferOverflows = ib->TotalOverflows();
                 r.peakQueueBytes = ibQueues->Peak();
             }
-            r.flows = runner.Records();
+            r.flows = runner.Outcomes(); // every flow: completed, failed or pending
             r.flowCount = runner.Flows().size();
             const LagMonitor::Summary lagSummary = lag.Summarize();
             r.lagMaxMs = lagSummary.maxMs;

@@ -61,7 +61,7 @@ struct EmulateResult
     uint64_t creditStalls{0};    ///< InfiniBand: a VL's head packet waited for credit
     uint64_t bufferOverflows{0}; ///< InfiniBand: must stay 0
     double simTimeS{0};
-    std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any
+    std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any: every one, by id
     size_t flowCount{0};
     std::map<std::string, uint64_t> edgeDrops;
     std::map<std::string, uint64_t> switchDrops; ///< by reason

@@ -2,6 +2,7 @@
 
 #include "emulate.h"
 #include "exit-codes.h"
+#include "results-folder.h"
 #include "results.h"
 #include "scenario-fabric.h"
 #include "scenario.h"
@@ -27,6 +28,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <csignal>
 #include <cerrno>
@@ -118,7 +120,8 @@ class SimProgress
     bool m_drawn{false};
 };
 
-/// Throughput of each running flow, every interval: "time_ns flow gbps".
+/// Throughput of each running flow, every interval: "time_ns flow gbps". A flow's last
+/// row is the interval it ended in (completed or failed); a flow has no rows before it starts.
 class ThroughputSampler
 {
   public:
@@ -126,7 +129,9 @@ class ThroughputSampler
         : m_runner(runner),
           m_out(out),
           m_interval(interval),
-          m_last(runner.Flows().size(), 0)
+          m_last(runner.Flows().size(), 0),
+          m_ended(runner.Flows().size(), false),
+          m_done(runner.Flows().size(), false)
     {
         Simulator::Schedule(m_interval, &ThroughputSampler::Sample, this);
     }
@@ -134,18 +139,24 @@ class ThroughputSampler
   private:
     void Sample()
     {
+        for (; m_recordsSeen < m_runner.Records().size(); ++m_recordsSeen)
+        {
+            m_ended[m_runner.Records()[m_recordsSeen].id] = true;
+        }
         const auto& flows = m_runner.Flows();
         for (uint32_t id = 0; id < flows.size(); ++id)
         {
-            if (flows[id].start > Simulator::Now() || m_last[id] == flows[id].bytes)
+            if (flows[id].start > Simulator::Now() || m_done[id])
             {
-                continue; // not started, or finished and reported
+                continue; // not started, or ended and reported
             }
-            const uint64_t got = m_runner.Delivered(id);
+            // In-order bytes only grow; a smaller count would wrap into a spike.
+            const uint64_t got = std::max(m_runner.Delivered(id), m_last[id]);
             const double gbps = (got - m_last[id]) * 8.0 / m_interval.GetSeconds() / 1e9;
             m_out << Simulator::Now().GetNanoSeconds() << ' ' << id << ' '
                   << fmt::format("{:.6g}", gbps) << '\n';
             m_last[id] = got;
+            m_done[id] = m_ended[id];
         }
         Simulator::Schedule(m_interval, &ThroughputSampler::Sample, this);
     }
@@ -154,38 +165,60 @@ class ThroughputSampler
     std::ostream& m_out;
     Time m_interval;
     std::vector<uint64_t> m_last;
+    std::vector<bool> m_ended; ///< completed or failed
+    std::vector<bool> m_done;  ///< ended, and its last interval reported
+    size_t m_recordsSeen{0};
 };
 
+/// One flow of summary.json: FCT, throughput and slowdown for a completed flow only.
 json
-FlowsJson(const std::vector<FlowRecord>& records, json& stats, uint64_t& delivered)
+FlowJson(const FlowRecord& r)
+{
+    json f = {{"id", r.id},
+              {"src", "h" + std::to_string(r.spec.src)},
+              {"dst", "h" + std::to_string(r.spec.dst)},
+              {"op", RdmaOpName(r.spec.op)},
+              {"bytes", r.spec.bytes},
+              {"start_s", r.spec.start.GetSeconds()},
+              {"state", FlowStateName(r.state)},
+              {"delivered_bytes", r.delivered},
+              {"ideal_fct_s", r.idealFct.GetSeconds()},
+              {"ok", r.Completed()}};
+    if (r.state == FlowState::Failed)
+    {
+        f["reason"] = r.reason;
+    }
+    if (r.Completed())
+    {
+        const double fct = r.fct.GetSeconds();
+        f["fct_s"] = fct;
+        f["throughput_gbps"] = fct > 0 ? r.spec.bytes * 8.0 / fct / 1e9 : 0;
+        f["slowdown"] = r.idealFct.IsStrictlyPositive() ? fct / r.idealFct.GetSeconds() : 0;
+    }
+    return f;
+}
+
+/// summary.json's flows (every flow, by id) and flow_stats; \p delivered counts the bytes
+/// delivered in order: all of a completed flow's, what a failed or pending one got through.
+json
+FlowsJson(const std::vector<FlowRecord>& outcomes, json& stats, uint64_t& delivered)
 {
     json flows = json::array();
     std::vector<double> slowdowns;
     std::vector<double> rates;
+    size_t failed = 0;
     delivered = 0;
-    std::vector<FlowRecord> sorted = records;
+    std::vector<FlowRecord> sorted = outcomes;
     std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     for (const auto& r : sorted)
     {
-        const double fct = r.fct.GetSeconds();
-        const double gbps = fct > 0 ? r.spec.bytes * 8.0 / fct / 1e9 : 0;
-        const double slowdown = r.idealFct.IsStrictlyPositive() ? fct / r.idealFct.GetSeconds() : 0;
-        flows.push_back({{"id", r.id},
-                         {"src", "h" + std::to_string(r.spec.src)},
-                         {"dst", "h" + std::to_string(r.spec.dst)},
-                         {"op", RdmaOpName(r.spec.op)},
-                         {"bytes", r.spec.bytes},
-                         {"start_s", r.spec.start.GetSeconds()},
-                         {"fct_s", fct},
-                         {"ideal_fct_s", r.idealFct.GetSeconds()},
-                         {"slowdown", slowdown},
-                         {"throughput_gbps", gbps},
-                         {"ok", r.Completed()}});
+        flows.push_back(FlowJson(r));
+        delivered += r.Completed() ? r.spec.bytes : r.delivered;
+        failed += r.state == FlowState::Failed;
         if (r.Completed())
         {
-            delivered += r.spec.bytes;
-            slowdowns.push_back(slowdown);
-            rates.push_back(gbps);
+            slowdowns.push_back(flows.back()["slowdown"].get<double>());
+            rates.push_back(flows.back()["throughput_gbps"].get<double>());
         }
     }
     std::sort(slowdowns.begin(), slowdowns.end());
@@ -199,13 +232,59 @@ FlowsJson(const std::vector<FlowRecord>& records, json& stats, uint64_t& deliver
         sum += x;
         sq += x * x;
     }
+    stats["count"] = sorted.size();
     stats["completed"] = slowdowns.size();
+    stats["failed"] = failed;
+    stats["pending"] = sorted.size() - slowdowns.size() - failed;
     stats["jain_throughput"] = rates.empty() ? 0.0 : sum * sum / (rates.size() * sq);
     stats["min_throughput_gbps"] = rates.empty() ? 0.0 : *std::min_element(rates.begin(), rates.end());
     stats["max_throughput_gbps"] = rates.empty() ? 0.0 : *std::max_element(rates.begin(), rates.end());
     stats["fct_slowdown"] = {{"median", pct(0.5)}, {"p99", pct(0.99)},
                              {"max", slowdowns.empty() ? 0.0 : slowdowns.back()}};
     return flows;
+}
+
+/// "3 flows failed: retry count exceeded on h1→h4, h2→h4; 1 flow pending", naming a few
+/// flows; "" when every flow completed.
+std::string
+FlowsVerdict(const json& summary)
+{
+    const size_t kNamed = 4;
+    std::map<std::string, std::vector<std::string>> byReason;
+    size_t failed = 0;
+    size_t named = 0;
+    for (const auto& f : summary["flows"])
+    {
+        if (f["state"] != "failed")
+        {
+            continue;
+        }
+        if (++failed <= kNamed)
+        {
+            ++named;
+            byReason[f.value("reason", std::string("unknown"))].push_back(
+                f["src"].get<std::string>() + "\u2192" + f["dst"].get<std::string>());
+        }
+    }
+    const size_t pending = summary["flow_stats"]["pending"].get<size_t>();
+    std::vector<std::string> parts;
+    if (failed > 0)
+    {
+        std::vector<std::string> reasons;
+        for (const auto& [why, flows] : byReason)
+        {
+            reasons.push_back(fmt::format("{} on {}", why, fmt::join(flows, ", ")));
+        }
+        parts.push_back(fmt::format("{} flow{} failed: {}{}", failed, failed == 1 ? "" : "s",
+                                    fmt::join(reasons, "; "),
+                                    failed > named ? fmt::format(" and {} more", failed - named) : ""));
+    }
+    if (pending > 0)
+    {
+        parts.push_back(fmt::format("{} flow{} pending (not finished when the run ended)", pending,
+                                    pending == 1 ? "" : "s"));
+    }
+    return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 /// The flows of \p s on \p fabric until they are done or the duration ends: FCTs,
@@ -230,10 +309,14 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
 
     summary["sim_time_s"] = Simulator::Now().GetSeconds();
     std::ofstream fctTxt(dir / "fct.txt");
-    runner.WriteFct(fctTxt);
+    runner.WriteFct(fctTxt); // completed flows only
     std::ostringstream fctRows;
     for (const auto& r : runner.Records())
     {
+        if (!r.Completed())
+        {
+            continue; // a failed flow has no FCT
+        }
         fctRows << fmt::format("{:08x} {:08x} {} {} {} {} {} {} {:.6g}\n",
                                fabric.GetHostIpv4(r.spec.src), fabric.GetHostIpv4(r.spec.dst),
                                r.srcPort, r.dstPort, r.spec.bytes, r.spec.start.GetNanoSeconds(),
@@ -245,9 +328,7 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
     WriteCsv(dir / "throughput.csv", "time_ns,flow,gbps", tputRows.str());
     uint64_t delivered = 0;
     json stats;
-    summary["flows"] = FlowsJson(runner.Records(), stats, delivered);
-    stats["count"] = runner.Flows().size();
-    stats["pending"] = runner.Pending();
+    summary["flows"] = FlowsJson(runner.Outcomes(), stats, delivered);
     summary["flow_stats"] = stats;
     summary["fct_slowdown"] = stats["fct_slowdown"];
     summary["totals"]["bytes_delivered"] = delivered;
@@ -440,8 +521,6 @@ EmulationJson(const EmulateResult& r)
     uint64_t delivered = 0;
     json stats;
     summary["flows"] = FlowsJson(r.flows, stats, delivered);
-    stats["count"] = r.flowCount;
-    stats["pending"] = r.flowCount - r.flows.size();
     summary["flow_stats"] = stats;
     summary["fct_slowdown"] = stats["fct_slowdown"];
     summary["totals"] = {{"drops", r.fabricDrops},
@@ -482,6 +561,50 @@ EmulationJson(const EmulateResult& r)
     return summary;
 }
 
+/// The run's totals, flows and expectations on the terminal.
+void
+PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, std::ostream& out)
+{
+    const auto& t = summary["totals"];
+    out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, {}, bytes delivered {}\n",
+                       summary["sim_time_s"].get<double>() * 1e3, summary["wall_time_s"].get<double>(),
+                       t["drops"].get<uint64_t>(),
+                       s.fabric.type == "infiniband"
+                           ? fmt::format("credit stalls {}", t["credit_stalls"].get<uint64_t>())
+                           : fmt::format("PFC pause frames {}, ECN marks {}, CNPs {}",
+                                         t["pfc_pause_frames"].get<uint64_t>(),
+                                         t["ecn_marks"].get<uint64_t>(), t["cnps"].get<uint64_t>()),
+                       t["bytes_delivered"].get<uint64_t>());
+    const auto& f = summary["flow_stats"];
+    if (f["count"].get<size_t>() > 0)
+    {
+        out << fmt::format("flows: {} completed, {} failed, {} pending\n", f["completed"].get<size_t>(),
+                           f["failed"].get<size_t>(), f["pending"].get<size_t>());
+    }
+    for (const auto& e : summary["expect"])
+    {
+        out << fmt::format("expect {} {}: {} {}\n", e["metric"].get<std::string>(),
+                           e["want"].get<std::string>(), e["value"].dump(),
+                           e["ok"].get<bool>() ? "ok" : "NOT MET");
+    }
+    out << "results: " << target.string() << "/ (report.md, summary.json, plots/)\n";
+}
+
+/// Failed flows fail the run (1) unless its expect block has a word on flow_stats.failed;
+/// then, as pending flows always, the expectations decide (0 met, 3 missed).
+int
+FlowsExitCode(const Scenario& s, const json& summary, bool met)
+{
+    const bool failuresExpected = std::any_of(s.expect.begin(), s.expect.end(), [](const auto& e) {
+        return e.metric == "flow_stats.failed";
+    });
+    if (summary["flow_stats"]["failed"].get<size_t>() > 0 && !failuresExpected)
+    {
+        return kExitFailure;
+    }
+    return met ? kExitOk : kExitExpectation;
+}
+
 /// Removes the temporary folders of runs that were killed (their process is gone).
 void
 SweepStaleRuns(const fs::path& parent)
@@ -514,7 +637,7 @@ ValidateScenarioFile(const std::string& file,
     try
     {
         const Scenario s = LoadScenario(file, set);
-        CheckAttributes(s);
+        PreflightScenario(s); // every check run makes before it simulates
         out << fmt::format("{}: ok: '{}', {} fabric, {} builder with {} hosts, {} VM endpoint(s), "
                            "{} workload(s), {} expectation(s)\n",
                            file, s.name, s.fabric.type, s.topology.builder, s.topology.HostCount(),
@@ -572,7 +695,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
             set.push_back("seed=" + std::to_string(*opt.seed));
         }
         s = LoadScenario(opt.file, set);
-        CheckAttributes(s);
+        PreflightScenario(s);
     }
     catch (const ScenarioError& e)
     {
@@ -580,8 +703,13 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         return kExitBadInput;
     }
 
-    // Written into a temporary folder beside the target, renamed when complete.
-    const fs::path target = opt.out.empty() ? fs::path("results") / s.name : fs::path(opt.out);
+    // Written into a temporary folder beside the target, marked, renamed when complete.
+    const fs::path target = opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out);
+    if (const std::string why = ResultsTargetProblem(target, opt.force); !why.empty())
+    {
+        err << "fabemu run: " << why << "\n";
+        return kExitBadInput;
+    }
     const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     const fs::path tmp = parent / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());
     std::error_code ec;
@@ -601,6 +729,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
             fs::remove_all(p, e);
         }
     } cleanup{tmp};
+    MarkResults(tmp);
     std::ofstream(tmp / "scenario.resolved.yaml") << ResolvedYaml(s);
 
     const auto wall0 = std::chrono::steady_clock::now();
@@ -653,12 +782,6 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
             return kExitBadInput;
         }
         summary["commands"] = json::array();
-        if (summary["flow_stats"]["pending"].get<size_t>() > 0 && opt.progress != ProgressMode::Quiet)
-        {
-            out << fmt::format("{} of {} flows did not finish within duration {}\n",
-                               summary["flow_stats"]["pending"].get<size_t>(),
-                               summary["flow_stats"]["count"].get<size_t>(), s.duration);
-        }
     }
     summary["scenario"] = s.name;
     summary["description"] = s.description;
@@ -671,9 +794,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
     std::ofstream(tmp / "summary.json") << summary.dump(2) << "\n";
     RenderReport(tmp, err);
 
-    fs::remove_all(target, ec);
-    fs::create_directories(parent, ec);
-    fs::rename(tmp, target, ec);
+    PublishResults(tmp, target, ec);
     if (ec)
     {
         err << "fabemu run: cannot move results to " << target.string() << ": " << ec.message() << "\n";
@@ -681,29 +802,18 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
     }
     if (opt.progress != ProgressMode::Quiet)
     {
-        const auto& t = summary["totals"];
-        out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, {}, bytes delivered {}\n",
-                           summary["sim_time_s"].get<double>() * 1e3,
-                           summary["wall_time_s"].get<double>(), t["drops"].get<uint64_t>(),
-                           s.fabric.type == "infiniband"
-                               ? fmt::format("credit stalls {}", t["credit_stalls"].get<uint64_t>())
-                               : fmt::format("PFC pause frames {}, ECN marks {}, CNPs {}",
-                                             t["pfc_pause_frames"].get<uint64_t>(),
-                                             t["ecn_marks"].get<uint64_t>(), t["cnps"].get<uint64_t>()),
-                           t["bytes_delivered"].get<uint64_t>());
-        for (const auto& e : summary["expect"])
-        {
-            out << fmt::format("expect {} {}: {} {}\n", e["metric"].get<std::string>(),
-                               e["want"].get<std::string>(), e["value"].dump(),
-                               e["ok"].get<bool>() ? "ok" : "NOT MET");
-        }
-        out << "results: " << target.string() << "/ (report.md, summary.json, plots/)\n";
+        PrintRunSummary(s, summary, target, out);
+    }
+    // Said even with --quiet: a run whose flows did not all complete is not a clean result.
+    if (const std::string verdict = FlowsVerdict(summary); !verdict.empty())
+    {
+        err << fmt::format("{}: {} (duration {})\n", s.name, verdict, s.duration);
     }
     if (exitCode != kExitOk)
     {
         return exitCode;
     }
-    return met ? kExitOk : kExitExpectation;
+    return FlowsExitCode(s, summary, met);
 }
 
 } // namespace fabemu

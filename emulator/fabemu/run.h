@@ -21,7 +21,8 @@ enum class ProgressMode
 struct RunOptions
 {
     std::string file;
-    std::string out; ///< default: results/<name>
+    std::string out; ///< default: results/<name>; replaced only if fabemu wrote it (or force)
+    bool force{false}; ///< replace \c out even if it is not a results folder
     std::vector<std::string> set;
     std::optional<uint64_t> seed;
     ProgressMode progress{ProgressMode::Lines};

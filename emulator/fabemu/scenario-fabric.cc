@@ -1,8 +1,12 @@
 #include "scenario-fabric.h"
 
+#include "time-resolution.h"
+
 #include "dcqcn-rate-control.h"
+#include "ib-fabric-helper.h"
 #include "ib-hca.h"
 #include "ib-switch.h"
+#include "roce-fabric-helper.h"
 #include "roce-nic.h"
 #include "switch-mmu.h"
 
@@ -10,12 +14,17 @@
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/rng-seed-manager.h"
+#include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <regex>
+#include <sstream>
+#include <stdexcept>
 
 namespace fabemu
 {
@@ -73,7 +82,154 @@ AttributeProblem(const std::string& name, const std::string& value)
     return "";
 }
 
+/// A ScenarioError at the last fabric.set entry naming one of \p attributes (it is
+/// applied last, so it decides), else at scenario key \p key.
+ScenarioError
+FabricError(const Scenario& s,
+            std::initializer_list<const char*> attributes,
+            const std::string& key,
+            const std::string& what)
+{
+    const FabricSpec::Setting* last = nullptr;
+    for (const auto& kv : s.fabric.set)
+    {
+        if (std::find(attributes.begin(), attributes.end(), kv.name) != attributes.end())
+        {
+            last = &kv;
+        }
+    }
+    if (last)
+    {
+        return ScenarioError(s.file, last->mark, fmt::format("fabric.set: {}: {}", last->name, what));
+    }
+    return ScenarioError(s.file, s.MarkOf(key), fmt::format("{}: {}", key, what));
+}
+
+/// A NIC aborts on an unknown congestion control when its first QP connects.
+void
+CheckNicCongestionControl(const Scenario& s)
+{
+    for (const auto& kv : s.fabric.set)
+    {
+        if (kv.name == "ns3::RoceNic::CongestionControl" && kv.value != "ns3::DcqcnRateControl" &&
+            kv.value != "none")
+        {
+            throw ScenarioError(s.file, kv.mark,
+                                fmt::format("fabric.set: {}: '{}' is neither ns3::DcqcnRateControl "
+                                            "nor none",
+                                            kv.name, kv.value));
+        }
+    }
+}
+
+/// The switches' MMUs must hold their ports' reserve and headroom (RoceSwitch::MmuProblem).
+void
+CheckRoceFabric(const Scenario& s, const TopologySpec& spec)
+{
+    RoceFabricHelper fabric;
+    try
+    {
+        fabric.Install(spec);
+    }
+    catch (const std::invalid_argument& e)
+    {
+        const std::string what = fmt::format("the fabric cannot be built as configured: {}", e.what());
+        if (std::string(e.what()).find("Kmax") != std::string::npos)
+        {
+            throw FabricError(s, {"ns3::SwitchMmu::Kmax", "ns3::SwitchMmu::Kmin"}, "fabric.ecn", what);
+        }
+        throw FabricError(s,
+                          {"ns3::SwitchMmu::BufferSize", "ns3::SwitchMmu::ReservePerPg",
+                           "ns3::RoceSwitch::MaxFrameBytes"},
+                          "fabric.buffer", what);
+    }
+}
+
+/// Why arbitration table \p table, \p spec ('vl:weight,...'), does not suit \p vls data VLs, or "".
+std::string
+VlArbProblem(const std::string& table, const std::string& spec, uint32_t vls)
+{
+    std::stringstream ss(spec);
+    for (std::string item; std::getline(ss, item, ',');)
+    {
+        unsigned vl = 0;
+        unsigned weight = 0;
+        char extra = 0;
+        if (std::sscanf(item.c_str(), "%u:%u%c", &vl, &weight, &extra) != 2 || vl >= vls || weight > 255)
+        {
+            return fmt::format("{} entry '{}' is not vl:weight with a data VL below {} and weight <= 255",
+                               table, item, vls);
+        }
+    }
+    return "";
+}
+
+/// LIDs for every host and path, VL arbitration tables a port can parse, then the fabric.
+void
+CheckIbFabric(const Scenario& s, const TopologySpec& spec)
+{
+    if (((spec.Hosts().size() + 1) << s.fabric.lmc) > 0xbfff)
+    {
+        throw ScenarioError(s.file, s.MarkOf("fabric.lmc"),
+                            fmt::format("fabric.lmc: {} hosts with LMC {} need more unicast LIDs "
+                                        "than there are (49151)",
+                                        spec.Hosts().size(), +s.fabric.lmc));
+    }
+    // A port parses its arbitration tables when the fabric starts it, and aborts on a bad one.
+    const Ptr<IbPort> port = CreateObject<IbPort>(); // with the scenario's attribute defaults
+    UintegerValue vls;
+    port->GetAttribute("NumDataVls", vls);
+    for (const char* table : {"VlArbHigh", "VlArbLow"})
+    {
+        StringValue v;
+        port->GetAttribute(table, v);
+        const std::string why = VlArbProblem(table, v.Get(), static_cast<uint32_t>(vls.Get()));
+        if (!why.empty())
+        {
+            throw FabricError(s, {"ns3::IbPort::VlArbHigh", "ns3::IbPort::VlArbLow", "ns3::IbPort::NumDataVls"},
+                              "fabric", why);
+        }
+    }
+    IbFabricHelper fabric;
+    fabric.SetLmc(s.fabric.lmc);
+    fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
+                                                   : IbFabricHelper::Routing::MinHop);
+    fabric.Install(spec);
+}
+
+/// Leaves ns-3 as a run finds it: no simulator, attribute defaults reset.
+struct ResetNs3
+{
+    ~ResetNs3()
+    {
+        Simulator::Destroy();
+        Config::Reset();
+    }
+};
+
 } // namespace
+
+void
+PreflightScenario(const Scenario& s)
+{
+    CheckAttributes(s);
+    CheckNicCongestionControl(s);
+    const ResetNs3 reset;
+    Simulator::Destroy();
+    Config::Reset();
+    UsePicoseconds();
+    ApplyFabricDefaults(s);
+    const TopologySpec spec = BuildTopology(s);
+    if (s.fabric.type == "infiniband")
+    {
+        CheckIbFabric(s, spec);
+    }
+    else if (s.fabric.type == "roce")
+    {
+        CheckRoceFabric(s, spec);
+    }
+    (void)BuildFlows(s);
+}
 
 void
 CheckAttributes(const Scenario& s)
@@ -100,6 +256,9 @@ ApplyFabricDefaults(const Scenario& s)
     Config::SetDefault("ns3::SwitchMmu::Kmax", UintegerValue(f.kmax));
     Config::SetDefault("ns3::SwitchMmu::Pmax", DoubleValue(f.pmax));
     Config::SetDefault("ns3::SwitchMmu::BufferSize", UintegerValue(f.bufferBytes));
+    // XON two frames of the path MTU under XOFF (Ethernet, 802.1Q, IPv4, UDP, BTH, ICRC).
+    Config::SetDefault("ns3::SwitchMmu::ResumeOffset",
+                       UintegerValue(2 * (14 + 4 + 20 + 8 + 12 + f.mtu + 4)));
     if (f.cc == "dcqcn")
     {
         DcqcnRateControl::ApplyPreset(f.dcqcnPreset);

@@ -23,6 +23,14 @@ void CheckAttributes(const Scenario& s);
 
 ns3::TopologySpec BuildTopology(const Scenario& s);
 
+/**
+ * \brief Every check a run makes before it simulates, without simulating: the
+ * attributes, the fabric built as the scenario asks (switch buffers against their
+ * ports' reserve and headroom, LIDs, arbitration tables, congestion control) and
+ * the flows. Throws ScenarioError at the key responsible. Leaves ns-3 reset.
+ */
+void PreflightScenario(const Scenario& s);
+
 /// The flows of the simulated workloads (commands are not flows), drawn with the scenario's seed.
 std::vector<ns3::FlowSpec> BuildFlows(const Scenario& s);
 

@@ -461,7 +461,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
                 p.series["flows"].emplace_back(std::stod(r[4]), std::stod(r[8]));
             }
         }
-        plots.push_back(p);
+        if (!p.series.empty()) // completed flows only: a run may have none
+        {
+            plots.push_back(p);
+        }
     }
     if (fs::exists(dir / "rate.csv"))
     {
@@ -524,8 +527,11 @@ RenderReport(const fs::path& dir, std::ostream& err)
     if (summary.contains("flow_stats"))
     {
         const auto& f = summary["flow_stats"];
-        md << fmt::format("Flows: {} completed of {}; Jain fairness of throughputs {:.3f}.\n\n",
-                          f.value("completed", 0), f.value("count", 0), f.value("jain_throughput", 0.0));
+        // Only completed flows have an FCT: the throughputs and fct.csv's plot are theirs alone.
+        md << fmt::format("Flows: {} completed, {} failed, {} pending (of {}); Jain fairness of "
+                          "completed flows' throughputs {:.3f}.\n\n",
+                          f.value("completed", 0), f.value("failed", 0), f.value("pending", 0),
+                          f.value("count", 0), f.value("jain_throughput", 0.0));
     }
     if (summary.contains("lag"))
     {

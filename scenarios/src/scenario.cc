@@ -51,6 +51,24 @@ Scenario::HostAddress(uint32_t host)
     return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
 }
 
+SourceMark
+Scenario::MarkOf(const std::string& key) const
+{
+    for (std::string k = key;;)
+    {
+        if (const auto it = marks.find(k); it != marks.end())
+        {
+            return it->second;
+        }
+        const auto dot = k.rfind('.');
+        if (dot == std::string::npos)
+        {
+            return {};
+        }
+        k.resize(dot);
+    }
+}
+
 bool
 Expectation::Holds(double v) const
 {
@@ -221,7 +239,7 @@ Keys()
         {"fabric.ecn.pmax", "0..1", "0.01", "roce: marking probability at kmax"},
         {"fabric.cc", "dcqcn|ibcc|dctcp|newreno|cubic|none", "dcqcn (infiniband: none, iwarp: dctcp)",
          "Congestion control (roce: dcqcn | none; infiniband: ibcc | none; iwarp: TCP's, dctcp | newreno | cubic)"},
-        {"fabric.dcqcn", "paper|nvidia", "paper", "roce: DCQCN parameter preset"},
+        {"fabric.dcqcn", "paper|nvidia|hpcc", "paper", "roce: DCQCN variant and parameters (docs/fidelity.md)"},
         {"fabric.buffer", "bytes", "12MB", "roce: packet buffer per switch; iwarp: split evenly among "
                                                    "each switch's ports (drop-tail beyond)"},
         {"fabric.routing", "minhop|updown", "minhop", "infiniband: the subnet manager's routing; updown "
@@ -612,6 +630,33 @@ ShippedCdf(const std::string& name)
     return fs::path(FABEMU_SCENARIO_DIR) / "cdf" / (name + ".txt");
 }
 
+/// The place of every key under \p node, by dotted path (list items by index).
+void
+RecordMarks(const YAML::Node& node, const std::string& prefix, std::map<std::string, SourceMark>& marks)
+{
+    auto child = [&prefix](const std::string& key) { return prefix.empty() ? key : prefix + "." + key; };
+    if (node.IsMap())
+    {
+        for (const auto& kv : node)
+        {
+            const std::string key = child(kv.first.Scalar());
+            // A value given by --set has no place in the file, even under a key that has.
+            const bool overridden = kv.second.IsScalar() && Reader::MarkOf(kv.second).line == 0;
+            marks[key] = overridden ? SourceMark{} : Reader::MarkOf(kv.first);
+            RecordMarks(kv.second, key, marks);
+        }
+    }
+    else if (node.IsSequence())
+    {
+        for (size_t i = 0; i < node.size(); ++i)
+        {
+            const std::string key = child(std::to_string(i));
+            marks[key] = Reader::MarkOf(node[i]);
+            RecordMarks(node[i], key, marks);
+        }
+    }
+}
+
 /// Applies one --set key.path=value to the document; ns3:: keys go under fabric.set.
 void
 ApplyOverride(YAML::Node root, const std::string& kv, const std::string& file)
@@ -692,6 +737,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
 
     Scenario s;
     s.file = file;
+    RecordMarks(root, "", s.marks);
     if (!root["name"])
     {
         r.Fail(SourceMark{1, 1}, "'name:' is required");
@@ -850,7 +896,7 @@ ParseScenario(const std::string& text, const std::string& file, const std::vecto
         }
         if (f["dcqcn"])
         {
-            fab.dcqcnPreset = r.Choice(f["dcqcn"], "fabric.dcqcn", {"paper", "nvidia"});
+            fab.dcqcnPreset = r.Choice(f["dcqcn"], "fabric.dcqcn", {"paper", "nvidia", "hpcc"});
         }
         if (f["buffer"])
         {

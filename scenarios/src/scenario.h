@@ -164,8 +164,13 @@ struct Scenario
     /// Emulation: how the simulation thread shares the cores with the VMs:
     /// shared (nice -10) or realtime (SCHED_FIFO).
     std::string scheduling{"shared"};
+    /// Where each key was written, by dotted path ("fabric.buffer", "workloads.0.bytes");
+    /// an unknown mark for a key given by --set.
+    std::map<std::string, SourceMark> marks;
 
     bool HasVms() const { return !endpoints.empty(); }
+    /// The place of \p key, or of the closest enclosing key written in the file; unknown if none.
+    SourceMark MarkOf(const std::string& key) const;
     /// The IPv4 address that {hN} expands to (10.0.0.N+1).
     static std::string HostAddress(uint32_t host);
 };

@@ -16,7 +16,8 @@ if(VMS)
     return()
   endif()
 endif()
-execute_process(COMMAND ${FABEMU} run ${SCENARIO} --out ${OUT} --cache ${CACHE}
+# --force: OUT is this test's own folder, perhaps left by a fabemu that wrote no marker.
+execute_process(COMMAND ${FABEMU} run ${SCENARIO} --out ${OUT} --force --cache ${CACHE}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT rc EQUAL 0)

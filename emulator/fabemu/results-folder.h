@@ -1,0 +1,35 @@
+// Results folders: written into a temporary folder beside the target, marked as
+// fabemu's, renamed into place when complete. `--out` replaces only a folder
+// that carries the marker (or an empty one), unless --force.
+#ifndef FABEMU_RESULTS_FOLDER_H
+#define FABEMU_RESULTS_FOLDER_H
+
+#include <filesystem>
+#include <string>
+#include <system_error>
+
+namespace fabemu
+{
+
+/// The file in every results folder that says fabemu wrote it.
+inline constexpr const char* kResultsMarker = ".fabemu-results";
+
+/// The results folder \p out names, without a trailing '/'.
+std::filesystem::path ResultsPath(const std::string& out);
+
+/// Why \p target may not be replaced by a results folder, or "" when it may: it
+/// exists, is not an empty folder, and has no marker (\p force allows that), or it is
+/// '.' or '..' (never allowed: the temporary folder would be inside it).
+std::string ResultsTargetProblem(const std::filesystem::path& target, bool force);
+
+/// Writes the marker into \p dir (the temporary folder, before it is renamed).
+void MarkResults(const std::filesystem::path& dir);
+
+/// Replaces \p target with \p tmp: removes the old folder, then renames.
+void PublishResults(const std::filesystem::path& tmp,
+                    const std::filesystem::path& target,
+                    std::error_code& ec);
+
+} // namespace fabemu
+
+#endif

@@ -1,0 +1,127 @@
+// fabemu run --out and fabemu demo --out replace only what fabemu wrote: a folder
+// holding anything else is refused (exit 2, left as it was) unless --force.
+#include "cli.h"
+#include "exit-codes.h"
+#include "../scratch-dir.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace fabemu;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+struct Outcome
+{
+    int code;
+    std::string out;
+    std::string err;
+};
+
+Outcome
+Fabemu(const std::vector<std::string>& args)
+{
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = RunFabemu(args, out, err);
+    return {code, out.str(), err.str()};
+}
+
+/// A run of a few microseconds: one small write between two hosts.
+fs::path
+TinyScenario(const fs::path& dir)
+{
+    const fs::path file = dir / "tiny.yaml";
+    std::ofstream(file) << "name: tiny\nduration: 1ms\ntopology: {builder: pair}\n"
+                           "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 64KB}\n";
+    return file;
+}
+
+bool
+OnlyNotes(const fs::path& dir)
+{
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir))
+    {
+        ++entries;
+    }
+    std::ifstream in(dir / "notes.txt");
+    std::string text;
+    std::getline(in, text);
+    return entries == 1 && text == "my notes";
+}
+
+} // namespace
+
+TEST_CASE("--out onto a folder fabemu did not write: exit 2, untouched; --force replaces it; a results folder is replaced")
+{
+    const ScratchDir dir("out");
+    const fs::path file = TinyScenario(dir);
+    const fs::path target = dir / "mine";
+    fs::create_directories(target);
+    std::ofstream(target / "notes.txt") << "my notes\n";
+
+    auto r = Fabemu({"run", file.string(), "--out", target.string(), "--quiet"});
+    CHECK(r.code == kExitBadInput);
+    CHECK(r.err.find(target.string()) != std::string::npos);
+    CHECK(r.err.find("--force") != std::string::npos);
+    CHECK(OnlyNotes(target));
+    for (const auto& e : fs::directory_iterator(dir))
+    {
+        CHECK(e.path().filename().string().find(".tmp-") == std::string::npos); // nothing begun
+    }
+
+    r = Fabemu({"run", file.string(), "--out", target.string(), "--quiet", "--force"});
+    REQUIRE(r.code == kExitOk);
+    CHECK_FALSE(fs::exists(target / "notes.txt"));
+    CHECK(fs::exists(target / "summary.json"));
+    CHECK(fs::exists(target / ".fabemu-results"));
+
+    // Its own results folder: replaced without --force, as before.
+    std::ofstream(target / "stale.txt") << "from the last run\n";
+    r = Fabemu({"run", file.string(), "--out", target.string(), "--quiet"});
+    CHECK(r.code == kExitOk);
+    CHECK_FALSE(fs::exists(target / "stale.txt"));
+    CHECK(fs::exists(target / "summary.json"));
+
+    // The same folder with a trailing '/'; never '.' (the temporary folder would be inside it).
+    CHECK(Fabemu({"run", file.string(), "--out", target.string() + "/", "--quiet"}).code == kExitOk);
+    CHECK(Fabemu({"run", file.string(), "--out", ".", "--quiet", "--force"}).code == kExitBadInput);
+
+    // An empty folder or a plain file that is not a folder.
+    fs::create_directories(dir / "empty");
+    CHECK(Fabemu({"run", file.string(), "--out", (dir / "empty").string(), "--quiet"}).code == kExitOk);
+    std::ofstream(dir / "a-file") << "data\n";
+    CHECK(Fabemu({"run", file.string(), "--out", (dir / "a-file").string(), "--quiet"}).code == kExitBadInput);
+    CHECK(fs::is_regular_file(dir / "a-file"));
+}
+
+TEST_CASE("the default results/NAME and demo --out follow the same rule")
+{
+    const ScratchDir dir("default-out");
+    const fs::path file = TinyScenario(dir);
+    const fs::path cwd = fs::current_path();
+    fs::current_path(dir);
+    fs::create_directories("results/tiny");
+    std::ofstream("results/tiny/notes.txt") << "my notes\n";
+    const auto run = Fabemu({"run", file.string(), "--quiet"});
+    fs::create_directories("demo-out");
+    std::ofstream("demo-out/notes.txt") << "my notes\n";
+    const auto demo = Fabemu({"demo", "--senders", "2", "--bytes", "10000", "--out", "demo-out", "--quiet"});
+    const auto forced =
+        Fabemu({"demo", "--senders", "2", "--bytes", "10000", "--out", "demo-out", "--quiet", "--force"});
+    fs::current_path(cwd);
+    CHECK(run.code == kExitBadInput);
+    CHECK(run.err.find("results/tiny") != std::string::npos);
+    CHECK(OnlyNotes(dir / "results" / "tiny"));
+    CHECK(demo.code == kExitBadInput);
+    CHECK(forced.code == kExitOk);
+    CHECK(fs::exists(dir / "demo-out" / ".fabemu-results"));
+    CHECK_FALSE(fs::exists(dir / "demo-out" / "notes.txt"));
+}

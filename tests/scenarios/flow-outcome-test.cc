@@ -1,0 +1,243 @@
+// Results you can trust: a flow ends completed, failed (with its reason) or pending;
+// only a completed flow has an FCT; failed flows fail the run unless its expect block
+// expects them; no sampled throughput is above the link rate.
+#include "exit-codes.h"
+#include "run.h"
+#include "scenario.h"
+#include "../scratch-dir.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace fabemu;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+const fs::path kScenarios = fs::path(FABEMU_SOURCE_DIR) / "scenarios";
+
+struct Outcome
+{
+    int code;
+    std::string out;
+    std::string err;
+};
+
+Outcome
+Run(const fs::path& file, const fs::path& out, std::vector<std::string> set = {})
+{
+    RunOptions opt;
+    opt.file = file.string();
+    opt.out = out.string();
+    opt.set = std::move(set);
+    opt.progress = ProgressMode::Quiet;
+    std::ostringstream o;
+    std::ostringstream e;
+    const int code = RunScenarioFile(opt, o, e);
+    return {code, o.str(), e.str()};
+}
+
+nlohmann::json
+Summary(const fs::path& dir)
+{
+    std::ifstream in(dir / "summary.json");
+    return nlohmann::json::parse(in);
+}
+
+std::string
+Slurp(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+size_t
+Lines(const fs::path& p)
+{
+    std::ifstream in(p);
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+    {
+        n += !line.empty();
+    }
+    return n;
+}
+
+/// Every flow is listed once, by id, with a state; only completed ones carry an FCT;
+/// the counts add up; bytes_delivered is every flow's in-order bytes.
+void
+CheckFlowAccounting(const nlohmann::json& s)
+{
+    const auto& stats = s["flow_stats"];
+    const size_t count = stats["count"];
+    REQUIRE(s["flows"].size() == count);
+    CHECK(stats["completed"].get<size_t>() + stats["failed"].get<size_t>() + stats["pending"].get<size_t>() ==
+          count);
+    size_t completed = 0;
+    size_t failed = 0;
+    uint64_t delivered = 0;
+    for (size_t i = 0; i < count; ++i)
+    {
+        const auto& f = s["flows"][i];
+        CAPTURE(f.dump());
+        CHECK(f["id"] == i);
+        const std::string state = f["state"];
+        const bool done = state == "completed";
+        completed += done;
+        failed += state == "failed";
+        CHECK(f["ok"] == done);
+        CHECK(f.contains("fct_s") == done);
+        CHECK(f.contains("throughput_gbps") == done);
+        CHECK(f.contains("slowdown") == done);
+        CHECK(f.contains("reason") == (state == "failed"));
+        CHECK(f["delivered_bytes"].get<uint64_t>() <= f["bytes"].get<uint64_t>());
+        if (done)
+        {
+            CHECK(f["delivered_bytes"] == f["bytes"]);
+        }
+        delivered += f["delivered_bytes"].get<uint64_t>();
+    }
+    CHECK(stats["completed"] == completed);
+    CHECK(stats["failed"] == failed);
+    CHECK(s["totals"]["bytes_delivered"] == delivered);
+}
+
+/// Three writes over a 25 Gb/s dumbbell whose QPs give up at their first timeout:
+/// each fails with "retry count exceeded" after delivering a little.
+std::string
+FailingScenario(const std::string& expect = "")
+{
+    return "name: qp-fail\n"
+           "duration: 2ms\n"
+           "fabric:\n"
+           "  type: roce\n"
+           "  set:\n"
+           "    ns3::RdmaQueuePair::RetryCount: 0\n"
+           "    ns3::RdmaQueuePair::Timeout: 10us\n"
+           "topology:\n"
+           "  builder: dumbbell\n"
+           "  hosts: 6\n"
+           "  link: {rate: 25Gbps, delay: 1us}\n"
+           "  bottleneck: {rate: 25Gbps, delay: 1us}\n"
+           "record: {rate_interval: 5us}\n"
+           "workloads:\n"
+           "  - {type: bulk, src: h0, dst: h3, bytes: 1MB}\n"
+           "  - {type: bulk, src: h1, dst: h3, bytes: 1MB}\n"
+           "  - {type: bulk, src: h2, dst: h4, bytes: 1MB}\n" +
+           expect;
+}
+
+/// The highest rate throughput.csv reports, in Gb/s.
+double
+PeakSampledGbps(const fs::path& csv)
+{
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line); // header
+    double peak = 0;
+    while (std::getline(in, line))
+    {
+        const auto comma = line.rfind(',');
+        peak = std::max(peak, std::stod(line.substr(comma + 1)));
+    }
+    return peak;
+}
+
+} // namespace
+
+TEST_CASE("a credit loop that delivers nothing: every flow failed or pending, no FCT, the counts add up")
+{
+    const ScratchDir dir("deadlock");
+    const fs::path file = kScenarios / "ib-ring-updown.yaml";
+    const auto r = Run(file, dir / "minhop", {"fabric.routing=minhop", "duration=5ms"});
+    const auto s = Summary(dir / "minhop");
+    CheckFlowAccounting(s);
+    CHECK(s["flows"].size() == 5); // a pending flow is listed too
+    CHECK(s["flow_stats"]["completed"] == 0);
+    CHECK(Lines(dir / "minhop" / "fct.txt") == 0);
+    CHECK(Lines(dir / "minhop" / "fct.csv") == 1); // the header alone
+    CHECK(Slurp(dir / "minhop" / "report.md").find("0 completed") != std::string::npos);
+    // Failed QPs fail the run; flows only pending leave it to the expectations (completed: 5).
+    const size_t failed = s["flow_stats"]["failed"];
+    CHECK(r.code == (failed > 0 ? kExitFailure : kExitExpectation));
+    CHECK(r.err.find(failed > 0 ? "failed: retry count exceeded on h" : "5 flows pending") != std::string::npos);
+
+    // An expect block with a word on flow_stats.failed decides the exit code itself.
+    std::string yaml = Slurp(file);
+    yaml = yaml.substr(0, yaml.find("expect:")) +
+           "expect:\n  flow_stats.failed: \"0..5\"\n  flow_stats.completed: 0\n";
+    std::ofstream(dir / "expected.yaml") << yaml;
+    const auto expected = Run(dir / "expected.yaml", dir / "expected", {"fabric.routing=minhop", "duration=5ms"});
+    CHECK(expected.code == kExitOk);
+    CHECK(Lines(dir / "expected" / "fct.txt") == 0);
+}
+
+TEST_CASE("queue pairs that give up: failed with their reason, no FCT line, exit 1 unless expected")
+{
+    const ScratchDir dir("qp-fail");
+    std::ofstream(dir / "fail.yaml") << FailingScenario();
+    const auto r = Run(dir / "fail.yaml", dir / "out");
+    CHECK(r.code == kExitFailure);
+    const auto s = Summary(dir / "out");
+    CheckFlowAccounting(s);
+    CHECK(s["flow_stats"]["failed"] == 3);
+    uint64_t delivered = 0;
+    for (const auto& f : s["flows"])
+    {
+        CHECK(f["state"] == "failed");
+        CHECK(f["reason"] == "retry count exceeded");
+        delivered += f["delivered_bytes"].get<uint64_t>();
+    }
+    CHECK(delivered > 0);                 // they got some bytes through first...
+    CHECK(delivered < 3 * 1024 * 1024);   // ...and not all: those are not counted as delivered
+    CHECK(Lines(dir / "out" / "fct.txt") == 0);
+    CHECK(Lines(dir / "out" / "fct.csv") == 1);
+    CHECK(r.err.find("3 flows failed: retry count exceeded on h0\u2192h3, h1\u2192h3, h2\u2192h4") !=
+          std::string::npos);
+
+    // Failures the scenario sets out to cause: its expectation decides, met or not.
+    std::ofstream(dir / "expected.yaml") << FailingScenario("expect:\n  flow_stats.failed: 3\n");
+    CHECK(Run(dir / "expected.yaml", dir / "expected").code == kExitOk);
+    std::ofstream(dir / "missed.yaml") << FailingScenario("expect:\n  flow_stats.failed: 0\n");
+    CHECK(Run(dir / "missed.yaml", dir / "missed").code == kExitExpectation);
+    // An expectation on something else does not excuse the failures.
+    std::ofstream(dir / "other.yaml") << FailingScenario("expect:\n  totals.drops: 0\n");
+    CHECK(Run(dir / "other.yaml", dir / "other").code == kExitFailure);
+}
+
+TEST_CASE("no sampled throughput above the host link rate: every shipped simulation and failing QPs")
+{
+    const ScratchDir dir("tput");
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(kScenarios))
+    {
+        // VM scenarios (an endpoints: block) need root and QEMU; the shipped-scenario tests run them.
+        if (e.path().extension() == ".yaml" && Slurp(e.path()).find("\nendpoints:") == std::string::npos)
+        {
+            files.push_back(e.path());
+        }
+    }
+    REQUIRE(files.size() >= 8);
+    std::ofstream(dir / "fail.yaml") << FailingScenario();
+    files.push_back(dir / "fail.yaml");
+    for (const auto& file : files)
+    {
+        CAPTURE(file);
+        const fs::path out = dir / file.stem();
+        const auto r = Run(file, out);
+        REQUIRE(r.code != kExitBadInput);
+        const Scenario s = LoadScenario((out / "scenario.resolved.yaml").string());
+        const double link = s.topology.link.bitsPerSecond / 1e9;
+        const double peak = PeakSampledGbps(out / "throughput.csv");
+        MESSAGE(file.stem().string() << ": peak sample " << peak << " Gb/s on " << link << " Gb/s links");
+        CHECK(peak <= link * 1.001);
+        CHECK(Lines(out / "throughput.csv") > 1); // it sampled something
+    }
+}
