@@ -4,6 +4,7 @@
 #include "exit-codes.h"
 #include "run.h"
 #include "scenario.h"
+#include "../run-in-process.h"
 #include "../scratch-dir.h"
 
 #include <doctest/doctest.h>
@@ -21,41 +22,12 @@ namespace
 
 const fs::path kScenarios = fs::path(FABEMU_SOURCE_DIR) / "scenarios";
 
-struct Outcome
-{
-    int code;
-    std::string out;
-    std::string err;
-};
+using Outcome = RunOutcome;
 
 Outcome
 Run(const fs::path& file, const fs::path& out, std::vector<std::string> set = {})
 {
-    RunOptions opt;
-    opt.file = file.string();
-    opt.out = out.string();
-    opt.set = std::move(set);
-    opt.progress = ProgressMode::Quiet;
-    std::ostringstream o;
-    std::ostringstream e;
-    const int code = RunScenarioFile(opt, o, e);
-    return {code, o.str(), e.str()};
-}
-
-nlohmann::json
-Summary(const fs::path& dir)
-{
-    std::ifstream in(dir / "summary.json");
-    return nlohmann::json::parse(in);
-}
-
-std::string
-Slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return RunInProcess(file, out, std::move(set));
 }
 
 size_t

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "exit-codes.h"
 #include "../scratch-dir.h"
+#include "../run-in-process.h"
 
 #include <doctest/doctest.h>
 
@@ -16,20 +17,12 @@ namespace fs = std::filesystem;
 namespace
 {
 
-struct Outcome
-{
-    int code;
-    std::string out;
-    std::string err;
-};
+using Outcome = RunOutcome;
 
 Outcome
 Fabemu(const std::vector<std::string>& args)
 {
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = RunFabemu(args, out, err);
-    return {code, out.str(), err.str()};
+    return FabemuInProcess(args);
 }
 
 } // namespace
