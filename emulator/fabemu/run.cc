@@ -652,25 +652,6 @@ ValidateScenarioFile(const std::string& file,
 }
 
 int
-ListScenarioKeys(std::ostream& out)
-{
-    out << "Topology builders: pair, star, dumbbell, leaf-spine, fat-tree\n";
-    out << "Fabric types: roce, infiniband (simulation; iwarp is not built yet)\n\n";
-    out << "Workload types:\n";
-    for (const auto& w : WorkloadTypes())
-    {
-        out << fmt::format("  {:<12} keys: {}\n  {:<12} {}\n", w.key, w.type, "", w.help);
-    }
-    out << "\nScenario keys (docs/scenarios.md has them all with examples):\n";
-    for (const auto& k : Keys())
-    {
-        out << fmt::format("  {:<24} {:<28} default {}\n  {:<24} {}\n", k.key, k.type,
-                           k.defaultValue, "", k.help);
-    }
-    return kExitOk;
-}
-
-int
 ReportResults(const std::string& dir, std::ostream& out, std::ostream& err)
 {
     if (!fs::exists(fs::path(dir) / "summary.json"))

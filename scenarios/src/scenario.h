@@ -4,8 +4,9 @@
  * either returns the resolved scenario or throws a ScenarioError whose text is
  * "FILE:LINE:COL: what is wrong". Nothing is run here.
  *
- * docs/scenarios.md documents every key; Keys() is the same list, for
- * `fabemu list` and for suggesting the closest key to a misspelt one.
+ * The keys are data (scenario-keys.cc): one table per section, walked by
+ * the parser, the validation, ResolvedYaml, --set, Keys() (`fabemu list`) and
+ * the key table of docs/scenarios.md.
  */
 #ifndef FABEMU_SCENARIO_H
 #define FABEMU_SCENARIO_H
@@ -186,17 +187,26 @@ Scenario ParseScenario(const std::string& text,
 /// Every value actually used, defaults included, as YAML that loads back to the same scenario.
 std::string ResolvedYaml(const Scenario& s);
 
-/// One documented key, for `fabemu list` and docs/scenarios.md.
+/// One documented key, for `fabemu list` and docs/scenarios.md; made from the key tables
+/// the parser reads (scenario-keys.cc), so the three cannot disagree.
 struct KeyHelp
 {
-    std::string key;
+    std::string key; ///< dotted path, as --set takes it ("fabric.ecn.kmin", "workloads.N.bytes")
     std::string type;
     std::string defaultValue;
     std::string help;
+    std::string appliesTo; ///< fabric types, builders or workload types; "" for all
+    std::string example;   ///< a value the parser takes
 };
+/// Every key path of every table.
 const std::vector<KeyHelp>& Keys();
 /// Workload types with their keys.
 const std::vector<KeyHelp>& WorkloadTypes();
+/// Fabric types and topology builders (key: the name; type: the keys only it takes).
+const std::vector<KeyHelp>& FabricTypeHelp();
+const std::vector<KeyHelp>& BuilderHelp();
+/// The key table of docs/scenarios.md, as Markdown rows (the docs test compares them).
+std::string KeysMarkdown();
 
 /// Byte counts: 1500, 5KB, 1MB (KB = 1024 bytes, as switch buffers are sized; KiB too).
 bool ParseBytes(const std::string& text, uint64_t& bytes);

@@ -1,0 +1,540 @@
+// The scenario's keys, one table per section; see scenario-keys.h.
+#include "scenario-keys.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+
+namespace fabemu
+{
+
+namespace
+{
+
+constexpr int64_t kPsPerSecond = 1'000'000'000'000;
+
+std::vector<std::string>
+FabricNames()
+{
+    std::vector<std::string> names;
+    for (const auto& f : FabricTypes())
+    {
+        names.push_back(f.name);
+    }
+    return names;
+}
+
+std::string
+PowerOfTwoMtu(const std::string& what, const KeyValue& v)
+{
+    return (v.u & (v.u - 1)) == 0
+               ? ""
+               : fmt::format("{} must be 256, 512, 1024, 2048 or 4096, not {}", what, v.u);
+}
+
+/// link, uplink or bottleneck: a {rate, delay} map and its two keys.
+void
+AddLink(std::vector<Key<TopologyYaml>>& keys,
+        const std::string& name,
+        LinkSpec TopologyYaml::*link,
+        const std::string& def,
+        const std::string& help,
+        const std::vector<std::string>& only,
+        const std::string& inherit)
+{
+    using K = Key<TopologyYaml>;
+    auto map = MakeKey<TopologyYaml>(name, KeyKind::Map, "{rate, delay}", def, help).Only(only).Flow();
+    if (link != &TopologyYaml::link)
+    {
+        map.Begin([link](TopologyYaml& t) { t.*link = t.link; });
+    }
+    keys.push_back(map);
+    keys.push_back(MakeKey<TopologyYaml>(name + ".rate", KeyKind::Rate, "rate", inherit.empty() ? "100Gbps" : inherit + ".rate",
+                                         "Rate of " + help)
+                       .Only(only)
+                       .Example("25Gbps")
+                       .Access(
+                           [link](TopologyYaml& t, const KeyValue& v) {
+                               (t.*link).rate = v.text;
+                               (t.*link).bitsPerSecond = v.u;
+                           },
+                           [link](const TopologyYaml& t) {
+                               KeyValue v;
+                               v.text = (t.*link).rate;
+                               v.u = (t.*link).bitsPerSecond;
+                               return v;
+                           }));
+    K delay = MakeKey<TopologyYaml>(name + ".delay", KeyKind::Time, "time", inherit.empty() ? "1us" : inherit + ".delay",
+                                    "Propagation delay of " + help)
+                  .Only(only)
+                  .Range(0, kPsPerSecond)
+                  .Example("2us");
+    delay.Access(
+        [link](TopologyYaml& t, const KeyValue& v) {
+            (t.*link).delay = v.text;
+            (t.*link).delayPs = v.ps;
+        },
+        [link](const TopologyYaml& t) {
+            KeyValue v;
+            v.text = (t.*link).delay;
+            v.ps = (t.*link).delayPs;
+            return v;
+        });
+    keys.push_back(delay);
+}
+
+} // namespace
+
+const std::vector<FabricType>&
+FabricTypes()
+{
+    static const std::vector<FabricType> types{
+        {"roce", "RoCEv2: PFC, RED/ECN, DCQCN; simulated hosts and rxe VMs", {"dcqcn", "none"},
+         ", not roce", [](FabricSpec&) {}},
+        {"infiniband",
+         "InfiniBand: credits per VL, subnet-manager routing, IB CC; simulated hosts and rxe VMs "
+         "through the edge gateways",
+         {"none", "ibcc"},
+         ", not infiniband (its switches are lossless by credits; buffers are "
+         "ns3::IbPort::BufferBlocks)",
+         [](FabricSpec& f) {
+             f.cc = "none"; // IB congestion control is off by default, as on real fabrics
+         }},
+        {"iwarp", "iWARP: RDMAP/DDP/MPA over TCP on routed switches, no PFC; simulated hosts and siw VMs",
+         {"dctcp", "newreno", "cubic"},
+         ", not iwarp (iWARP runs on TCP over lossy Ethernet; its congestion control is fabric.cc: "
+         "dctcp, newreno or cubic)",
+         [](FabricSpec& f) {
+             f.pfc = false; // iWARP needs no lossless fabric: TCP recovers
+             f.cc = "dctcp";
+             f.kmin = 100 * 1024; // DCTCP's K for 10-100 Gb/s ports, not DCQCN's Kmin
+         }},
+    };
+    return types;
+}
+
+const FabricType&
+FabricTypeOf(const std::string& name)
+{
+    for (const auto& f : FabricTypes())
+    {
+        if (f.name == name)
+        {
+            return f;
+        }
+    }
+    return FabricTypes().front();
+}
+
+const std::vector<Builder>&
+Builders()
+{
+    static const std::vector<Builder> builders{
+        {"pair", "Two hosts on one link, no switch"},
+        {"star", "Hosts on one switch"},
+        {"dumbbell", "Two switches joined by the bottleneck link, hosts split between them"},
+        {"leaf-spine", "Leaves with hosts, every leaf linked to every spine"},
+        {"fat-tree", "A k-ary fat tree: k pods, k^3/4 hosts"},
+        {"ring", "Switches in a ring (leaves of them), hosts_per_leaf hosts on each"},
+    };
+    return builders;
+}
+
+const std::vector<WorkloadKind>&
+WorkloadKinds()
+{
+    static const std::vector<WorkloadKind> kinds{
+        {"bulk", "One flow from src to dst (sl: IB service level)"},
+        {"incast", "Every src sends bytes to dst at once"},
+        {"permutation", "Each host sends to one other, each receiving from one (random)"},
+        {"all-to-all", "Every host sends bytes to every other"},
+        {"poisson", "Poisson arrivals loading each host link to load (0..1), sizes from cdf "
+                    "(websearch, hadoop or a file)"},
+        {"command", "A command run inside a VM endpoint through the guest agent; {hN} expands to "
+                    "hN's address; background: do not wait for it before the next"},
+    };
+    return kinds;
+}
+
+const std::vector<Key<Scenario>>&
+ScenarioKeys()
+{
+    using S = Scenario;
+    static const std::vector<Key<S>> keys{
+        MakeKey<S>("name", KeyKind::Text, "string", "(required)",
+                   "Names the scenario; letters, digits, '-', '_', '.'")
+            .Field(&S::name)
+            .Example("t")
+            .Check([](const std::string&, const KeyValue& v) {
+                static const std::regex re("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$");
+                return std::regex_match(v.text, re)
+                           ? std::string()
+                           : fmt::format("name '{}' must be 1..64 letters, digits, '-', '_' or '.'", v.text);
+            }),
+        MakeKey<S>("description", KeyKind::Text, "string", "\"\"", "One line for humans")
+            .Field(&S::description)
+            .Example("two hosts"),
+        MakeKey<S>("seed", KeyKind::Integer, "integer", "1",
+                   "Random seed; the same file and seed give the same results")
+            .Range(1, UINT32_MAX)
+            .Field(&S::seed)
+            .Example("7"),
+        MakeKey<S>("duration", KeyKind::Time, "time", "10ms",
+                   "Simulated time; a run ends earlier when every flow is done. With VM endpoints: "
+                   "the longest the commands may take")
+            .Range(1000, 3600 * kPsPerSecond)
+            .Timed(&S::duration, &S::durationPs)
+            .Example("20ms"),
+        MakeKey<S>("lag_threshold", KeyKind::Time, "time", "1ms",
+                   "Emulation: lag above which timing is not faithful")
+            .Range(1000, 60 * kPsPerSecond)
+            .Timed(&S::lagThreshold, &S::lagThresholdPs)
+            .Example("2ms"),
+        MakeKey<S>("scheduling", KeyKind::Choice, "shared|realtime", "shared",
+                   "Emulation: the simulation thread at nice -10 beside the VMs (shared), or "
+                   "SCHED_FIFO, preempting them at once (realtime: lower lag, less VM throughput on "
+                   "a busy host)")
+            .Choices({"shared", "realtime"})
+            .Field(&S::scheduling)
+            .Example("realtime"),
+        MakeKey<S>("fabric", KeyKind::Section, "map", "{}", "The fabric model: the fabric.* keys")
+            .Own(ReadFabric, WriteFabric),
+        MakeKey<S>("topology", KeyKind::Section, "map", "{}", "The shape: the topology.* keys")
+            .Own(ReadTopology, WriteTopology),
+        MakeKey<S>("endpoints", KeyKind::Section, "map hN: {kind, device}", "{}",
+                   "Hosts that are real: QEMU VMs, or network namespaces where the host kernel "
+                   "gives namespaces rxe/siw (device none: plain IP); hosts not listed are simulated")
+            .Own(ReadEndpoints, WriteEndpoints),
+        MakeKey<S>("workloads", KeyKind::Section, "list", "[]",
+                   "What the hosts do, each item {type: ..., ...}: the workloads.N.* keys")
+            .Own(ReadWorkloads, WriteWorkloads),
+        MakeKey<S>("record", KeyKind::Section, "map", "{}", "What is recorded: the record.* keys")
+            .Own(ReadRecord, WriteRecord),
+        MakeKey<S>("expect", KeyKind::Section, "map metric: want", "{}",
+                   "Checked after the run; want is a number, \">0\", \">=x\", \"<x\", \"<=x\" or "
+                   "\"a..b\"; any miss exits 3")
+            .Own(ReadExpect, WriteExpect),
+    };
+    return keys;
+}
+
+const std::vector<Key<FabricSpec>>&
+FabricKeys()
+{
+    using F = FabricSpec;
+    static const std::vector<std::string> roce{"roce"};
+    static const std::vector<std::string> ethernet{"roce", "iwarp"};
+    static const std::string ramp =
+        "; on iwarp the switches mark every packet above fabric.ecn.kmin (DCTCP's K)";
+    static const std::vector<Key<F>> keys{
+        MakeKey<F>("type", KeyKind::Choice, "roce|infiniband|iwarp", "roce",
+                   "The fabric model; each runs simulated hosts and real VM endpoints")
+            .Choices(FabricNames())
+            .Field(&F::type)
+            .Example("infiniband"),
+        MakeKey<F>("mtu", KeyKind::Integer, "256|512|1024|2048|4096", "1024",
+                   "RDMA path MTU, bytes of payload (iwarp: IP MTU 1500 up to 1024, 4200 for 2048, "
+                   "9000 for 4096)")
+            .Range(256, 4096)
+            .Check(PowerOfTwoMtu)
+            .Field(&F::mtu)
+            .Example("2048"),
+        MakeKey<F>("pfc", KeyKind::Bool, "bool", "true", "PFC on the lossless priority (3)")
+            .Only(roce)
+            .Field(&F::pfc)
+            .Example("false"),
+        MakeKey<F>("ecn", KeyKind::Map, "bool or map", "{enabled: true}",
+                   "RED/ECN marking; ecn: false is ecn: {enabled: false}")
+            .Only(ethernet)
+            .Shorthand("enabled")
+            .Flow()
+            .Example("false"),
+        MakeKey<F>("ecn.enabled", KeyKind::Bool, "bool", "true", "RED/ECN marking on switch egress queues")
+            .Only(ethernet)
+            .Field(&F::ecn)
+            .Example("false"),
+        MakeKey<F>("ecn.kmin", KeyKind::Bytes, "bytes", "5KB (iwarp: 100KB)",
+                   "roce: queue depth where marking starts; iwarp: DCTCP's K, every packet above "
+                   "it is marked")
+            .Only(ethernet)
+            .Range(0, int64_t{1} << 32)
+            .Field(&F::kmin)
+            .Example("20KB"),
+        MakeKey<F>("ecn.kmax", KeyKind::Bytes, "bytes", "200KB",
+                   "Queue depth where the marking probability reaches pmax")
+            .Only(roce)
+            .Refusal(ramp)
+            .Range(1, int64_t{1} << 32)
+            .Field(&F::kmax)
+            .Example("300KB"),
+        MakeKey<F>("ecn.pmax", KeyKind::Number, "0..1", "0.01", "Marking probability at kmax")
+            .Only(roce)
+            .Refusal(ramp)
+            .Between(0, 1)
+            .Field(&F::pmax)
+            .Example("0.1"),
+        MakeKey<F>("dcqcn", KeyKind::Choice, "paper|nvidia|hpcc", "paper",
+                   "DCQCN variant and parameters (docs/fidelity.md)")
+            .Only(roce)
+            .Choices({"paper", "nvidia", "hpcc"})
+            .Field(&F::dcqcnPreset)
+            .Example("nvidia"),
+        MakeKey<F>("buffer", KeyKind::Bytes, "bytes", "12MB",
+                   "roce: packet buffer per switch; iwarp: split evenly among each switch's ports "
+                   "(drop-tail beyond)")
+            .Only(ethernet)
+            .Range(64 * 1024, int64_t{1} << 34)
+            .Field(&F::bufferBytes)
+            .Example("16MB"),
+        MakeKey<F>("cc", KeyKind::Choice, "dcqcn|none|ibcc|dctcp|newreno|cubic",
+                   "dcqcn (infiniband: none, iwarp: dctcp)",
+                   "Congestion control (roce: dcqcn | none; infiniband: none | ibcc; iwarp: TCP's, "
+                   "dctcp | newreno | cubic)")
+            .ChoicesOf([](const F& f) {
+                return std::make_pair(" (" + f.type + ")", FabricTypeOf(f.type).cc);
+            })
+            .Field(&F::cc)
+            .Example("none"),
+        MakeKey<F>("lmc", KeyKind::Integer, "0..7", "0",
+                   "LID Mask Control; 2^lmc LIDs (paths) per host, connections take them in turn")
+            .Only({"infiniband"})
+            .Refusal("")
+            .Range(0, 7)
+            .Field(&F::lmc)
+            .Example("1"),
+        MakeKey<F>("routing", KeyKind::Choice, "minhop|updown", "minhop",
+                   "The subnet manager's routing; updown is deadlock-free on rings and tori")
+            .Only({"infiniband"})
+            .Refusal(" (its subnet manager); roce and iwarp route by ECMP over shortest paths")
+            .Choices({"minhop", "updown"})
+            .Field(&F::routing)
+            .Example("updown"),
+        MakeKey<F>("set", KeyKind::Section, "map", "{}",
+                   "Any ns-3 attribute default by full name, e.g. ns3::SwitchMmu::Alpha: 0.5 "
+                   "(applied last; --set ns3::X::Y=V puts it here)")
+            .Own(ReadFabricSet, WriteFabricSet),
+    };
+    return keys;
+}
+
+const std::vector<Key<TopologyYaml>>&
+TopologyKeys()
+{
+    using T = TopologyYaml;
+    static const std::vector<Key<T>> keys = [] {
+        std::vector<std::string> names;
+        for (const auto& b : Builders())
+        {
+            names.push_back(b.name);
+        }
+        std::vector<Key<T>> k{
+            MakeKey<T>("builder", KeyKind::Choice, "pair|star|dumbbell|leaf-spine|fat-tree|ring",
+                       "star", "The shape")
+                .Choices(names)
+                .Field(&T::builder)
+                .Example("fat-tree"),
+            MakeKey<T>("hosts", KeyKind::Integer, "integer", "2", "Number of hosts (h0..)")
+                .Only({"star", "dumbbell"})
+                .Range(2, 1024)
+                .Field(&T::hosts)
+                .Example("4"),
+            MakeKey<T>("leaves", KeyKind::Integer, "integer", "2",
+                       "leaf-spine: leaf switches; ring: switches in the ring (3..)")
+                .Only({"leaf-spine", "ring"})
+                .Range(1, 256)
+                .Field(&T::leaves)
+                .Example("3"),
+            MakeKey<T>("spines", KeyKind::Integer, "integer", "2", "Spine switches")
+                .Only({"leaf-spine"})
+                .Range(1, 256)
+                .Field(&T::spines)
+                .Example("3"),
+            MakeKey<T>("hosts_per_leaf", KeyKind::Integer, "integer", "2",
+                       "Hosts on each leaf (ring switch)")
+                .Only({"leaf-spine", "ring"})
+                .Range(1, 256)
+                .Field(&T::hostsPerLeaf)
+                .Example("3"),
+            MakeKey<T>("k", KeyKind::Integer, "even integer", "4", "k (k^3/4 hosts)")
+                .Only({"fat-tree"})
+                .Range(2, 32)
+                .Check([](const std::string& what, const KeyValue& v) {
+                    return v.u % 2 ? fmt::format("{} must be even, not {}", what, v.u) : std::string();
+                })
+                .Field(&T::k)
+                .Example("6"),
+        };
+        AddLink(k, "link", &T::link, "{100Gbps, 1us}", "the host links", {}, "");
+        AddLink(k, "uplink", &T::uplink, "= link", "the switch-to-switch links",
+                {"leaf-spine", "fat-tree", "ring"}, "link");
+        AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
+                "link");
+        return k;
+    }();
+    return keys;
+}
+
+const std::vector<Key<EndpointSpec>>&
+EndpointKeys()
+{
+    using E = EndpointSpec;
+    static const std::vector<Key<E>> keys{
+        MakeKey<E>("kind", KeyKind::Choice, "vm|netns", "vm",
+                   "A QEMU VM, or a network namespace of this host")
+            .Choices({"vm", "netns"})
+            .Field(&E::kind)
+            .Example("netns"),
+        MakeKey<E>("device", KeyKind::Choice, "rxe|siw|none", "rxe (iwarp: siw)",
+                   "Its RDMA device: rxe (roce, infiniband), siw (iwarp), none (netns only: plain IP)")
+            .Choices({"rxe", "siw", "none"})
+            .Field(&E::device)
+            .Example("rxe"),
+    };
+    return keys;
+}
+
+const std::vector<Key<WorkloadSpec>>&
+WorkloadKeys()
+{
+    using W = WorkloadSpec;
+    static const std::vector<std::string> command{"command"};
+    static const std::vector<std::string> flows{"bulk", "incast", "permutation", "all-to-all", "poisson"};
+    static const std::vector<Key<W>> keys = [] {
+        std::vector<std::string> names;
+        for (const auto& w : WorkloadKinds())
+        {
+            names.push_back(w.name);
+        }
+        return std::vector<Key<W>>{
+            MakeKey<W>("type", KeyKind::Choice, "bulk|incast|permutation|all-to-all|poisson|command",
+                       "(required)", "The workload type")
+                .Choices(names)
+                .Field(&W::type)
+                .Example("bulk"),
+            MakeKey<W>("on", KeyKind::Host, "host", "(required)", "The VM endpoint it runs on")
+                .Only(command)
+                .Required(command)
+                .Field(&W::on)
+                .Example("h0"),
+            MakeKey<W>("run", KeyKind::Text, "string", "(required)",
+                       "The command line; {hN} expands to hN's address")
+                .Only(command)
+                .Required(command)
+                .Access(
+                    [](W& w, const KeyValue& v) {
+                        w.runAsWritten = v.text;
+                        w.run = v.text;
+                    },
+                    [](const W& w) {
+                        KeyValue v;
+                        v.text = w.runAsWritten;
+                        return v;
+                    })
+                .Example("ls"),
+            MakeKey<W>("background", KeyKind::Bool, "bool", "false",
+                       "Do not wait for it before the next command")
+                .Only(command)
+                .Field(&W::background)
+                .Example("true"),
+            MakeKey<W>("after", KeyKind::Time, "time", "0ns",
+                       "Wall-clock wait after the previous command started")
+                .Only(command)
+                .Range(0, 600 * kPsPerSecond)
+                .InNs()
+                .Field(&W::afterPs)
+                .Example("1s"),
+            MakeKey<W>("timeout", KeyKind::Time, "time", "300s", "The longest it may run")
+                .Only(command)
+                .Range(1'000'000'000, 3600 * kPsPerSecond)
+                .InNs()
+                .Field(&W::timeoutPs)
+                .Example("10s"),
+            MakeKey<W>("src", KeyKind::Host, "host", "(required)", "The sender")
+                .Only({"bulk"})
+                .Required({"bulk"})
+                .Field(&W::src)
+                .Example("h1"),
+            MakeKey<W>("dst", KeyKind::Host, "host", "(required)", "The receiver")
+                .Only({"bulk", "incast"})
+                .Required({"bulk", "incast"})
+                .Field(&W::dst)
+                .Example("h0"),
+            MakeKey<W>("srcs", KeyKind::Hosts, "list of hosts or all", "(required)",
+                       "The senders; all: every host but dst")
+                .Only({"incast"})
+                .Required({"incast"})
+                .Field(&W::hosts)
+                .Example("all"),
+            MakeKey<W>("hosts", KeyKind::Hosts, "list of hosts or all", "all", "The hosts taking part")
+                .Only({"permutation", "all-to-all", "poisson"})
+                .Field(&W::hosts)
+                .Example("all"),
+            MakeKey<W>("load", KeyKind::Number, "0.001..1", "(required)",
+                       "Offered load on each host link")
+                .Only({"poisson"})
+                .Required({"poisson"})
+                .Between(0.001, 1.0)
+                .Field(&W::load)
+                .Example("0.3"),
+            MakeKey<W>("cdf", KeyKind::Text, "websearch|hadoop|file", "(required)",
+                       "Flow sizes: a shipped CDF or a file beside the scenario")
+                .Only({"poisson"})
+                .Required({"poisson"})
+                .Field(&W::cdf)
+                .Example("websearch"),
+            MakeKey<W>("stop", KeyKind::Time, "time", "= duration", "Arrivals end here")
+                .Only({"poisson"})
+                .Range(1, 3600 * kPsPerSecond)
+                .InNs()
+                .Field(&W::stopPs)
+                .Example("5ms"),
+            MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)", "Bytes of each flow")
+                .Only({"bulk", "incast", "permutation", "all-to-all"})
+                .Required({"bulk", "incast", "permutation", "all-to-all"})
+                .Range(1, int64_t{1} << 40)
+                .Field(&W::bytes)
+                .Example("1MB"),
+            MakeKey<W>("start", KeyKind::Time, "time", "0ns", "When its flows start (simulated time)")
+                .Only(flows)
+                .Range(0, 3600 * kPsPerSecond)
+                .InNs()
+                .Field(&W::startPs)
+                .Example("1ms"),
+            MakeKey<W>("op", KeyKind::Choice, "write|send|read", "write", "The RDMA operation")
+                .Only(flows)
+                .Choices({"write", "send", "read"})
+                .Field(&W::op)
+                .Example("read"),
+            MakeKey<W>("sl", KeyKind::Integer, "0..15", "0", "Service level (InfiniBand: picks the VL)")
+                .Only(flows)
+                .Range(0, 15)
+                .Field(&W::sl)
+                .Example("1"),
+        };
+    }();
+    return keys;
+}
+
+const std::vector<Key<Scenario::Record>>&
+RecordKeys()
+{
+    using R = Scenario::Record;
+    static const std::vector<Key<R>> keys{
+        MakeKey<R>("pcap", KeyKind::Hosts, "list of hosts", "[]",
+                   "Hosts whose NIC port is captured to hN.pcap")
+            .EmptyOk()
+            .Field(&R::pcap)
+            .Example("[h0, h1]"),
+        MakeKey<R>("queue_interval", KeyKind::Time, "time", "10us", "Queue depth sampling period")
+            .Range(100'000, kPsPerSecond)
+            .Timed(&R::queueInterval, &R::queueIntervalPs)
+            .Example("20us"),
+        MakeKey<R>("rate_interval", KeyKind::Time, "time", "10us", "Flow throughput sampling period")
+            .Range(100'000, kPsPerSecond)
+            .Timed(&R::rateInterval, &R::rateIntervalPs)
+            .Example("20us"),
+    };
+    return keys;
+}
+
+} // namespace fabemu

@@ -1,0 +1,627 @@
+// ParseScenario: the document, --set, then each section by walking its key table.
+#include "scenario-keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace fabemu
+{
+
+namespace fs = std::filesystem;
+
+namespace
+{
+
+std::string
+JoinAnd(const std::vector<std::string>& words)
+{
+    if (words.size() < 2)
+    {
+        return words.empty() ? "" : words[0];
+    }
+    std::vector<std::string> head(words.begin(), words.end() - 1);
+    return fmt::format("{} and {}", fmt::join(head, ", "), words.back());
+}
+
+/// The rows directly under \p parent ("" for the table's top).
+template <class T>
+std::vector<const Key<T>*>
+Children(const std::vector<Key<T>>& keys, const std::string& parent)
+{
+    std::vector<const Key<T>*> out;
+    for (const auto& k : keys)
+    {
+        const bool under = parent.empty() ? k.name.find('.') == std::string::npos
+                                          : k.name.rfind(parent + ".", 0) == 0 &&
+                                                k.name.find('.', parent.size() + 1) == std::string::npos;
+        if (under)
+        {
+            out.push_back(&k);
+        }
+    }
+    return out;
+}
+
+template <class T>
+std::string
+Word(const Key<T>& k)
+{
+    return k.name.substr(k.name.rfind('.') + 1);
+}
+
+/// One value of row \p k from node \p n.
+template <class T>
+KeyValue
+Convert(const ReadContext& c, const Key<T>& k, const T& t, const YAML::Node& n, const std::string& what)
+{
+    const Reader& r = c.r;
+    KeyValue v;
+    switch (k.kind)
+    {
+    case KeyKind::Text:
+        v.text = r.String(n, what);
+        break;
+    case KeyKind::Choice:
+        if (k.choicesOf)
+        {
+            const auto [suffix, options] = k.choicesOf(t);
+            v.text = r.Choice(n, what + suffix, options);
+        }
+        else
+        {
+            v.text = r.Choice(n, what, k.choices);
+        }
+        break;
+    case KeyKind::Bool:
+        v.b = r.Bool(n, what);
+        break;
+    case KeyKind::Integer:
+        v.u = r.Integer(n, what, k.lo, k.hi);
+        break;
+    case KeyKind::Number:
+        v.d = r.Number(n, what, k.dlo, k.dhi);
+        break;
+    case KeyKind::Bytes:
+        v.u = r.Bytes(n, what, k.lo, k.hi);
+        break;
+    case KeyKind::Time:
+        v.text = r.Scalar(n, what);
+        v.ps = r.Duration(n, what, k.lo, k.hi);
+        break;
+    case KeyKind::Rate:
+        v.text = r.Scalar(n, what);
+        v.u = r.Rate(n, what);
+        break;
+    case KeyKind::Host:
+        v.u = r.Host(n, what, c.hosts);
+        break;
+    case KeyKind::Hosts:
+        v.hosts = r.Hosts(n, what, c.hosts, k.emptyOk);
+        break;
+    case KeyKind::Map:
+    case KeyKind::Section:
+        break;
+    }
+    if (k.check)
+    {
+        if (const std::string wrong = k.check(what, v); !wrong.empty())
+        {
+            r.Fail(n, wrong);
+        }
+    }
+    return v;
+}
+
+/// How a section answers a key that does not apply to its fabric type, builder or workload
+/// type: null hides the key (it is then unknown).
+using Refuse = std::function<void(const std::string& path, const YAML::Node& value)>;
+
+/// Reads the map \p node, the rows under \p parent, for \p context (a fabric type, builder or
+/// workload type). \p where names the map in messages, \p prefix starts each key's name.
+template <class T>
+void
+ReadKeys(const ReadContext& c,
+         const std::vector<Key<T>>& keys,
+         const YAML::Node& node,
+         const std::string& parent,
+         const std::string& where,
+         const std::string& prefix,
+         const std::string& context,
+         const Refuse& refuse,
+         T& t)
+{
+    const auto rows = Children(keys, parent);
+    std::vector<std::string> allowed;
+    for (const Key<T>* k : rows)
+    {
+        if (refuse || k->AppliesTo(context))
+        {
+            allowed.push_back(Word(*k));
+        }
+    }
+    c.r.CheckMap(node, where, allowed);
+    for (const Key<T>* k : rows)
+    {
+        if (node[Word(*k)] && !k->AppliesTo(context))
+        {
+            refuse(prefix + k->name, node[Word(*k)]);
+        }
+    }
+    for (const Key<T>* k : rows)
+    {
+        if (k->begin)
+        {
+            k->begin(t);
+        }
+        const YAML::Node n = node[Word(*k)];
+        if (!n)
+        {
+            if (k->RequiredFor(context))
+            {
+                c.r.Fail(node, fmt::format("{} needs '{}'", where, Word(*k)));
+            }
+            continue;
+        }
+        const std::string what = prefix + k->name;
+        if (k->kind == KeyKind::Section)
+        {
+            k->read(c, n, t);
+        }
+        else if (k->kind == KeyKind::Map && n.IsScalar() && !k->shorthand.empty())
+        {
+            for (const auto& sub : keys)
+            {
+                if (sub.name == k->name + "." + k->shorthand)
+                {
+                    sub.set(t, Convert(c, sub, t, n, what));
+                }
+            }
+        }
+        else if (k->kind == KeyKind::Map)
+        {
+            ReadKeys(c, keys, n, k->name, what, prefix, context, refuse, t);
+        }
+        else
+        {
+            k->set(t, Convert(c, *k, t, n, what));
+        }
+    }
+}
+
+fs::path
+ShippedCdf(const std::string& name)
+{
+    // Installed beside the scenarios; FABEMU_SCENARIO_DIR is set by the build.
+    return fs::path(FABEMU_SCENARIO_DIR) / "cdf" / (name + ".txt");
+}
+
+/// {hN} in a command's line becomes hN's address.
+void
+ExpandRun(const Reader& r, const YAML::Node& item, const std::string& where, uint32_t hosts, WorkloadSpec& wl)
+{
+    static const std::regex ref(R"(\{([^}]*)\})");
+    std::string expanded;
+    auto begin = std::sregex_iterator(wl.run.begin(), wl.run.end(), ref);
+    size_t last = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it)
+    {
+        const std::string inner = (*it)[1];
+        static const std::regex hostRe("^h([0-9]{1,6})$");
+        std::smatch hm;
+        if (!std::regex_match(inner, hm, hostRe) || std::stoul(hm[1]) >= hosts)
+        {
+            r.Fail(item["run"], fmt::format("{}.run: '{{{}}}' names no host of the topology (h0..h{})",
+                                            where, inner, hosts - 1));
+        }
+        expanded += wl.run.substr(last, it->position() - last);
+        expanded += Scenario::HostAddress(static_cast<uint32_t>(std::stoul(hm[1])));
+        last = it->position() + it->length();
+    }
+    wl.run = expanded + wl.run.substr(last);
+    if (wl.run.find_first_not_of(' ') == std::string::npos)
+    {
+        r.Fail(item["run"], where + ".run is empty");
+    }
+}
+
+/// One item of workloads:, its defaults resolved.
+WorkloadSpec
+ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
+{
+    std::vector<std::string> typeNames;
+    for (const auto& t : WorkloadKinds())
+    {
+        typeNames.push_back(t.name);
+    }
+    if (!item.IsMap() || !item["type"])
+    {
+        c.r.Fail(item, fmt::format("a workload is a map with a type ({})", fmt::join(typeNames, ", ")));
+    }
+    WorkloadSpec wl;
+    wl.mark = Reader::MarkOf(item);
+    wl.type = c.r.Choice(item["type"], "workload type", typeNames);
+    const std::string where = "workload '" + wl.type + "'";
+    ReadKeys(c, WorkloadKeys(), item, "", where, where + ".", wl.type, nullptr, wl);
+    if (wl.type == "command")
+    {
+        ExpandRun(c.r, item, where, c.hosts, wl);
+        return wl;
+    }
+    if (wl.type == "incast" && std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst) != wl.hosts.end())
+    {
+        if (!item["srcs"].IsScalar())
+        {
+            c.r.Fail(item["srcs"], fmt::format("{}: h{} is both dst and a src", where, wl.dst));
+        }
+        wl.hosts.erase(std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst)); // all but dst
+    }
+    if (wl.type != "bulk" && wl.type != "incast" && !item["hosts"])
+    {
+        wl.hosts = c.r.Hosts(YAML::Node("all"), where + ".hosts", c.hosts);
+    }
+    if (wl.type == "poisson")
+    {
+        fs::path p = ShippedCdf(wl.cdf);
+        if (!fs::exists(p))
+        {
+            p = fs::path(c.r.File()).parent_path() / wl.cdf;
+        }
+        if (!fs::exists(p))
+        {
+            c.r.Fail(item["cdf"], fmt::format("{}.cdf: '{}' is neither a shipped CDF (websearch, "
+                                              "hadoop) nor a file",
+                                              where, wl.cdf));
+        }
+        wl.cdfPath = p.string();
+        if (!item["stop"])
+        {
+            wl.stopPs = s.durationPs;
+        }
+    }
+    return wl;
+}
+
+/// The place of every key under \p node, by dotted path (list items by index).
+void
+RecordMarks(const YAML::Node& node, const std::string& prefix, std::map<std::string, SourceMark>& marks)
+{
+    auto child = [&prefix](const std::string& key) { return prefix.empty() ? key : prefix + "." + key; };
+    if (node.IsMap())
+    {
+        for (const auto& kv : node)
+        {
+            const std::string key = child(kv.first.Scalar());
+            // A value given by --set has no place in the file, even under a key that has.
+            const bool overridden = kv.second.IsScalar() && Reader::MarkOf(kv.second).line == 0;
+            marks[key] = overridden ? SourceMark{} : Reader::MarkOf(kv.first);
+            RecordMarks(kv.second, key, marks);
+        }
+    }
+    else if (node.IsSequence())
+    {
+        for (size_t i = 0; i < node.size(); ++i)
+        {
+            const std::string key = child(std::to_string(i));
+            marks[key] = Reader::MarkOf(node[i]);
+            RecordMarks(node[i], key, marks);
+        }
+    }
+}
+
+/// A --set value: text, or a flow list/map ("[h0, h1]") made of new nodes, which have no place
+/// in the file.
+YAML::Node
+OverrideValue(const std::string& value)
+{
+    if (value.empty() || (value[0] != '[' && value[0] != '{'))
+    {
+        return YAML::Node(value);
+    }
+    std::function<YAML::Node(const YAML::Node&)> copy = [&copy](const YAML::Node& n) {
+        if (n.IsSequence())
+        {
+            YAML::Node out(YAML::NodeType::Sequence);
+            for (const auto& item : n)
+            {
+                out.push_back(copy(item));
+            }
+            return out;
+        }
+        if (n.IsMap())
+        {
+            YAML::Node out(YAML::NodeType::Map);
+            for (const auto& kv : n)
+            {
+                out[kv.first.Scalar()] = copy(kv.second);
+            }
+            return out;
+        }
+        return YAML::Node(n.Scalar());
+    };
+    try
+    {
+        return copy(YAML::Load(value));
+    }
+    catch (const YAML::Exception&)
+    {
+        return YAML::Node(value);
+    }
+}
+
+/// Applies one --set key.path=value to the document; ns3:: keys go under fabric.set, expect.M
+/// keys are metrics (with their dots), a number is an item of a list (workloads.0.bytes).
+void
+ApplyOverride(YAML::Node root, const std::string& kv, const std::string& file)
+{
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+    {
+        throw ScenarioError(file, {}, fmt::format("--set '{}' is not KEY=VALUE", kv));
+    }
+    const std::string key = kv.substr(0, eq);
+    const std::string value = kv.substr(eq + 1);
+    if (key.rfind("ns3::", 0) == 0)
+    {
+        root["fabric"]["set"][key] = value;
+        return;
+    }
+    std::vector<std::string> parts;
+    std::stringstream ss(key);
+    for (std::string p; std::getline(ss, p, '.');)
+    {
+        if (p.empty())
+        {
+            throw ScenarioError(file, {}, fmt::format("--set '{}': empty part in the key", kv));
+        }
+        parts.push_back(p);
+    }
+    if (parts.size() > 2 && parts[0] == "expect")
+    {
+        parts = {"expect", key.substr(std::string("expect.").size())};
+    }
+    // yaml-cpp nodes are handles: walk down, making maps where the file has none.
+    std::vector<YAML::Node> chain{root};
+    auto step = [&](YAML::Node at, const std::string& part) -> YAML::Node {
+        if (at.IsSequence())
+        {
+            if (part.find_first_not_of("0123456789") != std::string::npos || part.size() > 6 ||
+                std::stoul(part) >= at.size())
+            {
+                throw ScenarioError(file, {},
+                                    fmt::format("--set '{}': the list has no item '{}' (0..{})", kv,
+                                                part, at.size() - 1));
+            }
+            return at[std::stoul(part)];
+        }
+        return at[part];
+    };
+    for (size_t i = 0; i + 1 < parts.size(); ++i)
+    {
+        YAML::Node next = step(chain.back(), parts[i]);
+        if (next.IsDefined() && !next.IsMap() && !next.IsSequence())
+        {
+            throw ScenarioError(file, {},
+                                fmt::format("--set '{}': '{}' is not a map in the scenario", kv, parts[i]));
+        }
+        chain.push_back(next);
+    }
+    // A new node, so that a message about it does not point at the file's line.
+    if (chain.back().IsSequence())
+    {
+        YAML::Node item = step(chain.back(), parts.back());
+        item = OverrideValue(value);
+        return;
+    }
+    chain.back().remove(parts.back());
+    chain.back()[parts.back()] = OverrideValue(value);
+}
+
+YAML::Node
+LoadDocument(const std::string& text, const std::string& file, const std::vector<std::string>& overrides)
+{
+    YAML::Node root;
+    try
+    {
+        root = YAML::Load(text);
+    }
+    catch (const YAML::ParserException& e)
+    {
+        throw ScenarioError(file, {e.mark.line + 1, e.mark.column + 1}, "not valid YAML: " + e.msg);
+    }
+    const Reader r(file);
+    if (!root.IsDefined() || root.IsNull())
+    {
+        r.Fail(SourceMark{1, 1}, "the scenario is empty; it needs at least 'name:'");
+    }
+    if (!root.IsMap())
+    {
+        r.Fail(root, "a scenario is a map of keys (name:, fabric:, topology:, ...)");
+    }
+    for (const auto& kv : overrides)
+    {
+        ApplyOverride(root, kv, file);
+    }
+    return root;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- the sections
+
+void
+ReadFabric(const ReadContext& c, const YAML::Node& f, Scenario& s)
+{
+    auto& fab = s.fabric;
+    c.r.CheckMap(f, "fabric", [] {
+        std::vector<std::string> words;
+        for (const auto* k : Children(FabricKeys(), ""))
+        {
+            words.push_back(Word(*k));
+        }
+        return words;
+    }());
+    if (f["type"])
+    {
+        fab.type = c.r.Choice(f["type"], "fabric.type", FabricKeys().front().choices);
+        FabricTypeOf(fab.type).defaults(fab);
+    }
+    const auto refuse = [&c, &fab](const std::string& path, const YAML::Node& value) {
+        const auto& keys = FabricKeys();
+        const auto row = std::find_if(keys.begin(), keys.end(),
+                                      [&path](const auto& k) { return "fabric." + k.name == path; });
+        c.r.Fail(value, fmt::format("{} applies to {}{}", path, JoinAnd(row->only),
+                                    row->refusal ? *row->refusal : FabricTypeOf(fab.type).refusal));
+    };
+    ReadKeys(c, FabricKeys(), f, "", "fabric", "fabric.", fab.type, refuse, fab);
+}
+
+void
+ReadFabricSet(const ReadContext& c, const YAML::Node& set, FabricSpec& fab)
+{
+    if (!set.IsMap())
+    {
+        c.r.Fail(set, "fabric.set must be a map of ns3::Class::Attribute: value");
+    }
+    for (const auto& kv : set)
+    {
+        const std::string name = kv.first.Scalar();
+        static const std::regex attr("^ns3::[A-Za-z0-9_]+::[A-Za-z0-9_]+$");
+        if (!std::regex_match(name, attr))
+        {
+            c.r.Fail(kv.first, fmt::format("fabric.set: '{}' is not ns3::Class::Attribute", name));
+        }
+        fab.set.push_back({name, c.r.Scalar(kv.second, name), Reader::MarkOf(kv.first)});
+    }
+}
+
+void
+ReadTopology(const ReadContext& c, const YAML::Node& t, Scenario& s)
+{
+    auto& top = s.topology;
+    c.r.CheckMap(t, "topology", [] {
+        std::vector<std::string> words;
+        for (const auto* k : Children(TopologyKeys(), ""))
+        {
+            words.push_back(Word(*k));
+        }
+        return words;
+    }());
+    if (t["builder"])
+    {
+        top.builder = c.r.Choice(t["builder"], "topology.builder", TopologyKeys().front().choices);
+    }
+    const auto refuse = [&c, &top](const std::string& path, const YAML::Node& value) {
+        std::vector<std::string> takes;
+        for (const auto* k : Children(TopologyKeys(), ""))
+        {
+            if (!k->only.empty() && k->AppliesTo(top.builder))
+            {
+                takes.push_back(Word(*k));
+            }
+        }
+        c.r.Fail(value, fmt::format("{} does not apply to the '{}' builder{}", path, top.builder,
+                                    takes.empty() ? "" : fmt::format(" (it takes {})", fmt::join(takes, ", "))));
+    };
+    ReadKeys(c, TopologyKeys(), t, "", "topology", "topology.", top.builder, refuse, top);
+    ValidateTopology(c.r, t, s);
+}
+
+void
+ReadEndpoints(const ReadContext& outer, const YAML::Node& e, Scenario& s)
+{
+    const ReadContext c{outer.r, s.topology.HostCount()};
+    if (!e.IsMap())
+    {
+        c.r.Fail(e, "endpoints must be a map such as h0: {kind: vm, device: rxe}");
+    }
+    std::set<uint32_t> seen;
+    for (const auto& kv : e)
+    {
+        EndpointSpec ep;
+        ep.index = c.r.Host(kv.first, "endpoints", c.hosts);
+        ep.host = kv.first.Scalar();
+        if (!seen.insert(ep.index).second)
+        {
+            c.r.Fail(kv.first, fmt::format("endpoint {} given twice", ep.host));
+        }
+        const std::string where = "endpoints." + ep.host;
+        ReadKeys(c, EndpointKeys(), kv.second, "", where, where + ".", "", nullptr, ep);
+        if (s.fabric.type == "iwarp" && !kv.second["device"])
+        {
+            ep.device = "siw"; // the default device on iwarp
+        }
+        s.endpoints.push_back(ep);
+    }
+    std::sort(s.endpoints.begin(), s.endpoints.end(),
+              [](const auto& a, const auto& b) { return a.index < b.index; });
+}
+
+void
+ReadWorkloads(const ReadContext& outer, const YAML::Node& w, Scenario& s)
+{
+    const ReadContext c{outer.r, s.topology.HostCount()};
+    if (!w.IsSequence())
+    {
+        c.r.Fail(w, "workloads must be a list, each item {type: ..., ...}");
+    }
+    for (const auto& item : w)
+    {
+        s.workloads.push_back(ReadWorkload(c, item, s));
+    }
+}
+
+void
+ReadRecord(const ReadContext& outer, const YAML::Node& rec, Scenario& s)
+{
+    const ReadContext c{outer.r, s.topology.HostCount()};
+    ReadKeys(c, RecordKeys(), rec, "", "record", "record.", "", nullptr, s.record);
+}
+
+void
+ReadExpect(const ReadContext& c, const YAML::Node& ex, Scenario& s)
+{
+    if (!ex.IsMap())
+    {
+        c.r.Fail(ex, "expect must be a map of metric: want, such as totals.drops: 0");
+    }
+    for (const auto& kv : ex)
+    {
+        s.expect.push_back(ParseExpectation(c.r, kv.first, kv.second));
+    }
+}
+
+// ---------------------------------------------------------------- the scenario
+
+Scenario
+ParseScenario(const std::string& text, const std::string& file, const std::vector<std::string>& overrides)
+{
+    const YAML::Node root = LoadDocument(text, file, overrides);
+    const Reader r(file);
+    ReadContext c{r, 0};
+    Scenario s;
+    s.file = file;
+    RecordMarks(root, "", s.marks);
+    if (root.IsMap() && !root["name"])
+    {
+        // The top level's other keys first, so that a misspelt one is named.
+        std::vector<std::string> words;
+        for (const auto& k : ScenarioKeys())
+        {
+            words.push_back(k.name);
+        }
+        r.CheckMap(root, "the scenario", words);
+        r.Fail(SourceMark{1, 1}, "'name:' is required");
+    }
+    // Each section in table order (fabric, topology, then what names hosts).
+    ReadKeys(c, ScenarioKeys(), root, "", "the scenario", "", "", nullptr, s);
+    ValidateScenario(r, root, s);
+    return s;
+}
+
+} // namespace fabemu

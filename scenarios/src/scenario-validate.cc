@@ -1,0 +1,209 @@
+// Cross-key checks: what one key's value says about another's, once both are read.
+#include "scenario-keys.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace fabemu
+{
+
+namespace
+{
+
+/// The node at \p path, else at \p fallback (a key given by --set may have made neither).
+YAML::Node
+At(const YAML::Node& root, const std::string& path, const std::string& fallback = "")
+{
+    const YAML::Node n = NodeAt(root, path);
+    if (n || fallback.empty())
+    {
+        return n;
+    }
+    return NodeAt(root, fallback);
+}
+
+[[noreturn]] void
+FailAt(const Reader& r, const YAML::Node& n, const std::string& what)
+{
+    if (n)
+    {
+        r.Fail(n, what);
+    }
+    r.Fail(SourceMark{}, what);
+}
+
+bool
+IsVm(const Scenario& s, uint32_t h)
+{
+    return std::any_of(s.endpoints.begin(), s.endpoints.end(),
+                       [h](const EndpointSpec& e) { return e.index == h; });
+}
+
+void
+ValidateFabric(const Reader& r, const YAML::Node& root, const Scenario& s)
+{
+    const auto& fab = s.fabric;
+    if (fab.type == "roce" && fab.kmin > fab.kmax)
+    {
+        FailAt(r, At(root, "fabric.ecn", "fabric"),
+               fmt::format("fabric.ecn: kmin ({}) is above kmax ({})", fab.kmin, fab.kmax));
+    }
+}
+
+void
+ValidateEndpoints(const Reader& r, const YAML::Node& root, const Scenario& s)
+{
+    for (const auto& ep : s.endpoints)
+    {
+        const std::string device = "endpoints." + ep.host + ".device";
+        if (ep.device == "none" && ep.kind != "netns")
+        {
+            FailAt(r, At(root, device),
+                   fmt::format("endpoints.{}.device: none (plain IP, no RDMA device) is for kind: "
+                               "netns; a VM endpoint has rxe or siw",
+                               ep.host));
+        }
+    }
+    for (const auto& ep : s.endpoints)
+    {
+        const YAML::Node device = At(root, "endpoints." + ep.host + ".device");
+        if (s.fabric.type == "infiniband" && ep.device == "siw")
+        {
+            FailAt(r, device, fmt::format("endpoints.{}.device: siw speaks iWARP; on fabric.type "
+                                          "infiniband the endpoints are rxe, whose RoCEv2 the edge "
+                                          "gateways carry as IB",
+                                          ep.host));
+        }
+        if (s.fabric.type == "infiniband" && ep.device == "none")
+        {
+            FailAt(r, device, fmt::format("endpoints.{}.device: none sends plain IP, which an "
+                                          "infiniband fabric does not carry (its edges carry RoCEv2 "
+                                          "as IB); use rxe",
+                                          ep.host));
+        }
+        if (s.fabric.type == "iwarp" && ep.device == "rxe")
+        {
+            FailAt(r, device, fmt::format("endpoints.{}.device: rxe speaks RoCEv2; on fabric.type "
+                                          "iwarp the endpoints are siw",
+                                          ep.host));
+        }
+    }
+    if (s.fabric.type == "infiniband" && s.HasVms() && s.fabric.cc == "ibcc")
+    {
+        FailAt(r, At(root, "fabric.cc", "endpoints"),
+               "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows (yet); use "
+               "cc: none");
+    }
+    if (s.endpoints.size() > 16)
+    {
+        FailAt(r, At(root, "endpoints"),
+               fmt::format("endpoints: {} VMs; at most 16 run on one host", s.endpoints.size()));
+    }
+}
+
+void
+ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
+{
+    const std::string where = "workload '" + wl.type + "'";
+    if (wl.type == "command")
+    {
+        if (!IsVm(s, wl.on))
+        {
+            FailAt(r, item["on"], fmt::format("{}: h{} is simulated; commands run on VM endpoints (add "
+                                              "it under endpoints:)",
+                                              where, wl.on));
+        }
+        return;
+    }
+    if (wl.type == "bulk" && wl.src == wl.dst)
+    {
+        FailAt(r, item["dst"], fmt::format("{}: src and dst are both h{}", where, wl.src));
+    }
+    if (wl.startPs > s.durationPs)
+    {
+        FailAt(r, item["start"], fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
+    }
+    if (wl.type != "bulk" && wl.type != "incast" && wl.hosts.size() < 2)
+    {
+        FailAt(r, item["hosts"] ? item["hosts"] : item, where + ".hosts needs at least two hosts");
+    }
+    if (wl.type == "poisson")
+    {
+        if (wl.stopPs > s.durationPs)
+        {
+            FailAt(r, item["stop"], fmt::format("{}.stop is out of range: {}", where, item["stop"].Scalar()));
+        }
+        if (wl.stopPs <= wl.startPs)
+        {
+            FailAt(r, item, where + ": stop must come after start");
+        }
+    }
+    std::vector<uint32_t> simulated = wl.hosts;
+    if (wl.type == "bulk")
+    {
+        simulated = {wl.src, wl.dst};
+    }
+    if (wl.type == "incast")
+    {
+        simulated.push_back(wl.dst);
+    }
+    for (uint32_t h : simulated)
+    {
+        if (IsVm(s, h))
+        {
+            FailAt(r, item, fmt::format("{}: h{} is a VM endpoint; simulated flows run between "
+                                        "simulated hosts (use a command workload on a VM)",
+                                        where, h));
+        }
+    }
+}
+
+} // namespace
+
+void
+ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
+{
+    const auto& top = s.topology;
+    if (top.builder == "ring" && top.leaves < 3 && t["leaves"])
+    {
+        r.Fail(t["leaves"], fmt::format("topology.leaves must be 3..256, not {}", t["leaves"].Scalar()));
+    }
+    if (top.HostCount() < 2 || top.HostCount() > 4096)
+    {
+        r.Fail(t, fmt::format("topology: {} hosts; it must have 2..4096", top.HostCount()));
+    }
+}
+
+void
+ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
+{
+    ValidateFabric(r, root, s);
+    ValidateEndpoints(r, root, s);
+    for (size_t i = 0; i < s.workloads.size(); ++i)
+    {
+        ValidateWorkload(r, root["workloads"][i], s, s.workloads[i]);
+    }
+    if (s.HasVms() && std::none_of(s.workloads.begin(), s.workloads.end(),
+                                   [](const WorkloadSpec& w) { return w.type == "command"; }))
+    {
+        FailAt(r, At(root, "endpoints"),
+               "endpoints are real hosts (VMs or namespaces) but no command workload runs on them");
+    }
+    if (s.HasVms() && s.fabric.type == "iwarp")
+    {
+        // Real siw endpoints run their own TCP over the switches; simulated iWARP flows
+        // would need the model's TCP on those same switches, which is not built.
+        for (size_t i = 0; i < s.workloads.size(); ++i)
+        {
+            if (s.workloads[i].type != "command")
+            {
+                FailAt(r, root["workloads"][i], "with VM endpoints on fabric.type iwarp, workloads are "
+                                                "commands on the VMs (simulated iWARP flows run in "
+                                                "scenarios without endpoints)");
+            }
+        }
+    }
+}
+
+} // namespace fabemu
