@@ -4,6 +4,7 @@
 #include "netns-endpoint.h"
 
 #include "exit-codes.h"
+#include "host-address.h"
 #include "vm-launcher.h"
 
 #include <boost/asio.hpp>
@@ -175,8 +176,8 @@ RunNamespaces(const VmOptions& opt, std::ostream& out, std::ostream& err)
             spec.name = "h" + std::to_string(i);
             spec.netns = fmt::format("fe{}n{}", getpid(), i);
             spec.hostIf = fmt::format("fe{}t{}", getpid(), i);
-            spec.ipv4 = fmt::format("10.0.0.{}/24", i + 1);
-            spec.mac = fmt::format("52:54:00:00:00:{:02x}", i + 1);
+            spec.ipv4 = ns3::HostIpv4Text(i) + "/24";
+            spec.mac = ns3::HostMacText(i);
             spec.mtu = opt.mtu;
             spec.device = device;
             eps.push_back(std::make_unique<NetnsEndpoint>(spec));
@@ -263,8 +264,8 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
         {
             VmSpec spec;
             spec.name = "h" + std::to_string(i);
-            spec.ipv4 = fmt::format("10.0.0.{}/24", i + 1);
-            spec.mac = fmt::format("52:54:00:00:00:{:02x}", i + 1);
+            spec.ipv4 = ns3::HostIpv4Text(i) + "/24";
+            spec.mac = ns3::HostMacText(i);
             spec.mtu = opt.mtu;
             spec.device = opt.device;
             spec.tap = fmt::format("fe{}t{}", getpid(), i);

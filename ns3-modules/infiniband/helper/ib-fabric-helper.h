@@ -12,6 +12,7 @@
 #ifndef FABEMU_IB_FABRIC_HELPER_H
 #define FABEMU_IB_FABRIC_HELPER_H
 
+#include "host-address.h"
 #include "ib-hca.h"
 #include "ib-switch.h"
 #include "rdma-fabric.h"
@@ -42,7 +43,7 @@ class IbFabricHelper : public RdmaFabric
 
     // RdmaFabric
     uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_hcas.size()); }
-    uint32_t GetHostIpv4(uint32_t host) const override { return 0x0a000001 + host; }
+    uint32_t GetHostIpv4(uint32_t host) const override { return HostIpv4(host); }
     Connection Connect(uint32_t a, uint32_t b) override;
     void Disconnect(const Connection& c) override;
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;

@@ -1,5 +1,7 @@
 #include "roce-fabric-helper.h"
 
+#include "host-address.h"
+
 #include <stdexcept>
 
 #include "bth-header.h"
@@ -24,7 +26,7 @@ constexpr int64_t kFirstStream = 1000;
 Ipv4Address
 RoceFabricHelper::GetHostAddress(uint32_t i) const
 {
-    return Ipv4Address(0x0a000001 + i);
+    return Ipv4Address(HostIpv4(i));
 }
 
 void

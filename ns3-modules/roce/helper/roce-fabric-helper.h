@@ -1,6 +1,6 @@
 /*
  * Builds a RoCEv2 fabric from a TopologySpec: a RoceNetDevice per link end,
- * a RoceSwitch on every switch node, a RoceNic on every host (10.0.0.1 up),
+ * a RoceSwitch on every switch node, a RoceNic on every host (HostIpv4: 10.0.0.1 up),
  * ECMP host routes, MMUs sized from their ports. Attributes of the objects it
  * creates come from their TypeId defaults (Config::SetDefault, scenarios).
  */
