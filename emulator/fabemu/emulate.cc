@@ -16,11 +16,10 @@
 #include "results.h"
 #include "scenario-fabric.h"
 
-#include "ib-fabric-helper.h"
-#include "ib-gateway.h"
-#include "ib-recorders.h"
-#include "roce-fabric-helper.h"
-#include "roce-recorders.h"
+#include "fabric.h"
+#include "summary.h"
+
+#include "host-address.h"
 
 #include "ns3/abort.h"
 #include "ns3/config.h"
@@ -404,7 +403,7 @@ ParseTarget(const std::string& spec, unsigned count, WorkloadSpec& w, std::strin
         const std::string key = "{h" + std::to_string(h) + "}";
         for (auto pos = cmd.find(key); pos != std::string::npos; pos = cmd.find(key))
         {
-            cmd.replace(pos, key.size(), Scenario::HostAddress(h));
+            cmd.replace(pos, key.size(), HostIpv4Text(h));
         }
     }
     w.type = "command";
@@ -510,37 +509,43 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     return EmulateScenario(s, setup, out, err);
 }
 
-EmulateResult
-EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out, std::ostream& err)
+namespace
 {
-    EmulateResult result;
-    result.exitCode = kExitBadInput;
+
+/// Everything checked before anything starts: the baselines' choice, the attributes, root,
+/// RDMA in namespaces, the VM image (built or found in \p image). The exit code when the run
+/// cannot go on, else kExitOk.
+int
+CheckEmulation(const Scenario& s, const EmulateSetup& setup, std::string& image, std::ostream& err)
+{
     if (setup.bridge && setup.relay)
     {
         err << "fabemu emulate: --bridge and --relay are two baselines; choose one\n";
-        return result;
+        return kExitBadInput;
     }
     try
     {
         CheckAttributes(s);
+        (void)FabricRegistry::Create(s.fabric.type);
     }
     catch (const ScenarioError& e)
     {
         err << e.what() << "\n";
-        return result;
+        return kExitBadInput;
     }
-    result.exitCode = kExitFailure;
+    catch (const std::invalid_argument& e)
+    {
+        err << s.file << ": fabric.type: " << e.what() << "\n";
+        return kExitBadInput;
+    }
     if (geteuid() != 0)
     {
         err << s.file << ": real endpoints need root (a VM's tap, a namespace's veth); run as "
                          "root, or drop the endpoints to simulate only\n";
-        return result;
+        return kExitFailure;
     }
-    const auto isNamespace = [](const EndpointSpec& e) { return e.kind == "netns"; };
-    const bool anyVm = !std::all_of(s.endpoints.begin(), s.endpoints.end(), isNamespace);
-    const bool anyNamespace = std::any_of(s.endpoints.begin(), s.endpoints.end(), isNamespace);
-    const auto rdmaNamespace = std::find_if(s.endpoints.begin(), s.endpoints.end(), [&](const auto& e) {
-        return isNamespace(e) && e.device != "none";
+    const auto rdmaNamespace = std::find_if(s.endpoints.begin(), s.endpoints.end(), [](const auto& e) {
+        return e.kind == "netns" && e.device != "none";
     });
     if (rdmaNamespace != s.endpoints.end())
     {
@@ -551,472 +556,407 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                 << rdmaNamespace->device << ", which needs Soft-RoCE/Soft-iWARP in namespaces: "
                 << host.reason
                 << " (VM endpoints, the default, work here; device none gives a plain IP namespace)\n";
-            return result;
+            return kExitFailure;
         }
     }
-    const std::string image =
-        anyVm ? BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err) : "";
-    if (anyVm && image.empty())
+    const bool anyVm = std::any_of(s.endpoints.begin(), s.endpoints.end(),
+                                   [](const auto& e) { return e.kind != "netns"; });
+    if (anyVm)
     {
-        return result;
+        image = BuildImage(setup.cache.empty() ? DefaultCacheDir() : setup.cache, "", err);
+        if (image.empty())
+        {
+            return kExitFailure;
+        }
     }
-    // rxe takes its path MTU from eth0: IB MTU 2048/4096 need a jumbo eth0.
-    const uint32_t ethMtu = s.fabric.mtu > 1024 ? 4200 : 1500;
+    return kExitOk;
+}
 
+/// The scenario's real endpoints, running; the launcher outlives its VMs.
+struct RealEndpoints
+{
+    std::unique_ptr<VmLauncher> launcher;
+    std::map<uint32_t, std::unique_ptr<Endpoint>> byHost;
+    std::vector<EndpointAddress> directory; ///< in s.endpoints' order
+};
+
+/// Starts endpoint \p e: a namespace or a VM, at hN's addresses (HostIpv4, HostMac).
+std::unique_ptr<Endpoint>
+StartEndpoint(const Scenario& s, const Fabric& fabric, const EndpointSpec& e, RealEndpoints& eps, SignalGuard& signals)
+{
+    const std::string iface = fmt::format("fe{}t{}", getpid(), e.index);
+    if (e.kind == "netns")
+    {
+        NetnsSpec spec;
+        spec.name = e.host;
+        spec.netns = fmt::format("fe{}n{}", getpid(), e.index);
+        spec.hostIf = iface;
+        spec.ipv4 = HostIpv4Text(e.index) + "/16";
+        spec.mac = HostMacText(e.index);
+        spec.mtu = IpMtuForPathMtu(s.fabric.mtu);
+        spec.device = e.device;
+        auto ns = std::make_unique<NamespaceEndpoint>(spec);
+        NamespaceEndpoint* raw = ns.get();
+        signals.Watch([raw] { raw->KillAll(); });
+        return ns;
+    }
+    VmSpec spec;
+    spec.name = e.host;
+    spec.ipv4 = HostIpv4Text(e.index) + "/16";
+    spec.mac = HostMacText(e.index);
+    spec.device = e.device;
+    spec.mtu = IpMtuForPathMtu(s.fabric.mtu); // rxe takes its path MTU from eth0
+    spec.tap = iface;
+    spec.tcpEcn = fabric.GuestTcpEcn(s);
+    auto vm = std::make_unique<VmEndpoint>(eps.launcher->Start(spec));
+    const pid_t pid = vm->Pid();
+    signals.Watch([pid] { kill(pid, SIGKILL); });
+    return vm;
+}
+
+/// The endpoints first: their taps (or veths) must exist before the edges open them.
+void
+StartEndpoints(const Scenario& s,
+               const Fabric& fabric,
+               const std::string& image,
+               RealEndpoints& eps,
+               SignalGuard& signals,
+               std::ostream& out)
+{
+    if (std::any_of(s.endpoints.begin(), s.endpoints.end(), [](const auto& e) { return e.kind == "netns"; }))
+    {
+        NetnsEndpoint::SweepStale();
+    }
+    if (!image.empty())
+    {
+        eps.launcher = std::make_unique<VmLauncher>(VmImage::In(image));
+    }
+    for (const auto& e : s.endpoints)
+    {
+        eps.byHost[e.index] = StartEndpoint(s, fabric, e, eps, signals);
+        eps.directory.push_back({HostIpv4(e.index), HostMac(e.index)});
+        const std::string what = e.kind != "netns" ? e.device + "0"
+                                 : e.device == "none" ? "namespace, no RDMA device,"
+                                                      : "namespace with " + e.device + "0";
+        // Progress goes out at once, also into a pipe (block-buffered otherwise).
+        out << fmt::format("{}: {} ready ({} ms)\n", e.host, what, eps.byHost[e.index]->ReadyTime().count())
+            << std::flush;
+    }
+}
+
+/// The two baselines: the same endpoints and commands with no model between them (a plain
+/// Linux bridge, or the emulator's own tap I/O and thread).
+EmulateResult
+RunBaseline(const Scenario& s, const EmulateSetup& setup, RealEndpoints& eps, const SignalGuard& signals, std::ostream& out)
+{
+    EmulateResult r;
+    const auto run = [&] {
+        LiveStatus live;
+        const bool ok = RunCommands(s, eps.byHost, signals, live, r.commands);
+        if (signals.Signal())
+        {
+            throw AgentError("interrupted");
+        }
+        PrintCommands(r.commands, setup.printOutputs, out);
+        r.exitCode = ok ? kExitOk : kExitFailure;
+    };
+    if (setup.bridge)
+    {
+        LinuxBridge bridge;
+        for (const auto& [index, endpoint] : eps.byHost)
+        {
+            bridge.Join(endpoint->Interface());
+        }
+        run();
+        out << "baseline: the VMs were on a plain Linux bridge (no fabric model, no lag)\n";
+        return r;
+    }
+    std::vector<TapRelay::Member> members;
+    for (size_t i = 0; i < s.endpoints.size(); ++i)
+    {
+        members.push_back({std::make_unique<TapPort>(eps.byHost[s.endpoints[i].index]->Interface()),
+                           eps.directory[i].mac});
+    }
+    TapRelay relay(std::move(members));
+    relay.Start();
+    run();
+    relay.Stop();
+    r.framesFromEndpoints = relay.FramesRead();
+    r.framesToEndpoints = relay.FramesWritten();
+    r.scheduling = relay.Scheduling();
+    out << fmt::format("baseline: the endpoints were joined by a bare user-space relay (no fabric model, "
+                       "its thread {}): {} frames read, {} written, {} refused by a full tap\n",
+                       r.scheduling, r.framesFromEndpoints, r.framesToEndpoints, relay.FramesRefused());
+    return r;
+}
+
+/// ns-3 reset onto the real-time simulator, with the scenario's defaults for emulation.
+void
+PrepareRealtimeNs3(const Scenario& s)
+{
+    // Config::Reset also resets globals, so it comes first; the binding takes effect
+    // when a simulator is created, so any made already is dropped.
+    Config::Reset();
+    Simulator::Destroy();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    UsePicoseconds();
+    ApplyFabricDefaults(s, RunMode::Emulation);
+}
+
+/// Live counters for `fabemu status`: the simulation, each edge, the fabric.
+nlohmann::json
+LiveJson(const Scenario& s,
+         const std::vector<std::unique_ptr<EdgePort>>& edges,
+         const Fabric& fabric,
+         const LagMonitor& lag,
+         const FabemuRealtimeSimulatorImpl& sim)
+{
+    nlohmann::json edgeList = nlohmann::json::array();
+    for (const auto& e : edges)
+    {
+        const auto c = e->GetCounters();
+        edgeList.push_back({{"host", e->Name()},
+                            {"frames_from_endpoint", c.fromTap},
+                            {"frames_to_endpoint", c.toTap},
+                            {"bytes_to_endpoint", c.bytesToTap},
+                            {"held_bytes_now", c.heldBytesNow},
+                            {"frames_held", c.framesHeld},
+                            {"pauses_sent", c.pausesToFabric},
+                            {"dcqcn_cnps_sent", c.cnpsSent},
+                            {"dcqcn_frames_paced", c.framesPaced},
+                            {"drops", c.drops}});
+    }
+    return nlohmann::json{
+        {"simulation",
+         {{"time_s", sim.SimulatedNow().GetSeconds()},
+          {"lag_ms", lag.LastNs() / 1e6},
+          {"lag_max_ms", lag.MaxNs() / 1e6},
+          {"scheduling", CurrentThreadScheduling()}, // this runs on the simulation thread
+          {"timing_faithful_so_far", lag.MaxNs() * 1000 <= s.lagThresholdPs}}},
+        {"edges", edgeList},
+        {"fabric", fabric.Live()}};
+}
+
+/// Stops the edges and sums what they did into \p t.
+void
+StopEdges(const std::vector<std::unique_ptr<EdgePort>>& edges, EdgeTotals& t)
+{
+    for (auto& e : edges)
+    {
+        e->Stop();
+        const auto c = e->GetCounters();
+        t.framesFromEndpoints += c.fromTap;
+        t.framesToEndpoints += c.toTap;
+        t.bytesToEndpoints += c.bytesToTap;
+        t.arpReplies += c.arpReplies;
+        t.neighbourAdverts += c.neighbourAdverts;
+        t.edgeCnpsSent += c.cnpsSent;
+        t.edgeCnpsConsumed += c.cnpsConsumed;
+        t.framesPaced += c.framesPaced;
+        t.framesHeld += c.framesHeld;
+        t.peakHeldBytes = std::max(t.peakHeldBytes, c.peakHeldBytes);
+        t.edgePauses += c.pausesToFabric;
+        if (c.heldAtStop > 0)
+        {
+            t.edgeDrops["held_at_stop"] += c.heldAtStop;
+        }
+        if (c.lowestRateBps && (!t.lowestRateBps || c.lowestRateBps < t.lowestRateBps))
+        {
+            t.lowestRateBps = c.lowestRateBps;
+        }
+        for (const auto& [why, n] : c.drops)
+        {
+            t.edgeDrops[why] += n;
+        }
+    }
+}
+
+/// The lag's summary into \p t, its distribution into lag.csv (when there is a folder).
+void
+RecordLag(const Scenario& s, const LagMonitor& lag, const FabemuRealtimeSimulatorImpl& sim, const std::string& dir, LagTotals& t)
+{
+    const LagMonitor::Summary summary = lag.Summarize();
+    t.lagMaxMs = summary.maxMs;
+    t.lagP99Ms = summary.p99Ms;
+    t.readsDeferred = sim.GetDeferredReads();
+    t.maxBacklogMs = sim.GetMaxBacklog().GetSeconds() * 1e3;
+    t.timingFaithful = t.lagMaxMs * 1e9 <= s.lagThresholdPs;
+    if (!dir.empty())
+    {
+        std::ostringstream rows;
+        for (const auto& [boundNs, events] : summary.distribution)
+        {
+            rows << boundNs << ' ' << events << '\n';
+        }
+        WriteCsv(dir + "/lag.csv", "lag_ns_at_most,events", rows.str());
+    }
+}
+
+/// The live status socket, or a warning and none.
+std::unique_ptr<StatusServer>
+OpenStatusServer(std::shared_ptr<LiveStatus> live, std::ostream& out, std::ostream& err)
+{
+    try
+    {
+        auto status = std::make_unique<StatusServer>(StatusSocketPath(getpid()), live);
+        out << "live status: fabemu status " << status->Path() << "\n" << std::flush;
+        return status;
+    }
+    catch (const StatusError& e)
+    {
+        err << "warning: " << e.what() << "; the run goes on without live status\n";
+        return nullptr;
+    }
+}
+
+/// The endpoints on the modelled fabric in real time, with simulated background flows if
+/// any: the fabric built through its seam, an uplink per endpoint, the commands run.
+EmulateResult
+RunOnFabric(const Scenario& s,
+            Fabric& fabric,
+            const EmulateSetup& setup,
+            RealEndpoints& eps,
+            const SignalGuard& signals,
+            std::ostream& out,
+            std::ostream& err)
+{
+    PrepareRealtimeNs3(s);
+    EmulateResult r;
+    fabric.Build(s, RunMode::Emulation);
+    std::vector<RealHost> hosts;
+    for (const auto& e : s.endpoints)
+    {
+        hosts.push_back({e.index, e.host, eps.byHost[e.index]->Interface()});
+    }
+    std::vector<std::unique_ptr<EdgePort>> edges =
+        fabric.Uplinks(s, hosts, eps.directory, IpMtuForPathMtu(s.fabric.mtu));
+    fabric.AttachRecorders(s, {setup.resultsDir,
+                                PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000)),
+                                RunMode::Emulation});
+    FlowRunner runner(fabric.Rdma()); // simulated background traffic, if any
+    runner.Add(BuildFlows(s));
+    runner.Start();
+    LagMonitor lag;
+    lag.Start();
+    for (auto& e : edges)
+    {
+        e->Start();
+    }
+    auto live = std::make_shared<LiveStatus>();
+    live->Set("scenario", s.name);
+    live->Set("fabric_type", s.fabric.type);
+    live->Set("pid", static_cast<long>(getpid()));
+    live->Set("commands", nlohmann::json::array());
+    const auto simImpl = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
+    StatusPublisher publisher;
+    publisher.live = live;
+    publisher.gather = [&] { return LiveJson(s, edges, fabric, lag, *simImpl); };
+    simImpl->AddIdleHook([&publisher] { publisher.MaybePublish(); });
+    const std::unique_ptr<StatusServer> status = OpenStatusServer(live, out, err);
+    SimulatorThread sim(s.scheduling == "realtime" ? ThreadScheduling::Realtime : ThreadScheduling::Shared);
+    r.scheduling = sim.Scheduling();
+    if (s.scheduling == "realtime" && r.scheduling != "SCHED_FIFO")
+    {
+        err << "warning: scheduling realtime: SCHED_FIFO was not permitted; the simulation thread runs at "
+            << r.scheduling << "\n";
+    }
+    const bool ok = RunCommands(s, eps.byHost, signals, *live, r.commands);
+    if (signals.Signal())
+    {
+        throw AgentError("interrupted"); // unwind as on any other error
+    }
+    sim.Stop();
+    r.simTimeS = Simulator::Now().GetSeconds();
+    StopEdges(edges, r);
+    static_cast<FabricTotals&>(r) = fabric.Totals();
+    r.flows = runner.Outcomes(); // every flow: completed, failed or pending
+    r.flowCount = runner.Flows().size();
+    RecordLag(s, lag, *simImpl, setup.resultsDir, r);
+    fabric.WriteRecords();
+    edges.clear();
+    Simulator::Destroy();
+    r.exitCode = ok ? kExitOk : kExitFailure;
+    return r;
+}
+
+/// The run's account on the terminal: commands, edges, fabric, DCQCN at the edges, lag.
+void
+PrintEmulation(const Scenario& s, const Fabric& fabric, const EmulateSetup& setup, const EmulateResult& r, std::ostream& out)
+{
+    PrintCommands(r.commands, setup.printOutputs, out);
+    out << fmt::format("edge: {} neighbour solicitations answered; {} frames held for VMs that "
+                       "were not reading (peak {} bytes, {} pauses sent to the fabric)\n",
+                       r.neighbourAdverts, r.framesHeld, r.peakHeldBytes, r.edgePauses);
+    out << fabric.Notes(r);
+    out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
+                       "{} dropped in switches ({} for lack of buffer), {} PFC frames, "
+                       "{} ECN marks\n",
+                       r.framesFromEndpoints, r.framesToEndpoints, r.arpReplies, r.fabricDrops,
+                       r.congestionDrops, r.pfcFrames, r.ecnMarks);
+    for (const auto& [why, n] : r.edgeDrops)
+    {
+        out << fmt::format("edge drops: {} {}\n", n, why);
+    }
+    for (const auto& [why, n] : r.switchDrops)
+    {
+        out << fmt::format("switch drops: {} {}\n", n, why);
+    }
+    if (s.fabric.cc == "dcqcn")
+    {
+        out << fmt::format("DCQCN at the edges: {} CNPs sent for CE-marked frames, {} acted on, "
+                           "{} frames paced, lowest flow rate {:.1f} Mb/s\n",
+                           r.edgeCnpsSent, r.edgeCnpsConsumed, r.framesPaced, r.lowestRateBps / 1e6);
+    }
+    out << fmt::format("lag of simulated time behind the wall clock ({}): max {:.3f} ms, p99 {:.3f} ms{}\n",
+                       r.scheduling, r.lagMaxMs, r.lagP99Ms,
+                       r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
+    if (r.readsDeferred > 0)
+    {
+        out << fmt::format("overload: the simulation fell more than {:g} ms behind the wall clock and left "
+                           "the endpoints' frames in the kernel {} times until it caught up (what did not "
+                           "fit there is in the edge drops as socket_overflow)\n",
+                           r.maxBacklogMs, r.readsDeferred);
+    }
+}
+
+} // namespace
+
+EmulateResult
+EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out, std::ostream& err)
+{
+    EmulateResult failed;
+    std::string image;
+    failed.exitCode = CheckEmulation(s, setup, image, err);
+    if (failed.exitCode != kExitOk)
+    {
+        return failed;
+    }
+    failed.exitCode = kExitFailure;
+    const std::unique_ptr<Fabric> fabric = FabricRegistry::Create(s.fabric.type); // checked above
     SignalGuard signals;
     try
     {
-        // The endpoints first: their taps (or veths) must exist before the edge opens them.
-        std::unique_ptr<VmLauncher> launcher;
-        if (anyNamespace)
+        RealEndpoints eps;
+        StartEndpoints(s, *fabric, image, eps, signals, out);
+        if (setup.bridge || setup.relay)
         {
-            NetnsEndpoint::SweepStale();
+            return RunBaseline(s, setup, eps, signals, out);
         }
-        if (anyVm)
-        {
-            launcher = std::make_unique<VmLauncher>(VmImage::In(image));
-        }
-        std::map<uint32_t, std::unique_ptr<Endpoint>> vms;
-        std::vector<EndpointAddress> directory;
-        for (const auto& e : s.endpoints)
-        {
-            const uint32_t mac = e.index + 1;
-            const std::string macText = fmt::format("52:54:00:00:{:02x}:{:02x}", mac >> 8, mac & 0xff);
-            const std::string iface = fmt::format("fe{}t{}", getpid(), e.index);
-            std::string device = e.device + "0";
-            if (isNamespace(e))
-            {
-                NetnsSpec spec;
-                spec.name = e.host;
-                spec.netns = fmt::format("fe{}n{}", getpid(), e.index);
-                spec.hostIf = iface;
-                spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
-                spec.mac = macText;
-                spec.mtu = ethMtu;
-                spec.device = e.device;
-                device = e.device == "none" ? "namespace, no RDMA device," : "namespace with " + device;
-                auto ns = std::make_unique<NamespaceEndpoint>(spec);
-                NamespaceEndpoint* raw = ns.get();
-                vms[e.index] = std::move(ns);
-                signals.Watch([raw] { raw->KillAll(); });
-            }
-            else
-            {
-                VmSpec spec;
-                spec.name = e.host;
-                spec.ipv4 = Scenario::HostAddress(e.index) + "/16";
-                spec.mac = macText;
-                spec.device = e.device;
-                spec.mtu = ethMtu;
-                spec.tap = iface;
-                // On iWARP the switches' ECN marks reach siw through the guest's own TCP.
-                spec.tcpEcn = s.fabric.type == "iwarp" && s.fabric.ecn;
-                auto vm = std::make_unique<VmEndpoint>(launcher->Start(spec));
-                const pid_t pid = vm->Pid();
-                vms[e.index] = std::move(vm);
-                signals.Watch([pid] { kill(pid, SIGKILL); });
-            }
-            EndpointAddress a;
-            a.ipv4 = 0x0a000001 + e.index;
-            a.mac = {0x52, 0x54, 0, 0, static_cast<uint8_t>(mac >> 8), static_cast<uint8_t>(mac)};
-            directory.push_back(a);
-            // Progress goes out at once, also into a pipe (block-buffered otherwise).
-            out << fmt::format("{}: {} ready ({} ms)\n", e.host, device, vms[e.index]->ReadyTime().count())
-                << std::flush;
-        }
-
-        // The two baselines: the same endpoints and commands with no model between them.
-        const auto runWithoutModel = [&](EmulateResult& r) {
-            LiveStatus live;
-            const bool ok = RunCommands(s, vms, signals, live, r.commands);
-            if (signals.Signal())
-            {
-                throw AgentError("interrupted");
-            }
-            PrintCommands(r.commands, setup.printOutputs, out);
-            r.exitCode = ok ? kExitOk : kExitFailure;
-        };
-        if (setup.bridge)
-        {
-            // A plain Linux bridge.
-            LinuxBridge bridge;
-            for (const auto& [index, vm] : vms)
-            {
-                bridge.Join(vm->Interface());
-            }
-            EmulateResult r = result;
-            runWithoutModel(r);
-            out << "baseline: the VMs were on a plain Linux bridge (no fabric model, no lag)\n";
-            return r;
-        }
-        if (setup.relay)
-        {
-            // The emulator's own tap I/O and thread.
-            std::vector<TapRelay::Member> members;
-            for (size_t i = 0; i < s.endpoints.size(); ++i)
-            {
-                members.push_back({std::make_unique<TapPort>(vms[s.endpoints[i].index]->Interface()),
-                                   directory[i].mac});
-            }
-            TapRelay relay(std::move(members));
-            relay.Start();
-            EmulateResult r = result;
-            runWithoutModel(r);
-            relay.Stop();
-            r.framesFromEndpoints = relay.FramesRead();
-            r.framesToEndpoints = relay.FramesWritten();
-            r.scheduling = relay.Scheduling();
-            out << fmt::format("baseline: the endpoints were joined by a bare user-space relay (no fabric model, "
-                               "its thread {}): {} frames read, {} written, {} refused by a full tap\n",
-                               r.scheduling, r.framesFromEndpoints, r.framesToEndpoints,
-                               relay.FramesRefused());
-            return r;
-        }
-        // Config::Reset also resets globals, so it comes first; the binding takes effect
-        // when a simulator is created, so any made already is dropped.
-        Config::Reset();
-        Simulator::Destroy();
-        GlobalValue::Bind("SimulatorImplementationType",
-                          StringValue("ns3::FabemuRealtimeSimulatorImpl"));
-        UsePicoseconds();
-        if (s.fabric.type == "infiniband")
-        {
-            // In real time the periodic flow-control packet (every 2 us: IBA's longest gap)
-            // would be millions of events a second. It only repairs lost FCPs, which the
-            // model never loses; the credit loop runs on the FCPs sent on every change.
-            // A scenario's fabric.set may still set it (applied after this).
-            Config::SetDefault("ns3::IbPort::FcpInterval", TimeValue(MilliSeconds(1)));
-        }
-        ApplyFabricDefaults(s);
-        if (s.fabric.type == "iwarp")
-        {
-            // Real siw endpoints cross the Ethernet switch model as plain TCP/IP: no PFC
-            // (set by the loader), and ECN as DCTCP wants it, every packet above K marked.
-            Config::SetDefault("ns3::SwitchMmu::Kmax", UintegerValue(s.fabric.kmin));
-            Config::SetDefault("ns3::SwitchMmu::Pmax", DoubleValue(1.0));
-        }
-        EmulateResult r = result;
-        {
-            // RoCEv2 and iWARP endpoints cross the Ethernet switch model; InfiniBand
-            // endpoints cross the IB model through a gateway at each edge.
-            const bool infiniband = s.fabric.type == "infiniband";
-            std::unique_ptr<RoceFabricHelper> roce;
-            std::unique_ptr<IbFabricHelper> ib;
-            std::vector<std::unique_ptr<EdgePort>> edges;
-            const Time queueInterval = PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000));
-            std::ostringstream pfcRows;
-            std::ostringstream queueRows;
-            std::ostringstream rateRows; // DCQCN: "time_ns host qpn rate_bps", edges and simulated NICs
-            std::unique_ptr<RateLog> rateLog;
-            std::unique_ptr<PfcLog> pfcLog;
-            std::unique_ptr<QueueSampler> roceQueues;
-            std::unique_ptr<IbQueueSampler> ibQueues;
-            std::vector<Ptr<PcapWriter>> pcaps;
-            std::vector<Ptr<IbPcapWriter>> ibPcaps;
-            if (infiniband)
-            {
-                ib = std::make_unique<IbFabricHelper>();
-                ib->SetLmc(s.fabric.lmc);
-                ib->SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
-                                                            : IbFabricHelper::Routing::MinHop);
-                ib->Install(BuildTopology(s));
-                auto tunnel = std::make_shared<IbTunnel>();
-                std::vector<uint16_t> lids;
-                for (const auto& e : s.endpoints)
-                {
-                    lids.push_back(ib->GetHca(e.index)->GetLid());
-                }
-                for (const auto& e : s.endpoints)
-                {
-                    auto gateway = std::make_unique<IbGateway>(ib->GetHca(e.index)->GetPort(), e.index,
-                                                               ib->GetHca(e.index)->GetLid(), tunnel,
-                                                               directory, lids);
-                    edges.push_back(std::make_unique<EdgePort>(
-                        e.host, std::move(gateway), std::make_unique<TapPort>(vms[e.index]->Interface()),
-                        ethMtu, 3, directory));
-                }
-                ibQueues = std::make_unique<IbQueueSampler>(*ib, queueRows, queueInterval);
-                for (uint32_t h : s.record.pcap)
-                {
-                    if (!setup.resultsDir.empty())
-                    {
-                        ibPcaps.push_back(Create<IbPcapWriter>(
-                            ib->GetHca(h)->GetPort(), setup.resultsDir + "/" + fmt::format("h{}.pcap", h)));
-                    }
-                }
-            }
-            else
-            {
-                roce = std::make_unique<RoceFabricHelper>();
-                roce->Install(BuildTopology(s));
-                for (size_t i = 0; i < s.endpoints.size(); ++i)
-                {
-                    // RoCEv2 over IPv6 (GID 0) goes between the endpoints' link-local addresses.
-                    auto ll = directory[i].LinkLocal(); // Ipv6Address takes a non-const pointer
-                    roce->AddHostRoute(s.endpoints[i].index, Ipv6Address(ll.data()));
-                }
-                for (const auto& e : s.endpoints)
-                {
-                    edges.push_back(std::make_unique<EdgePort>(
-                        e.host, roce->GetNic(e.index)->GetDevice(),
-                        std::make_unique<TapPort>(vms[e.index]->Interface()), ethMtu, 3, directory));
-                }
-                if (s.fabric.cc == "dcqcn")
-                {
-                    for (size_t i = 0; i < edges.size(); ++i)
-                    {
-                        edges[i]->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
-                        // An edge's flow is (destination, destination QP): the BTH names no
-                        // source QP, and rxe numbers QPs alike on every VM, so the row names
-                        // the destination host too (peer; the fabric numbers its hosts'
-                        // addresses up from host 0's).
-                        edges[i]->SetRateObserver([&rateRows, host = s.endpoints[i].index,
-                                                   first = roce->GetHostIpv4(0)](uint32_t ip, uint32_t qpn,
-                                                                                 uint64_t bps) {
-                            rateRows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn << ' '
-                                     << bps << ' ' << ip - first << '\n';
-                        });
-                    }
-                    rateLog = std::make_unique<RateLog>(*roce, rateRows); // simulated flows beside them
-                }
-                // Recorders run on the simulation thread and are read once it has stopped.
-                pfcLog = std::make_unique<PfcLog>(*roce, pfcRows);
-                roceQueues = std::make_unique<QueueSampler>(*roce, queueRows, queueInterval);
-                for (uint32_t h : s.record.pcap)
-                {
-                    if (!setup.resultsDir.empty())
-                    {
-                        pcaps.push_back(Create<PcapWriter>(roce->GetNic(h)->GetDevice(),
-                                                           setup.resultsDir + "/" + fmt::format("h{}.pcap", h)));
-                    }
-                }
-            }
-            RdmaFabric& fabric = infiniband ? static_cast<RdmaFabric&>(*ib) : *roce;
-            FlowRunner runner(fabric); // simulated background traffic, if any
-            runner.Add(BuildFlows(s));
-            runner.Start();
-            LagMonitor lag;
-            lag.Start();
-            for (auto& e : edges)
-            {
-                e->Start();
-            }
-            // Live counters for `fabemu status` while the run goes on.
-            auto live = std::make_shared<LiveStatus>();
-            live->Set("scenario", s.name);
-            live->Set("fabric_type", s.fabric.type);
-            live->Set("pid", static_cast<long>(getpid()));
-            live->Set("commands", nlohmann::json::array());
-            const auto simImpl = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
-            StatusPublisher publisher;
-            publisher.live = live;
-            publisher.gather = [&]() {
-                nlohmann::json edgeList = nlohmann::json::array();
-                for (const auto& e : edges)
-                {
-                    const auto c = e->GetCounters();
-                    edgeList.push_back({{"host", e->Name()},
-                                        {"frames_from_endpoint", c.fromTap},
-                                        {"frames_to_endpoint", c.toTap},
-                                        {"bytes_to_endpoint", c.bytesToTap},
-                                        {"held_bytes_now", c.heldBytesNow},
-                                        {"frames_held", c.framesHeld},
-                                        {"pauses_sent", c.pausesToFabric},
-                                        {"dcqcn_cnps_sent", c.cnpsSent},
-                                        {"dcqcn_frames_paced", c.framesPaced},
-                                        {"drops", c.drops}});
-                }
-                nlohmann::json fab;
-                if (roce)
-                {
-                    fab = {{"drops", roce->TotalDrops()},
-                           {"pfc_pause_frames", roce->TotalPfcFrames()},
-                           {"ecn_marks", roce->TotalEcnMarks()},
-                           {"cnps", roce->TotalCnps()},
-                           {"peak_queue_bytes", roceQueues->Peak()}};
-                }
-                else
-                {
-                    fab = {{"credit_stalls", ib->TotalCreditStalls()},
-                           {"buffer_overflows", ib->TotalOverflows()},
-                           {"fecn_marks", ib->TotalFecnMarks()},
-                           {"peak_queue_bytes", ibQueues->Peak()}};
-                }
-                const double lagNow = lag.LastNs() / 1e6;
-                return nlohmann::json{
-                    {"simulation",
-                     {{"time_s", simImpl->SimulatedNow().GetSeconds()},
-                      {"lag_ms", lagNow},
-                      {"lag_max_ms", lag.MaxNs() / 1e6},
-                      {"scheduling", CurrentThreadScheduling()}, // this runs on the simulation thread
-                      {"timing_faithful_so_far", lag.MaxNs() * 1000 <= s.lagThresholdPs}}},
-                    {"edges", edgeList},
-                    {"fabric", fab}};
-            };
-            simImpl->AddIdleHook([&publisher] { publisher.MaybePublish(); });
-            std::unique_ptr<StatusServer> status;
-            try
-            {
-                status = std::make_unique<StatusServer>(StatusSocketPath(getpid()), live);
-                out << "live status: fabemu status " << status->Path() << "\n" << std::flush;
-            }
-            catch (const StatusError& e)
-            {
-                err << "warning: " << e.what() << "; the run goes on without live status\n";
-            }
-            SimulatorThread sim(s.scheduling == "realtime" ? ThreadScheduling::Realtime
-                                                           : ThreadScheduling::Shared);
-            r.scheduling = sim.Scheduling();
-            if (s.scheduling == "realtime" && r.scheduling != "SCHED_FIFO")
-            {
-                err << "warning: scheduling realtime: SCHED_FIFO was not permitted; the simulation "
-                       "thread runs at "
-                    << r.scheduling << "\n";
-            }
-
-            const bool ok = RunCommands(s, vms, signals, *live, r.commands);
-            if (signals.Signal())
-            {
-                throw AgentError("interrupted"); // unwind as on any other error
-            }
-            sim.Stop();
-            r.simTimeS = Simulator::Now().GetSeconds();
-            for (auto& e : edges)
-            {
-                e->Stop();
-                const auto c = e->GetCounters();
-                r.framesFromEndpoints += c.fromTap;
-                r.framesToEndpoints += c.toTap;
-                r.bytesToEndpoints += c.bytesToTap;
-                r.arpReplies += c.arpReplies;
-                r.neighbourAdverts += c.neighbourAdverts;
-                r.edgeCnpsSent += c.cnpsSent;
-                r.edgeCnpsConsumed += c.cnpsConsumed;
-                r.framesPaced += c.framesPaced;
-                r.framesHeld += c.framesHeld;
-                r.peakHeldBytes = std::max(r.peakHeldBytes, c.peakHeldBytes);
-                r.edgePauses += c.pausesToFabric;
-                if (c.heldAtStop > 0)
-                {
-                    r.edgeDrops["held_at_stop"] += c.heldAtStop;
-                }
-                if (c.lowestRateBps && (!r.lowestRateBps || c.lowestRateBps < r.lowestRateBps))
-                {
-                    r.lowestRateBps = c.lowestRateBps;
-                }
-                for (const auto& [why, n] : c.drops)
-                {
-                    r.edgeDrops[why] += n;
-                }
-            }
-            if (roce)
-            {
-                r.fabricDrops = roce->TotalDrops();
-                r.congestionDrops = roce->CongestionDrops();
-                r.switchDrops = roce->DropsByReason();
-                r.pfcFrames = roce->TotalPfcFrames();
-                r.ecnMarks = roce->TotalEcnMarks();
-                r.cnps = roce->TotalCnps();
-                r.peakQueueBytes = roceQueues->Peak();
-            }
-            else
-            {
-                r.fabricDrops = ib->TotalNoRouteDrops();
-                if (r.fabricDrops > 0)
-                {
-                    r.switchDrops["no_route"] = r.fabricDrops;
-                }
-                r.ecnMarks = ib->TotalFecnMarks();
-                r.cnps = ib->TotalBecns();
-                r.creditStalls = ib->TotalCreditStalls();
-                r.bufferOverflows = ib->TotalOverflows();
-                r.peakQueueBytes = ibQueues->Peak();
-            }
-            r.flows = runner.Outcomes(); // every flow: completed, failed or pending
-            r.flowCount = runner.Flows().size();
-            const LagMonitor::Summary lagSummary = lag.Summarize();
-            r.lagMaxMs = lagSummary.maxMs;
-            r.lagP99Ms = lagSummary.p99Ms;
-            r.readsDeferred = simImpl->GetDeferredReads();
-            r.maxBacklogMs = simImpl->GetMaxBacklog().GetSeconds() * 1e3;
-            r.timingFaithful = r.lagMaxMs * 1e9 <= s.lagThresholdPs;
-            if (!setup.resultsDir.empty())
-            {
-                if (roce)
-                {
-                    WriteCsv(setup.resultsDir + "/pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
-                }
-                if (rateLog)
-                {
-                    WriteCsv(setup.resultsDir + "/rate.csv", "time_ns,host,qpn,rate_bps,peer", rateRows.str());
-                }
-                WriteCsv(setup.resultsDir + "/queue.csv", "time_ns,node,port,prio,bytes",
-                         queueRows.str());
-                std::ostringstream lagRows;
-                for (const auto& [boundNs, events] : lagSummary.distribution)
-                {
-                    lagRows << boundNs << ' ' << events << '\n';
-                }
-                WriteCsv(setup.resultsDir + "/lag.csv", "lag_ns_at_most,events", lagRows.str());
-            }
-            pcaps.clear();
-            ibPcaps.clear();
-            edges.clear();
-            Simulator::Destroy();
-            r.exitCode = ok ? kExitOk : kExitFailure;
-        }
-        PrintCommands(r.commands, setup.printOutputs, out);
-        out << fmt::format("edge: {} neighbour solicitations answered; {} frames held for VMs that "
-                           "were not reading (peak {} bytes, {} pauses sent to the fabric)\n",
-                           r.neighbourAdverts, r.framesHeld, r.peakHeldBytes, r.edgePauses);
-        if (s.fabric.type == "infiniband")
-        {
-            out << fmt::format("InfiniBand: {} credit stalls, {} buffer overflows (must be 0)\n",
-                               r.creditStalls, r.bufferOverflows);
-        }
-        out << fmt::format("fabric: {} frames from endpoints, {} to endpoints, {} ARP answered, "
-                           "{} dropped in switches ({} for lack of buffer), {} PFC frames, "
-                           "{} ECN marks\n",
-                           r.framesFromEndpoints, r.framesToEndpoints, r.arpReplies, r.fabricDrops,
-                           r.congestionDrops, r.pfcFrames, r.ecnMarks);
-        for (const auto& [why, n] : r.edgeDrops)
-        {
-            out << fmt::format("edge drops: {} {}\n", n, why);
-        }
-        for (const auto& [why, n] : r.switchDrops)
-        {
-            out << fmt::format("switch drops: {} {}\n", n, why);
-        }
-        if (s.fabric.cc == "dcqcn")
-        {
-            out << fmt::format("DCQCN at the edges: {} CNPs sent for CE-marked frames, {} acted on, "
-                               "{} frames paced, lowest flow rate {:.1f} Mb/s\n",
-                               r.edgeCnpsSent, r.edgeCnpsConsumed, r.framesPaced,
-                               r.lowestRateBps / 1e6);
-        }
-        out << fmt::format("lag of simulated time behind the wall clock ({}): max {:.3f} ms, p99 {:.3f} ms{}\n",
-                           r.scheduling, r.lagMaxMs, r.lagP99Ms,
-                           r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
-        if (r.readsDeferred > 0)
-        {
-            out << fmt::format("overload: the simulation fell more than {:g} ms behind the wall clock and left "
-                               "the endpoints' frames in the kernel {} times until it caught up (what did not "
-                               "fit there is in the edge drops as socket_overflow)\n",
-                               r.maxBacklogMs, r.readsDeferred);
-        }
+        const EmulateResult r = RunOnFabric(s, *fabric, setup, eps, signals, out, err);
+        PrintEmulation(s, *fabric, setup, r, out);
         return r;
     }
     catch (const ScenarioError& e)
     {
         err << e.what() << "\n";
-        result.exitCode = kExitBadInput;
-        return result;
+        failed.exitCode = kExitBadInput;
+        return failed;
     }
     catch (const std::invalid_argument& e)
     {
         err << s.file << ": the fabric cannot be built as configured: " << e.what() << "\n";
-        result.exitCode = kExitBadInput;
-        return result;
+        failed.exitCode = kExitBadInput;
+        return failed;
     }
     catch (const std::exception& e)
     {
@@ -1024,15 +964,49 @@ EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
         {
             err << s.file << ": interrupted by signal " << signals.Signal()
                 << "; VMs stopped, taps and run folders removed\n";
-            result.interruptedBy = signals.Signal();
+            failed.interruptedBy = signals.Signal();
         }
         else
         {
             err << s.file << ": " << e.what() << "\n";
         }
-        return result;
+        return failed;
     }
 }
 
+nlohmann::json
+EmulationSummaryJson(const EmulateResult& r)
+{
+    nlohmann::json summary = RunSummaryJson(r.simTimeS, r.flows, r);
+    auto& totals = summary["totals"];
+    totals["cnps"] = r.cnps + r.edgeCnpsSent;
+    totals["bytes_delivered"] = r.bytesToEndpoints + totals["bytes_delivered"].get<uint64_t>();
+    summary["edge"] = {{"frames_from_endpoints", r.framesFromEndpoints},
+                       {"frames_to_endpoints", r.framesToEndpoints},
+                       {"arp_replies", r.arpReplies},
+                       {"neighbour_adverts", r.neighbourAdverts},
+                       {"drops", r.edgeDrops},
+                       {"dcqcn_cnps_sent", r.edgeCnpsSent},
+                       {"dcqcn_cnps_acted_on", r.edgeCnpsConsumed},
+                       {"dcqcn_frames_paced", r.framesPaced},
+                       {"dcqcn_lowest_rate_bps", r.lowestRateBps},
+                       {"frames_held", r.framesHeld},
+                       {"peak_held_bytes", r.peakHeldBytes},
+                       {"pauses_sent", r.edgePauses}};
+    summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}, {"reads_deferred", r.readsDeferred}};
+    summary["timing_faithful"] = r.timingFaithful;
+    summary["scheduling"] = r.scheduling; // what the simulation thread got
+    nlohmann::json commands = nlohmann::json::array();
+    for (const auto& c : r.commands)
+    {
+        commands.push_back({{"on", c.on},
+                            {"run", c.cmd},
+                            {"exit_code", c.exitCode},
+                            {"stdout_tail", Tail(c.out, 12)},
+                            {"metrics", PerftestMetrics(c.out)}});
+    }
+    summary["commands"] = commands;
+    return summary;
+}
 
 } // namespace fabemu

@@ -3,9 +3,12 @@
 #ifndef FABEMU_EMULATE_H
 #define FABEMU_EMULATE_H
 
+#include "fabric.h"
 #include "scenario.h"
 
 #include "rdma-workload.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
@@ -43,35 +46,27 @@ struct CommandOutcome
     std::string out;
 };
 
-struct EmulateResult
+/// What the edges did, summed over every real endpoint's edge port.
+struct EdgeTotals
 {
-    int exitCode{0};
-    std::vector<CommandOutcome> commands;
     uint64_t framesFromEndpoints{0};
     uint64_t framesToEndpoints{0};
     uint64_t bytesToEndpoints{0};
     uint64_t arpReplies{0};
     uint64_t neighbourAdverts{0};
-    uint64_t fabricDrops{0};
-    uint64_t congestionDrops{0}; ///< buffer_full + headroom_overflow: what PFC must prevent
-    uint64_t pfcFrames{0};
-    uint64_t ecnMarks{0}; ///< CE written into real frames by the switches
-    uint64_t cnps{0};     ///< sent by simulated NICs
-    uint64_t peakQueueBytes{0};
-    uint64_t creditStalls{0};    ///< InfiniBand: a VL's head packet waited for credit
-    uint64_t bufferOverflows{0}; ///< InfiniBand: must stay 0
-    double simTimeS{0};
-    std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any: every one, by id
-    size_t flowCount{0};
-    std::map<std::string, uint64_t> edgeDrops;
-    std::map<std::string, uint64_t> switchDrops; ///< by reason
+    std::map<std::string, uint64_t> edgeDrops; ///< by reason
     uint64_t edgeCnpsSent{0};     ///< DCQCN at the edges: notification points
     uint64_t edgeCnpsConsumed{0}; ///< reaction points
     uint64_t framesPaced{0};
     uint64_t lowestRateBps{0};
-    uint64_t framesHeld{0};     ///< toward the VMs: frames a full tap could not take at once
-    uint64_t peakHeldBytes{0};  ///< the most any one edge held
-    uint64_t edgePauses{0};     ///< PFC pauses the edges sent while holding
+    uint64_t framesHeld{0};    ///< toward the VMs: frames a full tap could not take at once
+    uint64_t peakHeldBytes{0}; ///< the most any one edge held
+    uint64_t edgePauses{0};    ///< PFC pauses the edges sent while holding
+};
+
+/// How faithfully simulated time kept to the wall clock.
+struct LagTotals
+{
     double lagMaxMs{0};
     double lagP99Ms{0};
     /// Times the simulation, more than MaxBacklog behind, left the endpoints' frames
@@ -80,6 +75,16 @@ struct EmulateResult
     double maxBacklogMs{0};
     bool timingFaithful{true};
     std::string scheduling; ///< what the simulation thread got: SCHED_FIFO or "nice N" (CurrentThreadScheduling)
+};
+
+/// An emulation's outcome: the fabric's totals (as in a simulation), the edges', the lag's.
+struct EmulateResult : FabricTotals, EdgeTotals, LagTotals
+{
+    int exitCode{0};
+    std::vector<CommandOutcome> commands;
+    double simTimeS{0};
+    std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any: every one, by id
+    size_t flowCount{0};
     int interruptedBy{0}; ///< the signal that stopped the run, or 0
 };
 
@@ -102,6 +107,10 @@ EmulateResult EmulateScenario(const Scenario& s,
                               const EmulateSetup& setup,
                               std::ostream& out,
                               std::ostream& err);
+
+/// summary.json's run part for an emulation: the simulation's (RunSummaryJson) with
+/// the edges' CNPs and bytes in the totals, and the edges, lag and commands.
+nlohmann::json EmulationSummaryJson(const EmulateResult& r);
 
 } // namespace fabemu
 

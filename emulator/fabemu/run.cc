@@ -8,12 +8,8 @@
 #include "scenario.h"
 #include "time-resolution.h"
 
-#include "ib-fabric-helper.h"
-#include "ib-recorders.h"
-#include "iwarp-fabric-helper.h"
-#include "iwarp-recorders.h"
-#include "roce-fabric-helper.h"
-#include "roce-recorders.h"
+#include "fabric.h"
+#include "summary.h"
 
 #include "ns3/config.h"
 #include "ns3/global-value.h"
@@ -170,80 +166,6 @@ class ThroughputSampler
     size_t m_recordsSeen{0};
 };
 
-/// One flow of summary.json: FCT, throughput and slowdown for a completed flow only.
-json
-FlowJson(const FlowRecord& r)
-{
-    json f = {{"id", r.id},
-              {"src", "h" + std::to_string(r.spec.src)},
-              {"dst", "h" + std::to_string(r.spec.dst)},
-              {"op", RdmaOpName(r.spec.op)},
-              {"bytes", r.spec.bytes},
-              {"start_s", r.spec.start.GetSeconds()},
-              {"state", FlowStateName(r.state)},
-              {"delivered_bytes", r.delivered},
-              {"ideal_fct_s", r.idealFct.GetSeconds()},
-              {"ok", r.Completed()}};
-    if (r.state == FlowState::Failed)
-    {
-        f["reason"] = r.reason;
-    }
-    if (r.Completed())
-    {
-        const double fct = r.fct.GetSeconds();
-        f["fct_s"] = fct;
-        f["throughput_gbps"] = fct > 0 ? r.spec.bytes * 8.0 / fct / 1e9 : 0;
-        f["slowdown"] = r.idealFct.IsStrictlyPositive() ? fct / r.idealFct.GetSeconds() : 0;
-    }
-    return f;
-}
-
-/// summary.json's flows (every flow, by id) and flow_stats; \p delivered counts the bytes
-/// delivered in order: all of a completed flow's, what a failed or pending one got through.
-json
-FlowsJson(const std::vector<FlowRecord>& outcomes, json& stats, uint64_t& delivered)
-{
-    json flows = json::array();
-    std::vector<double> slowdowns;
-    std::vector<double> rates;
-    size_t failed = 0;
-    delivered = 0;
-    std::vector<FlowRecord> sorted = outcomes;
-    std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-    for (const auto& r : sorted)
-    {
-        flows.push_back(FlowJson(r));
-        delivered += r.Completed() ? r.spec.bytes : r.delivered;
-        failed += r.state == FlowState::Failed;
-        if (r.Completed())
-        {
-            slowdowns.push_back(flows.back()["slowdown"].get<double>());
-            rates.push_back(flows.back()["throughput_gbps"].get<double>());
-        }
-    }
-    std::sort(slowdowns.begin(), slowdowns.end());
-    auto pct = [&slowdowns](double q) {
-        return slowdowns.empty() ? 0.0 : slowdowns[std::min(slowdowns.size() - 1, size_t(q * slowdowns.size()))];
-    };
-    double sum = 0;
-    double sq = 0;
-    for (double x : rates)
-    {
-        sum += x;
-        sq += x * x;
-    }
-    stats["count"] = sorted.size();
-    stats["completed"] = slowdowns.size();
-    stats["failed"] = failed;
-    stats["pending"] = sorted.size() - slowdowns.size() - failed;
-    stats["jain_throughput"] = rates.empty() ? 0.0 : sum * sum / (rates.size() * sq);
-    stats["min_throughput_gbps"] = rates.empty() ? 0.0 : *std::min_element(rates.begin(), rates.end());
-    stats["max_throughput_gbps"] = rates.empty() ? 0.0 : *std::max_element(rates.begin(), rates.end());
-    stats["fct_slowdown"] = {{"median", pct(0.5)}, {"p99", pct(0.99)},
-                             {"max", slowdowns.empty() ? 0.0 : slowdowns.back()}};
-    return flows;
-}
-
 /// "3 flows failed: retry count exceeded on h1→h4, h2→h4; 1 flow pending", naming a few
 /// flows; "" when every flow completed.
 std::string
@@ -287,10 +209,11 @@ FlowsVerdict(const json& summary)
     return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-/// The flows of \p s on \p fabric until they are done or the duration ends: FCTs,
-/// per-flow throughput and the flows part of the summary. Fabric recorders are the caller's.
-void
-RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out, json& summary)
+/// The flows of \p s on \p fabric until they are done or the duration ends: FCTs and
+/// per-flow throughput written into \p dir; every flow's outcome returned. Fabric
+/// recorders are the caller's.
+std::vector<FlowRecord>
+RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
 {
     std::ostringstream tputRows;
     FlowRunner runner(fabric);
@@ -307,7 +230,6 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
     Simulator::Run();
     progress.Finish();
 
-    summary["sim_time_s"] = Simulator::Now().GetSeconds();
     std::ofstream fctTxt(dir / "fct.txt");
     runner.WriteFct(fctTxt); // completed flows only
     std::ostringstream fctRows;
@@ -326,176 +248,7 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
     WriteCsv(dir / "fct.csv", "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown",
              fctRows.str());
     WriteCsv(dir / "throughput.csv", "time_ns,flow,gbps", tputRows.str());
-    uint64_t delivered = 0;
-    json stats;
-    summary["flows"] = FlowsJson(runner.Outcomes(), stats, delivered);
-    summary["flow_stats"] = stats;
-    summary["fct_slowdown"] = stats["fct_slowdown"];
-    summary["totals"]["bytes_delivered"] = delivered;
-}
-
-/// A RoCEv2 simulation: PFC, queue, DCQCN-rate recorders and pcaps around RunFlows.
-json
-SimulateRoce(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
-{
-    json summary;
-    RoceFabricHelper fabric;
-    fabric.Install(BuildTopology(s));
-    std::ostringstream pfcRows;
-    std::ostringstream queueRows;
-    std::ostringstream rateRows;
-    PfcLog pfcLog(fabric, pfcRows);
-    QueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
-    std::unique_ptr<RateLog> rateLog;
-    if (s.fabric.cc == "dcqcn")
-    {
-        rateLog = std::make_unique<RateLog>(fabric, rateRows);
-    }
-    std::vector<Ptr<PcapWriter>> pcaps;
-    for (uint32_t h : s.record.pcap)
-    {
-        pcaps.push_back(Create<PcapWriter>(fabric.GetNic(h)->GetDevice(),
-                                           (dir / fmt::format("h{}.pcap", h)).string()));
-    }
-    RunFlows(fabric, s, dir, mode, out, summary);
-    WriteCsv(dir / "pfc.csv", "time_ns,node,port,prio,event", pfcRows.str());
-    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
-    if (rateLog)
-    {
-        WriteCsv(dir / "rate.csv", "time_ns,host,qpn,rate_bps", rateRows.str());
-    }
-    summary["switch_drops"] = fabric.DropsByReason();
-    summary["totals"].update({{"drops", fabric.TotalDrops()},
-                              {"congestion_drops", fabric.CongestionDrops()},
-                              {"pfc_pause_frames", fabric.TotalPfcFrames()},
-                              {"ecn_marks", fabric.TotalEcnMarks()},
-                              {"cnps", fabric.TotalCnps()},
-                              {"credit_stalls", 0}});
-    summary["peak_queue_bytes"] = queues.Peak();
-    pcaps.clear();
-    return summary;
-}
-
-/// An InfiniBand simulation: credit stalls (per port and VL) around RunFlows. Lossless by
-/// construction: its only drops are packets with no route.
-json
-SimulateInfiniband(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
-{
-    json summary;
-    IbFabricHelper fabric;
-    fabric.SetLmc(s.fabric.lmc);
-    fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
-                                                   : IbFabricHelper::Routing::MinHop);
-    fabric.Install(BuildTopology(s));
-    std::ostringstream stallRows;
-    for (size_t i = 0; i < fabric.GetPorts().size(); ++i)
-    {
-        fabric.GetPorts()[i]->TraceConnectWithoutContext(
-            "CreditStall",
-            MakeCallback(+[](std::ostringstream* rows, size_t port, uint8_t vl, Time how) {
-                rows->operator<<(Simulator::Now().GetNanoSeconds())
-                    << ' ' << port << ' ' << +vl << ' ' << how.GetNanoSeconds() << '\n';
-            }).Bind(&stallRows, i));
-    }
-    std::vector<Ptr<IbPcapWriter>> pcaps;
-    for (uint32_t h : s.record.pcap)
-    {
-        pcaps.push_back(Create<IbPcapWriter>(fabric.GetHca(h)->GetPort(),
-                                             (dir / fmt::format("h{}.pcap", h)).string()));
-    }
-    std::ostringstream queueRows;
-    IbQueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
-    RunFlows(fabric, s, dir, mode, out, summary);
-    pcaps.clear();
-    WriteCsv(dir / "credit-stalls.csv", "time_ns,port,vl,stall_ns", stallRows.str());
-    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
-    uint64_t peak = 0;
-    for (const auto& p : fabric.GetPorts())
-    {
-        for (uint8_t vl = 0; vl < p->GetNumDataVls(); ++vl)
-        {
-            peak = std::max<uint64_t>(peak, uint64_t(p->GetPeakBlocks(vl)) * kIbCreditBytes);
-        }
-    }
-    summary["switch_drops"] = json::object();
-    if (fabric.TotalNoRouteDrops() > 0)
-    {
-        summary["switch_drops"]["no_route"] = fabric.TotalNoRouteDrops();
-    }
-    summary["totals"].update({{"drops", fabric.TotalNoRouteDrops()},
-                              {"congestion_drops", 0},
-                              {"pfc_pause_frames", 0},
-                              {"ecn_marks", fabric.TotalFecnMarks()}, // FECN: IB's ECN
-                              {"cnps", fabric.TotalBecns()},          // BECNs returned
-                              {"credit_stalls", fabric.TotalCreditStalls()},
-                              {"buffer_overflows", fabric.TotalOverflows()},
-                              {"fcps", fabric.TotalFcps()}});
-    summary["peak_queue_bytes"] = peak; // most of one VL's input buffer ever in use
-    return summary;
-}
-
-/// The IP MTU an iWARP fabric runs at for a scenario's RDMA path MTU: what a RoCE fabric
-/// with that path MTU would need on its Ethernet links (standard frames up to 1024, then jumbo).
-uint32_t
-IwarpIpMtu(uint32_t pathMtu)
-{
-    return pathMtu <= 1024 ? 1500 : pathMtu == 2048 ? 4200 : 9000;
-}
-
-/// An iWARP simulation: TCP under every connection, drop-tail or RED/ECN switch queues.
-json
-SimulateIwarp(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
-{
-    json summary;
-    const TopologySpec spec = BuildTopology(s);
-    // The shared buffer split evenly among each switch's ports: the busiest switch sets it.
-    std::vector<uint32_t> ports(spec.Nodes().size(), 0);
-    for (const auto& l : spec.Links())
-    {
-        ++ports[l.a];
-        ++ports[l.b];
-    }
-    uint32_t radix = 1;
-    for (uint32_t n = 0; n < spec.Nodes().size(); ++n)
-    {
-        if (spec.Nodes()[n].isSwitch)
-        {
-            radix = std::max(radix, ports[n]);
-        }
-    }
-    IwarpFabricOptions o;
-    o.congestionControl = s.fabric.cc == "dctcp" ? "ns3::TcpDctcp" : s.fabric.cc == "cubic" ? "ns3::TcpCubic"
-                                                                                             : "ns3::TcpNewReno";
-    o.red = s.fabric.ecn;
-    o.markBytes = s.fabric.kmin;
-    o.queueBytes = s.fabric.bufferBytes / radix;
-    o.mtu = IwarpIpMtu(s.fabric.mtu);
-    IwarpFabricHelper fabric;
-    fabric.Install(spec, o);
-    for (uint32_t h : s.record.pcap)
-    {
-        fabric.EnablePcap((dir / fmt::format("h{}.pcap", h)).string(), h);
-    }
-    std::ostringstream queueRows;
-    IwarpQueueSampler queues(fabric, queueRows, PicoSeconds(s.record.queueIntervalPs));
-    RunFlows(fabric, s, dir, mode, out, summary);
-    WriteCsv(dir / "queue.csv", "time_ns,node,port,prio,bytes", queueRows.str());
-    summary["switch_drops"] = json::object();
-    if (fabric.SwitchDrops() > 0)
-    {
-        summary["switch_drops"]["queue_full"] = fabric.SwitchDrops();
-    }
-    summary["totals"].update({{"drops", fabric.SwitchDrops()},
-                              {"congestion_drops", fabric.SwitchDrops()},
-                              {"pfc_pause_frames", 0},
-                              {"ecn_marks", fabric.SwitchEcnMarks()},
-                              {"cnps", 0},
-                              {"credit_stalls", 0},
-                              {"tcp_retransmissions", fabric.TotalTcpRetransmissions()},
-                              {"ecn_echoes", fabric.TotalEcnEchoes()},
-                              {"terminates", fabric.TotalTerminates()}});
-    summary["peak_queue_bytes"] = fabric.PeakSwitchQueueBytes();
-    return summary;
+    return runner.Outcomes();
 }
 
 /// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
@@ -505,59 +258,15 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     Simulator::Destroy();
     Config::Reset();
     UsePicoseconds();
-    ApplyFabricDefaults(s);
-    json summary = s.fabric.type == "infiniband" ? SimulateInfiniband(s, dir, mode, out)
-                   : s.fabric.type == "iwarp"    ? SimulateIwarp(s, dir, mode, out)
-                                                 : SimulateRoce(s, dir, mode, out);
+    ApplyFabricDefaults(s, RunMode::Simulation);
+    std::unique_ptr<Fabric> fabric = FabricRegistry::Create(s.fabric.type);
+    fabric->Build(s, RunMode::Simulation);
+    fabric->AttachRecorders(s, {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
+    const std::vector<FlowRecord> flows = RunFlows(fabric->Rdma(), s, dir, mode, out);
+    fabric->WriteRecords();
+    json summary = RunSummaryJson(Simulator::Now().GetSeconds(), flows, fabric->Totals());
+    fabric.reset();
     Simulator::Destroy();
-    return summary;
-}
-
-json
-EmulationJson(const EmulateResult& r)
-{
-    json summary;
-    summary["sim_time_s"] = r.simTimeS;
-    uint64_t delivered = 0;
-    json stats;
-    summary["flows"] = FlowsJson(r.flows, stats, delivered);
-    summary["flow_stats"] = stats;
-    summary["fct_slowdown"] = stats["fct_slowdown"];
-    summary["totals"] = {{"drops", r.fabricDrops},
-                         {"congestion_drops", r.congestionDrops},
-                         {"pfc_pause_frames", r.pfcFrames},
-                         {"ecn_marks", r.ecnMarks},
-                         {"cnps", r.cnps + r.edgeCnpsSent},
-                         {"credit_stalls", r.creditStalls},
-                         {"buffer_overflows", r.bufferOverflows},
-                         {"bytes_delivered", r.bytesToEndpoints + delivered}};
-    summary["edge"] = {{"frames_from_endpoints", r.framesFromEndpoints},
-                       {"frames_to_endpoints", r.framesToEndpoints},
-                       {"arp_replies", r.arpReplies},
-                       {"neighbour_adverts", r.neighbourAdverts},
-                       {"drops", r.edgeDrops},
-                       {"dcqcn_cnps_sent", r.edgeCnpsSent},
-                       {"dcqcn_cnps_acted_on", r.edgeCnpsConsumed},
-                       {"dcqcn_frames_paced", r.framesPaced},
-                       {"dcqcn_lowest_rate_bps", r.lowestRateBps},
-                       {"frames_held", r.framesHeld},
-                       {"peak_held_bytes", r.peakHeldBytes},
-                       {"pauses_sent", r.edgePauses}};
-    summary["switch_drops"] = r.switchDrops;
-    summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}, {"reads_deferred", r.readsDeferred}};
-    summary["timing_faithful"] = r.timingFaithful;
-    summary["scheduling"] = r.scheduling; // what the simulation thread got
-    summary["peak_queue_bytes"] = r.peakQueueBytes;
-    json commands = json::array();
-    for (const auto& c : r.commands)
-    {
-        commands.push_back({{"on", c.on},
-                            {"run", c.cmd},
-                            {"exit_code", c.exitCode},
-                            {"stdout_tail", Tail(c.out, 12)},
-                            {"metrics", PerftestMetrics(c.out)}});
-    }
-    summary["commands"] = commands;
     return summary;
 }
 
@@ -568,12 +277,7 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
     const auto& t = summary["totals"];
     out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, {}, bytes delivered {}\n",
                        summary["sim_time_s"].get<double>() * 1e3, summary["wall_time_s"].get<double>(),
-                       t["drops"].get<uint64_t>(),
-                       s.fabric.type == "infiniband"
-                           ? fmt::format("credit stalls {}", t["credit_stalls"].get<uint64_t>())
-                           : fmt::format("PFC pause frames {}, ECN marks {}, CNPs {}",
-                                         t["pfc_pause_frames"].get<uint64_t>(),
-                                         t["ecn_marks"].get<uint64_t>(), t["cnps"].get<uint64_t>()),
+                       t["drops"].get<uint64_t>(), FabricRegistry::Create(s.fabric.type)->TotalsLine(t),
                        t["bytes_delivered"].get<uint64_t>());
     const auto& f = summary["flow_stats"];
     if (f["count"].get<size_t>() > 0)
@@ -735,7 +439,7 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         {
             return r.exitCode == kExitOk ? kExitFailure : r.exitCode; // nothing worth keeping
         }
-        summary = EmulationJson(r);
+        summary = EmulationSummaryJson(r);
         exitCode = r.exitCode;
         fs::create_directories(tmp / "commands");
         for (size_t i = 0; i < r.commands.size(); ++i)
@@ -762,7 +466,6 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
             err << s.file << ": the fabric cannot be built as configured: " << e.what() << "\n";
             return kExitBadInput;
         }
-        summary["commands"] = json::array();
     }
     summary["scenario"] = s.name;
     summary["description"] = s.description;

@@ -245,7 +245,7 @@ CheckAttributes(const Scenario& s)
 }
 
 void
-ApplyFabricDefaults(const Scenario& s)
+ApplyFabricDefaults(const Scenario& s, RunMode mode)
 {
     CheckAttributes(s);
     const auto& f = s.fabric;
@@ -269,6 +269,7 @@ ApplyFabricDefaults(const Scenario& s)
         Config::SetDefault("ns3::RoceNic::CongestionControl", StringValue("none"));
     }
     Config::SetDefault("ns3::IbSwitch::CcEnabled", BooleanValue(f.cc == "ibcc"));
+    FabricRegistry::Create(f.type)->SetModeDefaults(s, mode);
     for (const auto& kv : f.set)
     {
         Config::SetDefault(kv.name, StringValue(kv.value));

@@ -3,6 +3,7 @@
 #ifndef FABEMU_SCENARIO_FABRIC_H
 #define FABEMU_SCENARIO_FABRIC_H
 
+#include "fabric.h"
 #include "scenario.h"
 
 #include "rdma-workload.h"
@@ -13,10 +14,12 @@
 namespace fabemu
 {
 
-/// Sets the ns-3 attribute defaults the scenario asks for (fabric keys first,
-/// then fabric.set). Call after Config::Reset. Throws ScenarioError naming an
-/// unknown attribute or a value it does not take.
-void ApplyFabricDefaults(const Scenario& s);
+/// Sets the ns-3 attribute defaults the scenario asks for, in one order for
+/// simulation and emulation: the fabric keys, then the fabric's own defaults for
+/// \p mode (Fabric::SetModeDefaults), then fabric.set, last, so it always decides.
+/// Call after Config::Reset. Throws ScenarioError naming an unknown attribute or a
+/// value it does not take.
+void ApplyFabricDefaults(const Scenario& s, RunMode mode = RunMode::Simulation);
 
 /// Checks fabric.set against the attributes ns-3 knows, without running anything.
 void CheckAttributes(const Scenario& s);

@@ -1,0 +1,96 @@
+#include "fabric.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace fabemu
+{
+
+// One line per fabric: each is defined in its own file (roce-fabric.cc, ...).
+std::unique_ptr<Fabric> MakeRoceFabric();
+std::unique_ptr<Fabric> MakeInfinibandFabric();
+std::unique_ptr<Fabric> MakeIwarpFabric();
+
+namespace
+{
+
+const std::vector<std::pair<std::string, FabricRegistry::Factory>>&
+Factories()
+{
+    static const std::vector<std::pair<std::string, FabricRegistry::Factory>> factories = {
+        {"roce", &MakeRoceFabric},
+        {"infiniband", &MakeInfinibandFabric},
+        {"iwarp", &MakeIwarpFabric},
+    };
+    return factories;
+}
+
+} // namespace
+
+std::unique_ptr<Fabric>
+FabricRegistry::Create(const std::string& type)
+{
+    for (const auto& [name, make] : Factories())
+    {
+        if (name == type)
+        {
+            return make();
+        }
+    }
+    throw std::invalid_argument(
+        fmt::format("no fabric '{}' (there are: {})", type, fmt::join(Names(), ", ")));
+}
+
+std::vector<std::string>
+FabricRegistry::Names()
+{
+    std::vector<std::string> names;
+    for (const auto& f : Factories())
+    {
+        names.push_back(f.first);
+    }
+    return names;
+}
+
+void
+Fabric::SetModeDefaults(const Scenario&, RunMode) const
+{
+}
+
+bool
+Fabric::GuestTcpEcn(const Scenario&) const
+{
+    return false;
+}
+
+std::vector<std::unique_ptr<EdgePort>>
+Fabric::Uplinks(const Scenario& s, const std::vector<RealHost>&,
+                const std::vector<EndpointAddress>&, uint32_t)
+{
+    throw std::invalid_argument(
+        fmt::format("the {} fabric takes no real endpoints", s.fabric.type));
+}
+
+std::string
+Fabric::TotalsLine(const nlohmann::json& t) const
+{
+    return fmt::format("PFC pause frames {}, ECN marks {}, CNPs {}",
+                       t["pfc_pause_frames"].get<uint64_t>(), t["ecn_marks"].get<uint64_t>(),
+                       t["cnps"].get<uint64_t>());
+}
+
+std::string
+Fabric::Notes(const FabricTotals&) const
+{
+    return "";
+}
+
+uint32_t
+IpMtuForPathMtu(uint32_t pathMtu)
+{
+    return pathMtu <= 1024 ? 1500 : 4200;
+}
+
+} // namespace fabemu

@@ -1,0 +1,115 @@
+// The one seam between the runners (simulation and emulation) and a fabric: every
+// fabric is one Fabric subclass and one line in FabricRegistry. run.cc and
+// emulate.cc know no fabric by name.
+#ifndef FABEMU_FABRIC_H
+#define FABEMU_FABRIC_H
+
+#include "scenario.h"
+
+#include "edge-port.h"
+#include "rdma-fabric.h"
+
+#include "ns3/nstime.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+/// Simulation: plain discrete-event ns-3. Emulation: real time, real endpoints on uplinks.
+enum class RunMode
+{
+    Simulation,
+    Emulation,
+};
+
+/// Where and how often a fabric records.
+struct RecordSetup
+{
+    std::filesystem::path dir; ///< pcaps and CSVs go here; empty: nowhere
+    ns3::Time queueInterval;   ///< the queue samplers' grid
+    RunMode mode{RunMode::Simulation};
+};
+
+/// summary.json's fabric part: "totals" (six keys every fabric has, then its own),
+/// "switch_drops" (by reason) and "peak_queue_bytes".
+struct FabricTotals
+{
+    uint64_t fabricDrops{0};
+    uint64_t congestionDrops{0}; ///< buffer_full + headroom_overflow: what PFC must prevent
+    uint64_t pfcFrames{0};
+    uint64_t ecnMarks{0};     ///< CE (FECN on InfiniBand) written by the switches
+    uint64_t cnps{0};         ///< sent by simulated NICs (BECNs on InfiniBand)
+    uint64_t creditStalls{0}; ///< InfiniBand: a VL's head packet waited for credit
+    uint64_t peakQueueBytes{0};
+    std::map<std::string, uint64_t> switchDrops;   ///< by reason
+    nlohmann::json own = nlohmann::json::object(); ///< the fabric's own totals keys
+};
+
+/// A real endpoint that needs a port on the fabric.
+struct RealHost
+{
+    uint32_t index{0};     ///< hN
+    std::string name;      ///< "hN"
+    std::string interface; ///< its tap, or the host end of its veth
+};
+
+class Fabric
+{
+  public:
+    virtual ~Fabric() = default;
+
+    /// The fabric's own ns-3 defaults for \p mode: applied after the fabric keys, before
+    /// fabric.set (ApplyFabricDefaults), so a user's fabric.set always decides.
+    virtual void SetModeDefaults(const Scenario& s, RunMode mode) const;
+    /// Whether endpoint guests turn on ECN in their own TCP (iWARP: the switches mark it).
+    virtual bool GuestTcpEcn(const Scenario& s) const;
+
+    /// Nodes, ports and links of the checked scenario's topology.
+    virtual void Build(const Scenario& s, RunMode mode) = 0;
+    /// What the workloads and the flow runner see of it (after Build).
+    virtual ns3::RdmaFabric& Rdma() = 0;
+    /// A port on the fabric for each real endpoint (emulation; after Build, before
+    /// AttachRecorders). \p directory holds every endpoint's addresses.
+    virtual std::vector<std::unique_ptr<EdgePort>> Uplinks(
+        const Scenario& s, const std::vector<RealHost>& hosts,
+        const std::vector<EndpointAddress>& directory, uint32_t mtu);
+    /// pcaps, queue samplers and the fabric's own series (after Build and Uplinks).
+    virtual void AttachRecorders(const Scenario& s, const RecordSetup& setup) = 0;
+    /// Closes the pcaps and writes the CSVs into setup.dir (after the run).
+    virtual void WriteRecords() = 0;
+    /// The totals for summary.json (after the run).
+    virtual FabricTotals Totals() const = 0;
+    /// Counters for `fabemu status`, read on the simulation thread while it runs.
+    virtual nlohmann::json Live() const = 0;
+    /// The terminal's one-line account of the totals ("credit stalls 3" or "PFC ...").
+    virtual std::string TotalsLine(const nlohmann::json& totals) const;
+    /// Lines of its own for the terminal after an emulation ("" for none).
+    virtual std::string Notes(const FabricTotals& totals) const;
+};
+
+/// The fabrics by scenario name (fabric.type).
+class FabricRegistry
+{
+  public:
+    using Factory = std::unique_ptr<Fabric> (*)();
+    /// A new fabric of \p type; throws std::invalid_argument for a name not registered.
+    static std::unique_ptr<Fabric> Create(const std::string& type);
+    static std::vector<std::string> Names();
+};
+
+/// The IP MTU of the Ethernet links and endpoint interfaces that carry RDMA at
+/// \p pathMtu: standard frames up to 1024, then 4200 (rxe takes its path MTU from
+/// eth0; 4096 plus every RoCEv2 header fits). One rule in simulation and emulation.
+uint32_t IpMtuForPathMtu(uint32_t pathMtu);
+
+} // namespace fabemu
+
+#endif

@@ -1,0 +1,180 @@
+// InfiniBand behind the Fabric seam: credit stalls per port and VL, input-buffer
+// depth per VL, pcaps; real endpoints through an IbGateway at each edge (RoCEv2
+// frames as IB packets, restored bit-exact on the far side). Lossless by
+// construction: its only drops are packets with no route.
+#include "fabric.h"
+
+#include "results.h"
+#include "scenario-fabric.h"
+
+#include "ib-fabric-helper.h"
+#include "ib-gateway.h"
+#include "ib-recorders.h"
+#include "tap-port.h"
+
+#include "ns3/config.h"
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace fabemu
+{
+
+using namespace ns3;
+
+namespace
+{
+
+/// The most of one VL's input buffer ever in use, over every port: the fabric's peak queue.
+uint64_t
+PeakQueueBytes(const IbFabricHelper& fabric)
+{
+    uint64_t peak = 0;
+    for (const auto& p : fabric.GetPorts())
+    {
+        for (uint8_t vl = 0; vl < p->GetNumDataVls(); ++vl)
+        {
+            peak = std::max<uint64_t>(peak, uint64_t(p->GetPeakBlocks(vl)) * kIbCreditBytes);
+        }
+    }
+    return peak;
+}
+
+class InfinibandFabric : public Fabric
+{
+  public:
+    void SetModeDefaults(const Scenario&, RunMode mode) const override
+    {
+        if (mode == RunMode::Emulation)
+        {
+            // In real time the periodic flow-control packet (every 2 us: IBA's longest gap)
+            // would be millions of events a second. It only repairs lost FCPs, which the
+            // model never loses; the credit loop runs on the FCPs sent on every change.
+            Config::SetDefault("ns3::IbPort::FcpInterval", TimeValue(MilliSeconds(1)));
+        }
+    }
+
+    void Build(const Scenario& s, RunMode) override
+    {
+        m_fabric.SetLmc(s.fabric.lmc);
+        m_fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
+                                                         : IbFabricHelper::Routing::MinHop);
+        m_fabric.Install(BuildTopology(s));
+    }
+
+    RdmaFabric& Rdma() override { return m_fabric; }
+
+    std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario&,
+                                                   const std::vector<RealHost>& hosts,
+                                                   const std::vector<EndpointAddress>& directory,
+                                                   uint32_t mtu) override
+    {
+        auto tunnel = std::make_shared<IbTunnel>();
+        std::vector<uint16_t> lids;
+        for (const auto& h : hosts)
+        {
+            lids.push_back(m_fabric.GetHca(h.index)->GetLid());
+        }
+        std::vector<std::unique_ptr<EdgePort>> edges;
+        for (const auto& h : hosts)
+        {
+            const Ptr<IbHca> hca = m_fabric.GetHca(h.index);
+            auto gateway = std::make_unique<IbGateway>(hca->GetPort(), h.index, hca->GetLid(),
+                                                       tunnel, directory, lids);
+            edges.push_back(std::make_unique<EdgePort>(h.name, std::move(gateway),
+                                                       std::make_unique<TapPort>(h.interface), mtu,
+                                                       3, directory));
+        }
+        return edges;
+    }
+
+    void AttachRecorders(const Scenario& s, const RecordSetup& setup) override
+    {
+        m_setup = setup;
+        for (size_t i = 0; i < m_fabric.GetPorts().size(); ++i)
+        {
+            m_fabric.GetPorts()[i]->TraceConnectWithoutContext(
+                "CreditStall",
+                MakeCallback(+[](std::ostringstream* rows, size_t port, uint8_t vl, Time how)
+                             {
+                                 rows->operator<<(Simulator::Now().GetNanoSeconds())
+                                     << ' ' << port << ' ' << +vl << ' ' << how.GetNanoSeconds()
+                                     << '\n';
+                             })
+                    .Bind(&m_stallRows, i));
+        }
+        for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
+        {
+            m_pcaps.push_back(Create<IbPcapWriter>(
+                m_fabric.GetHca(h)->GetPort(), (setup.dir / fmt::format("h{}.pcap", h)).string()));
+        }
+        m_queues = std::make_unique<IbQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+    }
+
+    void WriteRecords() override
+    {
+        m_pcaps.clear();
+        if (m_setup.dir.empty())
+        {
+            return;
+        }
+        WriteCsv(m_setup.dir / "credit-stalls.csv", "time_ns,port,vl,stall_ns", m_stallRows.str());
+        WriteCsv(m_setup.dir / "queue.csv", "time_ns,node,port,prio,bytes", m_queueRows.str());
+    }
+
+    FabricTotals Totals() const override
+    {
+        FabricTotals t;
+        t.fabricDrops = m_fabric.TotalNoRouteDrops();
+        if (t.fabricDrops > 0)
+        {
+            t.switchDrops["no_route"] = t.fabricDrops;
+        }
+        t.ecnMarks = m_fabric.TotalFecnMarks(); // FECN: IB's ECN
+        t.cnps = m_fabric.TotalBecns();         // BECNs returned
+        t.creditStalls = m_fabric.TotalCreditStalls();
+        t.peakQueueBytes = PeakQueueBytes(m_fabric);
+        t.own = {{"buffer_overflows", m_fabric.TotalOverflows()}, {"fcps", m_fabric.TotalFcps()}};
+        return t;
+    }
+
+    nlohmann::json Live() const override
+    {
+        return {{"credit_stalls", m_fabric.TotalCreditStalls()},
+                {"buffer_overflows", m_fabric.TotalOverflows()},
+                {"fecn_marks", m_fabric.TotalFecnMarks()},
+                {"peak_queue_bytes", PeakQueueBytes(m_fabric)}};
+    }
+
+    std::string TotalsLine(const nlohmann::json& t) const override
+    {
+        return fmt::format("credit stalls {}", t["credit_stalls"].get<uint64_t>());
+    }
+
+    std::string Notes(const FabricTotals& t) const override
+    {
+        return fmt::format("InfiniBand: {} credit stalls, {} buffer overflows (must be 0)\n",
+                           t.creditStalls, t.own.value("buffer_overflows", uint64_t{0}));
+    }
+
+  private:
+    IbFabricHelper m_fabric;
+    RecordSetup m_setup;
+    std::ostringstream m_stallRows;
+    std::ostringstream m_queueRows;
+    std::vector<Ptr<IbPcapWriter>> m_pcaps;
+    std::unique_ptr<IbQueueSampler> m_queues;
+};
+
+} // namespace
+
+std::unique_ptr<Fabric>
+MakeInfinibandFabric()
+{
+    return std::make_unique<InfinibandFabric>();
+}
+
+} // namespace fabemu

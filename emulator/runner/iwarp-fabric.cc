@@ -1,0 +1,179 @@
+// iWARP behind the Fabric seam. Simulated, it is TCP under every connection over
+// drop-tail or RED/ECN switch queues (IwarpFabricHelper). Emulated, the real siw
+// endpoints bring their own TCP: their frames cross the Ethernet switch model (the
+// RoCE fabric with PFC off) as plain TCP/IP, marked the way DCTCP wants.
+#include "fabric.h"
+
+#include "results.h"
+#include "scenario-fabric.h"
+
+#include "iwarp-fabric-helper.h"
+#include "iwarp-recorders.h"
+
+#include "ns3/config.h"
+#include "ns3/double.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace fabemu
+{
+
+std::unique_ptr<Fabric> MakeRoceFabric();
+
+using namespace ns3;
+
+namespace
+{
+
+/// The shared buffer split evenly among each switch's ports: the busiest switch sets it.
+uint32_t
+LargestRadix(const TopologySpec& spec)
+{
+    std::vector<uint32_t> ports(spec.Nodes().size(), 0);
+    for (const auto& l : spec.Links())
+    {
+        ++ports[l.a];
+        ++ports[l.b];
+    }
+    uint32_t radix = 1;
+    for (uint32_t n = 0; n < spec.Nodes().size(); ++n)
+    {
+        if (spec.Nodes()[n].isSwitch)
+        {
+            radix = std::max(radix, ports[n]);
+        }
+    }
+    return radix;
+}
+
+class IwarpFabric : public Fabric
+{
+  public:
+    void SetModeDefaults(const Scenario& s, RunMode mode) const override
+    {
+        if (mode == RunMode::Emulation)
+        {
+            // Real siw endpoints cross the Ethernet switch model as plain TCP/IP: no PFC
+            // (set by the loader), and ECN as DCTCP wants it, every packet above K marked.
+            Config::SetDefault("ns3::SwitchMmu::Kmax", UintegerValue(s.fabric.kmin));
+            Config::SetDefault("ns3::SwitchMmu::Pmax", DoubleValue(1.0));
+        }
+    }
+
+    bool GuestTcpEcn(const Scenario& s) const override
+    {
+        return s.fabric.ecn; // the switches' marks reach siw through the guest's own TCP
+    }
+
+    void Build(const Scenario& s, RunMode mode) override
+    {
+        if (mode == RunMode::Emulation)
+        {
+            m_ethernet = MakeRoceFabric();
+            m_ethernet->Build(s, mode);
+            return;
+        }
+        const TopologySpec spec = BuildTopology(s);
+        IwarpFabricOptions o;
+        o.congestionControl = s.fabric.cc == "dctcp"   ? "ns3::TcpDctcp"
+                              : s.fabric.cc == "cubic" ? "ns3::TcpCubic"
+                                                       : "ns3::TcpNewReno";
+        o.red = s.fabric.ecn;
+        o.markBytes = s.fabric.kmin;
+        o.queueBytes = s.fabric.bufferBytes / LargestRadix(spec);
+        o.mtu = IpMtuForPathMtu(s.fabric.mtu);
+        m_fabric.Install(spec, o);
+    }
+
+    RdmaFabric& Rdma() override { return m_ethernet ? m_ethernet->Rdma() : m_fabric; }
+
+    std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario& s,
+                                                   const std::vector<RealHost>& hosts,
+                                                   const std::vector<EndpointAddress>& directory,
+                                                   uint32_t mtu) override
+    {
+        return m_ethernet ? m_ethernet->Uplinks(s, hosts, directory, mtu)
+                          : Fabric::Uplinks(s, hosts, directory, mtu);
+    }
+
+    void AttachRecorders(const Scenario& s, const RecordSetup& setup) override
+    {
+        if (m_ethernet)
+        {
+            m_ethernet->AttachRecorders(s, setup);
+            return;
+        }
+        m_setup = setup;
+        for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
+        {
+            m_fabric.EnablePcap((setup.dir / fmt::format("h{}.pcap", h)).string(), h);
+        }
+        m_queues = std::make_unique<IwarpQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+    }
+
+    void WriteRecords() override
+    {
+        if (m_ethernet)
+        {
+            m_ethernet->WriteRecords();
+        }
+        else if (!m_setup.dir.empty())
+        {
+            WriteCsv(m_setup.dir / "queue.csv", "time_ns,node,port,prio,bytes", m_queueRows.str());
+        }
+    }
+
+    FabricTotals Totals() const override
+    {
+        if (m_ethernet)
+        {
+            return m_ethernet->Totals();
+        }
+        FabricTotals t;
+        t.fabricDrops = m_fabric.SwitchDrops();
+        t.congestionDrops = m_fabric.SwitchDrops();
+        if (t.fabricDrops > 0)
+        {
+            t.switchDrops["queue_full"] = t.fabricDrops;
+        }
+        t.ecnMarks = m_fabric.SwitchEcnMarks();
+        t.peakQueueBytes = m_fabric.PeakSwitchQueueBytes();
+        t.own = {{"tcp_retransmissions", m_fabric.TotalTcpRetransmissions()},
+                 {"ecn_echoes", m_fabric.TotalEcnEchoes()},
+                 {"terminates", m_fabric.TotalTerminates()}};
+        return t;
+    }
+
+    nlohmann::json Live() const override
+    {
+        if (m_ethernet)
+        {
+            return m_ethernet->Live();
+        }
+        return {{"drops", m_fabric.SwitchDrops()},
+                {"ecn_marks", m_fabric.SwitchEcnMarks()},
+                {"tcp_retransmissions", m_fabric.TotalTcpRetransmissions()},
+                {"peak_queue_bytes", m_fabric.PeakSwitchQueueBytes()}};
+    }
+
+  private:
+    IwarpFabricHelper m_fabric;
+    std::unique_ptr<Fabric> m_ethernet; ///< emulation: the Ethernet switch model
+    RecordSetup m_setup;
+    std::ostringstream m_queueRows;
+    std::unique_ptr<IwarpQueueSampler> m_queues;
+};
+
+} // namespace
+
+std::unique_ptr<Fabric>
+MakeIwarpFabric()
+{
+    return std::make_unique<IwarpFabric>();
+}
+
+} // namespace fabemu

@@ -1,0 +1,149 @@
+// RoCEv2 over lossless Ethernet behind the Fabric seam: PFC, queue and DCQCN-rate
+// recorders, pcaps; real endpoints on EdgePorts that take over a NIC's port.
+#include "fabric.h"
+
+#include "results.h"
+#include "scenario-fabric.h"
+
+#include "roce-fabric-helper.h"
+#include "roce-recorders.h"
+#include "tap-port.h"
+
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+
+#include <sstream>
+
+namespace fabemu
+{
+
+using namespace ns3;
+
+namespace
+{
+
+class RoceFabric : public Fabric
+{
+  public:
+    void Build(const Scenario& s, RunMode) override { m_fabric.Install(BuildTopology(s)); }
+
+    RdmaFabric& Rdma() override { return m_fabric; }
+
+    std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario& s,
+                                                   const std::vector<RealHost>& hosts,
+                                                   const std::vector<EndpointAddress>& directory,
+                                                   uint32_t mtu) override
+    {
+        for (size_t i = 0; i < hosts.size(); ++i)
+        {
+            // RoCEv2 over IPv6 (GID 0) goes between the endpoints' link-local addresses.
+            auto ll = directory[i].LinkLocal(); // Ipv6Address takes a non-const pointer
+            m_fabric.AddHostRoute(hosts[i].index, Ipv6Address(ll.data()));
+        }
+        std::vector<std::unique_ptr<EdgePort>> edges;
+        for (const auto& h : hosts)
+        {
+            edges.push_back(std::make_unique<EdgePort>(
+                h.name, m_fabric.GetNic(h.index)->GetDevice(),
+                std::make_unique<TapPort>(h.interface), mtu, 3, directory));
+        }
+        if (s.fabric.cc == "dcqcn")
+        {
+            for (size_t i = 0; i < edges.size(); ++i)
+            {
+                edges[i]->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
+                // An edge's flow is (destination, destination QP): the BTH names no source
+                // QP, and rxe numbers QPs alike on every VM, so the row names the
+                // destination host too (peer; hosts' addresses count up from host 0's).
+                edges[i]->SetRateObserver(
+                    [rows = &m_rateRows, host = hosts[i].index,
+                     first = m_fabric.GetHostIpv4(0)](uint32_t ip, uint32_t qpn, uint64_t bps)
+                    {
+                        *rows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn
+                              << ' ' << bps << ' ' << ip - first << '\n';
+                    });
+            }
+        }
+        return edges;
+    }
+
+    void AttachRecorders(const Scenario& s, const RecordSetup& setup) override
+    {
+        m_setup = setup;
+        // Recorders run on the simulation thread and are read once it has stopped.
+        m_pfcLog = std::make_unique<PfcLog>(m_fabric, m_pfcRows);
+        m_queues = std::make_unique<QueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+        if (s.fabric.cc == "dcqcn")
+        {
+            m_rateLog = std::make_unique<RateLog>(m_fabric, m_rateRows); // beside the edges' rows
+        }
+        for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
+        {
+            m_pcaps.push_back(
+                Create<PcapWriter>(m_fabric.GetNic(h)->GetDevice(),
+                                   (setup.dir / fmt::format("h{}.pcap", h)).string()));
+        }
+    }
+
+    void WriteRecords() override
+    {
+        m_pcaps.clear();
+        if (m_setup.dir.empty())
+        {
+            return;
+        }
+        WriteCsv(m_setup.dir / "pfc.csv", "time_ns,node,port,prio,event", m_pfcRows.str());
+        WriteCsv(m_setup.dir / "queue.csv", "time_ns,node,port,prio,bytes", m_queueRows.str());
+        if (m_rateLog)
+        {
+            WriteCsv(m_setup.dir / "rate.csv",
+                     m_setup.mode == RunMode::Emulation ? "time_ns,host,qpn,rate_bps,peer"
+                                                        : "time_ns,host,qpn,rate_bps",
+                     m_rateRows.str());
+        }
+    }
+
+    FabricTotals Totals() const override
+    {
+        FabricTotals t;
+        t.fabricDrops = m_fabric.TotalDrops();
+        t.congestionDrops = m_fabric.CongestionDrops();
+        t.pfcFrames = m_fabric.TotalPfcFrames();
+        t.ecnMarks = m_fabric.TotalEcnMarks();
+        t.cnps = m_fabric.TotalCnps();
+        t.switchDrops = m_fabric.DropsByReason();
+        t.peakQueueBytes = m_queues ? m_queues->Peak() : 0;
+        return t;
+    }
+
+    nlohmann::json Live() const override
+    {
+        return {{"drops", m_fabric.TotalDrops()},
+                {"pfc_pause_frames", m_fabric.TotalPfcFrames()},
+                {"ecn_marks", m_fabric.TotalEcnMarks()},
+                {"cnps", m_fabric.TotalCnps()},
+                {"peak_queue_bytes", m_queues ? m_queues->Peak() : 0}};
+    }
+
+  private:
+    RoceFabricHelper m_fabric;
+    RecordSetup m_setup;
+    std::ostringstream m_pfcRows;
+    std::ostringstream m_queueRows;
+    std::ostringstream m_rateRows; ///< DCQCN: simulated NICs' rows and, emulating, the edges'
+    std::unique_ptr<PfcLog> m_pfcLog;
+    std::unique_ptr<QueueSampler> m_queues;
+    std::unique_ptr<RateLog> m_rateLog;
+    std::vector<Ptr<PcapWriter>> m_pcaps;
+};
+
+} // namespace
+
+std::unique_ptr<Fabric>
+MakeRoceFabric()
+{
+    return std::make_unique<RoceFabric>();
+}
+
+} // namespace fabemu

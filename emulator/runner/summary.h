@@ -1,0 +1,26 @@
+// summary.json's run part, one builder for simulation and emulation.
+#ifndef FABEMU_SUMMARY_H
+#define FABEMU_SUMMARY_H
+
+#include "fabric.h"
+
+#include "rdma-workload.h"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace fabemu
+{
+
+/**
+ * \brief sim_time_s, flows (every flow, by id), flow_stats, fct_slowdown, totals
+ * (the fabric's, and bytes_delivered: all of a completed flow's bytes, what a failed
+ * or pending one got through), switch_drops, peak_queue_bytes and an empty commands list.
+ */
+nlohmann::json RunSummaryJson(double simTimeS, const std::vector<ns3::FlowRecord>& flows,
+                              const FabricTotals& fabric);
+
+} // namespace fabemu
+
+#endif
