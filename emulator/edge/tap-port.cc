@@ -31,7 +31,8 @@ namespace fabemu
 namespace
 {
 
-/// Brings \p ifname up through rtnetlink (libnl-route); every handle freed on every path.
+/// Brings \p ifname up through rtnetlink (libnl-route), with our side's MTU at
+/// TapPort::kMtu; every handle freed on every path.
 void
 BringUp(const std::string& ifname)
 {
@@ -49,6 +50,9 @@ BringUp(const std::string& ifname)
     }
     std::unique_ptr<rtnl_link, void (*)(rtnl_link*)> change(rtnl_link_alloc(), rtnl_link_put);
     rtnl_link_set_flags(change.get(), IFF_UP);
+    // QEMU leaves our side at 1500: frames of a larger path MTU (the guest's own
+    // MTU is 4200 or more then) would fail to go out through it (EMSGSIZE).
+    rtnl_link_set_mtu(change.get(), TapPort::kMtu);
     rc = rtnl_link_change(sock.get(), link.get(), change.get(), 0);
     if (rc != 0)
     {

@@ -33,6 +33,10 @@ class TapPort
     using Handler = std::function<void(const uint8_t* frame, size_t len)>;
 
     /// Opens \p ifname; throws TapError naming it on failure. Reading starts with Start.
+    /// Our side of every tap takes frames up to this MTU: any the guests send at any
+    /// fabric MTU (the guest's virtio MTU is what limits them).
+    static constexpr unsigned kMtu = 9000;
+
     explicit TapPort(std::string ifname);
     ~TapPort();
     TapPort(const TapPort&) = delete;
