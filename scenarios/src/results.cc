@@ -1,5 +1,7 @@
 #include "results.h"
 
+#include "results-plots.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -256,90 +258,24 @@ ReadCsv(const fs::path& path)
     return rows;
 }
 
-// ---------------------------------------------------------------- plots and report
+// ---------------------------------------------------------------- report
 
 namespace
 {
 
-/// A gnuplot script drawing one line per series; data inline so the script stands alone.
-struct Plot
+/// A summary value for people: numbers rounded (HumanNumber), strings bare.
+std::string
+Human(const json& v)
 {
-    Plot(std::string n, std::string t, std::string x, std::string y)
-        : name(std::move(n)),
-          title(std::move(t)),
-          xlabel(std::move(x)),
-          ylabel(std::move(y))
+    if (v.is_number())
     {
+        return HumanNumber(v.get<double>());
     }
-    std::string name;
-    std::string title;
-    std::string xlabel;
-    std::string ylabel;
-    std::string style{"lines"};
-    std::string extra;
-    std::map<std::string, std::vector<std::pair<double, double>>> series;
-};
-
-bool
-Render(const Plot& p, const fs::path& dir, bool haveGnuplot, std::ostream& err)
-{
-    if (p.series.empty())
+    if (v.is_string())
     {
-        return false;
+        return v.get<std::string>();
     }
-    const fs::path gp = dir / "plots" / (p.name + ".gp");
-    {
-        std::ofstream s(gp);
-        s << "# Re-render with: gnuplot " << p.name << ".gp (in this folder)\n";
-        s << "set terminal pngcairo size 1000,560 noenhanced\n";
-        s << "set output '" << p.name << ".png'\n";
-        s << "set title '" << p.title << "'\nset xlabel '" << p.xlabel << "'\nset ylabel '"
-          << p.ylabel << "'\nset grid\nset key outside right\n" << p.extra;
-        size_t k = 0;
-        for (const auto& [label, points] : p.series)
-        {
-            s << "$d" << k++ << " << EOD\n";
-            for (const auto& [x, y] : points)
-            {
-                s << fmt::format("{:.9g} {:.9g}\n", x, y);
-            }
-            s << "EOD\n";
-        }
-        s << "plot ";
-        k = 0;
-        for (const auto& kv : p.series)
-        {
-            s << (k ? ", \\\n     " : "") << "$d" << k << " with " << p.style << " title '"
-              << kv.first << "'";
-            ++k;
-        }
-        s << "\n";
-    }
-    if (!haveGnuplot)
-    {
-        return false;
-    }
-    const std::string cmd = fmt::format("cd '{}' && gnuplot '{}.gp' 2>&1", (dir / "plots").string(), p.name);
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[256];
-    while (pipe && fgets(buf, sizeof buf, pipe))
-    {
-        out += buf;
-    }
-    const int rc = pipe ? pclose(pipe) : -1;
-    if (rc != 0 || !fs::exists(dir / "plots" / (p.name + ".png")))
-    {
-        err << "fabemu: gnuplot failed on plots/" << p.name << ".gp: " << out << "\n";
-        return false;
-    }
-    return true;
-}
-
-bool
-GnuplotAvailable()
-{
-    return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+    return v.dump();
 }
 
 } // namespace
@@ -347,7 +283,6 @@ GnuplotAvailable()
 std::vector<std::string>
 RenderReport(const fs::path& dir, std::ostream& err)
 {
-    std::vector<std::string> made;
     json summary;
     {
         std::ifstream in(dir / "summary.json");
@@ -356,154 +291,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
     if (summary.is_discarded())
     {
         err << "fabemu report: " << (dir / "summary.json").string() << " is missing or not JSON\n";
-        return made;
+        return {};
     }
-    fs::create_directories(dir / "plots");
-    const bool gnuplot = GnuplotAvailable();
-    if (!gnuplot)
-    {
-        err << "fabemu report: gnuplot is not installed; plot scripts are written, no PNGs\n";
-    }
-    std::vector<Plot> plots;
-
-    if (fs::exists(dir / "throughput.csv"))
-    {
-        Plot p{"throughput", "Throughput per flow", "time (ms)", "Gb/s"};
-        for (const auto& r : ReadCsv(dir / "throughput.csv"))
-        {
-            if (r.size() >= 3)
-            {
-                p.series["flow " + r[1]].emplace_back(std::stod(r[0]) / 1e6, std::stod(r[2]));
-            }
-        }
-        if (p.series.size() > 16)
-        {
-            p.extra += "set key off\n";
-        }
-        plots.push_back(p);
-    }
-    if (fs::exists(dir / "queue.csv"))
-    {
-        Plot p{"queue", "Switch egress queue depth (busiest ports)", "time (ms)", "KB"};
-        std::map<std::string, double> peak;
-        auto rows = ReadCsv(dir / "queue.csv");
-        for (const auto& r : rows)
-        {
-            if (r.size() >= 5)
-            {
-                const std::string key = fmt::format("node {} port {} prio {}", r[1], r[2], r[3]);
-                peak[key] = std::max(peak[key], std::stod(r[4]));
-            }
-        }
-        std::vector<std::pair<double, std::string>> order;
-        for (const auto& [k, v] : peak)
-        {
-            order.emplace_back(-v, k);
-        }
-        std::sort(order.begin(), order.end());
-        std::set<std::string> keep;
-        for (size_t i = 0; i < order.size() && i < 8; ++i)
-        {
-            keep.insert(order[i].second);
-        }
-        for (const auto& r : rows)
-        {
-            if (r.size() >= 5)
-            {
-                const std::string key = fmt::format("node {} port {} prio {}", r[1], r[2], r[3]);
-                if (keep.count(key))
-                {
-                    p.series[key].emplace_back(std::stod(r[0]) / 1e6, std::stod(r[4]) / 1024);
-                }
-            }
-        }
-        plots.push_back(p);
-    }
-    if (fs::exists(dir / "pfc.csv"))
-    {
-        // One row per (node, port, prio): a step that is high while paused.
-        Plot p{"pause", "PFC pause timeline (high = paused)", "time (ms)", "port"};
-        p.style = "steps";
-        std::map<std::string, std::vector<std::pair<double, bool>>> events;
-        for (const auto& r : ReadCsv(dir / "pfc.csv"))
-        {
-            if (r.size() >= 5)
-            {
-                events[fmt::format("node {} port {} prio {}", r[1], r[2], r[3])].emplace_back(
-                    std::stod(r[0]) / 1e6, r[4] == "pause");
-            }
-        }
-        double lane = 0;
-        for (const auto& [key, ev] : events)
-        {
-            auto& s = p.series[key];
-            s.emplace_back(0, lane);
-            for (const auto& [t, paused] : ev)
-            {
-                s.emplace_back(t, lane + (paused ? 0.8 : 0));
-            }
-            s.emplace_back(summary.value("sim_time_s", 0.0) * 1e3, lane);
-            lane += 1;
-        }
-        p.extra += "set ytics 1\n";
-        plots.push_back(p);
-    }
-    if (fs::exists(dir / "fct.csv"))
-    {
-        Plot p{"fct-slowdown", "FCT slowdown against flow size", "flow size (bytes)",
-               "slowdown (FCT / ideal FCT)"};
-        p.style = "points pt 7 ps 0.6";
-        p.extra += "set logscale x\nset logscale y\n";
-        for (const auto& r : ReadCsv(dir / "fct.csv"))
-        {
-            if (r.size() >= 9)
-            {
-                p.series["flows"].emplace_back(std::stod(r[4]), std::stod(r[8]));
-            }
-        }
-        if (!p.series.empty()) // completed flows only: a run may have none
-        {
-            plots.push_back(p);
-        }
-    }
-    if (fs::exists(dir / "rate.csv"))
-    {
-        // A log scale: a flow starts at line rate and DCQCN cuts it by orders of magnitude.
-        // Mb/s on links below 10 Gb/s (the emulator's), else Gb/s.
-        const auto rows = ReadCsv(dir / "rate.csv");
-        double peak = 0;
-        for (const auto& r : rows)
-        {
-            peak = r.size() >= 4 ? std::max(peak, std::stod(r[3])) : peak;
-        }
-        const bool mbps = peak < 10e9;
-        Plot p{"dcqcn-rate", "DCQCN sending rate per QP", "time (ms)", mbps ? "Mb/s" : "Gb/s"};
-        p.style = "steps";
-        p.extra += "set logscale y\n";
-        for (const auto& r : rows)
-        {
-            if (r.size() >= 4)
-            {
-                // A real endpoint's flow is named by its destination (peer) and that host's QP.
-                const std::string name = r.size() >= 5 && !r[4].empty()
-                                             ? fmt::format("h{} to h{} qp {}", r[1], r[4], r[2])
-                                             : fmt::format("h{} qp {}", r[1], r[2]);
-                p.series[name].emplace_back(std::stod(r[0]) / 1e6, std::stod(r[3]) / (mbps ? 1e6 : 1e9));
-            }
-        }
-        if (p.series.size() > 16)
-        {
-            p.extra += "set key off\n";
-        }
-        plots.push_back(p);
-    }
-    for (const auto& p : plots)
-    {
-        if (Render(p, dir, gnuplot, err))
-        {
-            made.push_back("plots/" + p.name + ".png");
-        }
-    }
+    const PlotOutcome plots = RenderPlots(dir, summary, err);
+    const std::vector<std::string>& made = plots.made;
 
     // report.md: what ran, what came out, whether it met its expectations.
     std::ofstream md(dir / "report.md");
@@ -512,15 +303,16 @@ RenderReport(const fs::path& dir, std::ostream& err)
     {
         md << summary["description"].get<std::string>() << "\n\n";
     }
-    md << fmt::format("Fabric **{}**, seed {}, {:.6g} s simulated in {:.3g} s of wall time.\n\n",
+    md << fmt::format("Fabric **{}**, seed {}, {} simulated in {} of wall time.\n\n",
                       summary.value("fabric", std::string("?")), summary.value("seed", 0),
-                      summary.value("sim_time_s", 0.0), summary.value("wall_time_s", 0.0));
+                      HumanDuration(summary.value("sim_time_s", 0.0)),
+                      HumanDuration(summary.value("wall_time_s", 0.0)));
     if (summary.contains("totals"))
     {
         md << "| total | value |\n|---|---|\n";
         for (const auto& [k, v] : summary["totals"].items())
         {
-            md << "| " << k << " | " << v.dump() << " |\n";
+            md << "| " << k << " | " << Human(v) << " |\n";
         }
         md << "\n";
     }
@@ -528,14 +320,25 @@ RenderReport(const fs::path& dir, std::ostream& err)
     {
         const auto& f = summary["flow_stats"];
         // Only completed flows have an FCT: the throughputs and fct.csv's plot are theirs alone.
-        md << fmt::format("Flows: {} completed, {} failed, {} pending (of {}); Jain fairness of "
-                          "completed flows' throughputs {:.3f}.\n\n",
-                          f.value("completed", 0), f.value("failed", 0), f.value("pending", 0),
-                          f.value("count", 0), f.value("jain_throughput", 0.0));
+        md << fmt::format("Flows: {} completed, {} failed, {} pending (of {})", f.value("completed", 0),
+                          f.value("failed", 0), f.value("pending", 0), f.value("count", 0));
+        if (f.value("completed", 0) > 0)
+        {
+            md << fmt::format("; completed flows' throughput {}..{} Gb/s, Jain fairness {:.3f}",
+                              HumanNumber(f.value("min_throughput_gbps", 0.0)),
+                              HumanNumber(f.value("max_throughput_gbps", 0.0)), f.value("jain_throughput", 0.0));
+            if (f.contains("fct_slowdown") && f["fct_slowdown"].is_object())
+            {
+                const auto& sd = f["fct_slowdown"];
+                md << fmt::format("; FCT slowdown median {:.3g}, p99 {:.3g}, max {:.3g}",
+                                  sd.value("median", 0.0), sd.value("p99", 0.0), sd.value("max", 0.0));
+            }
+        }
+        md << ".\n\n";
     }
     if (summary.contains("lag"))
     {
-        md << fmt::format("Lag of simulated time behind the wall clock: max {:.3f} ms, p99 {:.3f} ms; "
+        md << fmt::format("Lag of simulated time behind the wall clock: max {:.3g} ms, p99 {:.3g} ms; "
                           "timing {} (simulation thread: {}).\n\n",
                           summary["lag"].value("max_ms", 0.0), summary["lag"].value("p99_ms", 0.0),
                           summary.value("timing_faithful", true) ? "faithful" : "NOT faithful",
@@ -548,9 +351,14 @@ RenderReport(const fs::path& dir, std::ostream& err)
         {
             md << fmt::format("- `{}` on {}: exit {}", c.value("run", std::string()),
                               c.value("on", std::string()), c.value("exit_code", -1));
-            if (c.contains("metrics") && !c["metrics"].empty())
+            if (c.contains("metrics") && c["metrics"].is_object() && !c["metrics"].empty())
             {
-                md << " — " << c["metrics"].dump();
+                std::string m;
+                for (const auto& [k, v] : c["metrics"].items())
+                {
+                    m += (m.empty() ? "" : ", ") + k + " " + Human(v);
+                }
+                md << " — " << m;
             }
             md << "\n";
         }
@@ -562,17 +370,25 @@ RenderReport(const fs::path& dir, std::ostream& err)
         for (const auto& e : summary["expect"])
         {
             md << "| " << e["metric"].get<std::string>() << " | " << e["want"].get<std::string>()
-               << " | " << e["value"].dump() << " | " << (e["ok"].get<bool>() ? "yes" : "**NO**")
+               << " | " << Human(e["value"]) << " | " << (e["ok"].get<bool>() ? "yes" : "**NO**")
                << " |\n";
         }
         md << "\n";
     }
-    if (!made.empty())
+    if (!made.empty() || !plots.omitted.empty())
     {
         md << "## Plots\n\n";
-        for (const auto& m : made)
+        for (size_t i = 0; i < made.size(); ++i)
         {
-            md << "![" << m << "](" << m << ")\n\n";
+            md << plots.captions[i] << "\n\n![" << made[i] << "](" << made[i] << ")\n\n";
+        }
+        for (const auto& o : plots.omitted)
+        {
+            md << "- " << o << "\n";
+        }
+        if (!plots.omitted.empty())
+        {
+            md << "\n";
         }
     }
     return made;

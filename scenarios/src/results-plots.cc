@@ -1,0 +1,1176 @@
+#include "results-plots.h"
+
+#include "results.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fabemu
+{
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string
+HumanDuration(double s)
+{
+    const double a = std::fabs(s);
+    if (a == 0)
+    {
+        return "0 s";
+    }
+    if (a < 1e-6)
+    {
+        return fmt::format("{:.3g} ns", s * 1e9);
+    }
+    if (a < 1e-3)
+    {
+        return fmt::format("{:.3g} us", s * 1e6);
+    }
+    if (a < 1)
+    {
+        return fmt::format("{:.3g} ms", s * 1e3);
+    }
+    return fmt::format("{:.3g} s", s);
+}
+
+std::string
+HumanNumber(double x)
+{
+    if (std::isfinite(x) && x == std::round(x) && std::fabs(x) < 1e15)
+    {
+        return fmt::format("{}", static_cast<long long>(x));
+    }
+    std::string s = fmt::format("{:.4g}", x);
+    const double back = std::strtod(s.c_str(), nullptr);
+    if (back == std::round(back) && back != x)
+    {
+        s = fmt::format("{:.6g}", x); // 0.999983, not "1"
+    }
+    return s;
+}
+
+namespace
+{
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// Eight colours that stay apart (Okabe-Ito, with black).
+const char* const kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+
+struct Series
+{
+    std::string label;
+    std::vector<std::pair<double, double>> points; ///< a NaN y ends a segment (a gap)
+    std::string style;                             ///< "with ..." clause, without "with"
+};
+
+struct Figure
+{
+    std::string name;
+    std::string title;
+    std::string xlabel;
+    std::string ylabel;
+    bool logx = false;
+    bool logy = false;
+    bool key = true;
+    std::string extra;            ///< more gnuplot settings (ytics, ...)
+    std::vector<Series> series;   ///< in legend order
+    std::vector<Series> bands;    ///< filledcurves: points (x, low) and hi in hi[]
+    std::vector<std::vector<double>> bandHigh;
+    std::string caption;
+    std::string emptyWhy; ///< what an empty plot says in report.md
+    double xmin = kNaN, xmax = kNaN; ///< forced x range (else the data's)
+    double ymaxForced = kNaN; ///< a value the axis must show too (headroom added above)
+    double yAxisMax = kNaN;   ///< the top of the y axis as is (lanes), when above the data
+};
+
+std::string
+Quote(const std::string& s)
+{
+    // Double quotes: a '\n' in a title starts a second line.
+    std::string out;
+    for (char c : s)
+    {
+        if (c == '"' || c == '\\')
+        {
+            out += '\\';
+            out += c;
+        }
+        else if (c == '\n')
+        {
+            out += "\\n";
+        }
+        else
+        {
+            out += c;
+        }
+    }
+    return "\"" + out + "\"";
+}
+
+double
+Percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+    {
+        return kNaN;
+    }
+    std::sort(v.begin(), v.end());
+    const double pos = p * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+struct Extent
+{
+    size_t n = 0;
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    void Add(double x, double y)
+    {
+        if (!std::isfinite(x) || !std::isfinite(y))
+        {
+            return;
+        }
+        ++n;
+        xmin = std::min(xmin, x);
+        xmax = std::max(xmax, x);
+        ymin = std::min(ymin, y);
+        ymax = std::max(ymax, y);
+    }
+    void Add(const Extent& e)
+    {
+        if (e.n)
+        {
+            n += e.n;
+            xmin = std::min(xmin, e.xmin);
+            xmax = std::max(xmax, e.xmax);
+            ymin = std::min(ymin, e.ymin);
+            ymax = std::max(ymax, e.ymax);
+        }
+    }
+    json Json(const std::string& label) const
+    {
+        return {{"label", label}, {"n", n}, {"x", {xmin, xmax}}, {"y", {ymin, ymax}}};
+    }
+};
+
+/// Axis ranges that show every point: linear axes over data >= 0 start at 0, every
+/// axis leaves headroom above the largest value; log axes a margin on both sides.
+/// Empty string when there is nothing to show (no point, or only zeros).
+std::string
+Axes(const Figure& f, const Extent& all, double& x0, double& x1, double& y0, double& y1)
+{
+    if (all.n == 0)
+    {
+        return f.emptyWhy.empty() ? "it has no data" : f.emptyWhy;
+    }
+    if (!f.logy && all.ymin >= 0 && all.ymax <= 0)
+    {
+        return "every value is 0";
+    }
+    x0 = std::isnan(f.xmin) ? all.xmin : f.xmin;
+    x1 = std::isnan(f.xmax) ? all.xmax : f.xmax;
+    if (f.logx)
+    {
+        x0 = x0 / 1.5;
+        x1 = x1 * 1.5;
+    }
+    else if (x1 <= x0)
+    {
+        const double pad = x0 == 0 ? 1 : std::fabs(x0) * 0.1;
+        x0 -= pad;
+        x1 += pad;
+    }
+    if (f.logy)
+    {
+        y0 = all.ymin / 2;
+        y1 = all.ymax * 2;
+    }
+    else
+    {
+        const double top = std::isnan(f.ymaxForced) ? all.ymax : std::max(all.ymax, f.ymaxForced);
+        if (all.ymin >= 0)
+        {
+            y0 = 0;
+            y1 = !std::isnan(f.yAxisMax) && f.yAxisMax > top ? f.yAxisMax : top * 1.12;
+        }
+        else
+        {
+            const double span = top - all.ymin;
+            y0 = all.ymin - 0.08 * span;
+            y1 = top + 0.12 * span;
+        }
+    }
+    return {};
+}
+
+/// Writes plots/NAME.gp and renders it. Returns "" when drawn, else why not.
+std::string
+Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
+{
+    Extent all;
+    json check = {{"name", f.name}, {"logx", f.logx}, {"logy", f.logy}, {"series", json::array()}};
+    auto extentOf = [](const Series& s)
+    {
+        Extent e;
+        for (const auto& [x, y] : s.points)
+        {
+            e.Add(x, y);
+        }
+        return e;
+    };
+    for (const auto& s : f.series)
+    {
+        const Extent e = extentOf(s);
+        all.Add(e);
+        check["series"].push_back(e.Json(s.label));
+    }
+    for (size_t b = 0; b < f.bands.size(); ++b)
+    {
+        Extent e = extentOf(f.bands[b]);
+        for (size_t i = 0; i < f.bands[b].points.size(); ++i)
+        {
+            e.Add(f.bands[b].points[i].first, f.bandHigh[b][i]);
+        }
+        all.Add(e);
+        check["series"].push_back(e.Json(f.bands[b].label));
+    }
+    double x0 = 0, x1 = 0, y0 = 0, y1 = 0;
+    const std::string why = Axes(f, all, x0, x1, y0, y1);
+    const fs::path gp = dir / "plots" / (f.name + ".gp");
+    const fs::path png = dir / "plots" / (f.name + ".png");
+    if (!why.empty())
+    {
+        fs::remove(gp);
+        fs::remove(png);
+        return why;
+    }
+    check["x"] = {x0, x1};
+    check["y"] = {y0, y1};
+    {
+        std::ofstream s(gp);
+        s << "# Re-render with: gnuplot " << f.name << ".gp (in this folder)\n";
+        s << "# fabemu-check: " << check.dump() << "\n";
+        s << "set terminal pngcairo size 1000,560 noenhanced\n";
+        s << "set output '" << f.name << ".png'\n";
+        s << "set title " << Quote(f.title) << "\nset xlabel " << Quote(f.xlabel) << "\nset ylabel "
+          << Quote(f.ylabel) << "\nset grid\n";
+        size_t longest = 0;
+        for (const auto& se : f.series)
+        {
+            longest = std::max(longest, se.label.size());
+        }
+        // A long label beside the plot would squeeze it: below it then.
+        s << (!f.key ? "set key off\n" : longest > 36 ? "set key below\n" : "set key outside right top\n");
+        if (f.logx)
+        {
+            s << "set logscale x\n";
+        }
+        if (f.logy)
+        {
+            s << "set logscale y\n";
+        }
+        s << fmt::format("set xrange [{:.9g}:{:.9g}]\nset yrange [{:.9g}:{:.9g}]\n", x0, x1, y0, y1);
+        s << f.extra;
+        size_t k = 0;
+        auto block = [&](const std::vector<std::pair<double, double>>& pts, const std::vector<double>* hi)
+        {
+            s << "$d" << k++ << " << EOD\n";
+            for (size_t i = 0; i < pts.size(); ++i)
+            {
+                if (std::isnan(pts[i].second))
+                {
+                    s << "\n"; // a gap
+                    continue;
+                }
+                s << fmt::format("{:.9g} {:.9g}", pts[i].first, pts[i].second);
+                if (hi)
+                {
+                    s << fmt::format(" {:.9g}", (*hi)[i]);
+                }
+                s << "\n";
+            }
+            s << "EOD\n";
+        };
+        for (size_t b = 0; b < f.bands.size(); ++b)
+        {
+            block(f.bands[b].points, &f.bandHigh[b]);
+        }
+        for (const auto& se : f.series)
+        {
+            block(se.points, nullptr);
+        }
+        s << "plot ";
+        k = 0;
+        for (const auto& b : f.bands)
+        {
+            s << (k ? ", \\\n     " : "") << "$d" << k << " using 1:2:3 with " << b.style << " title "
+              << Quote(b.label);
+            ++k;
+        }
+        for (const auto& se : f.series)
+        {
+            s << (k ? ", \\\n     " : "") << "$d" << k << " using 1:2 with " << se.style << " title "
+              << Quote(se.label);
+            ++k;
+        }
+        s << "\n";
+    }
+    fs::remove(png);
+    if (!haveGnuplot)
+    {
+        return "gnuplot is not installed";
+    }
+    const std::string cmd = fmt::format("cd '{}' && gnuplot '{}.gp' 2>&1", (dir / "plots").string(), f.name);
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[256];
+    while (pipe && fgets(buf, sizeof buf, pipe))
+    {
+        out += buf;
+    }
+    const int rc = pipe ? pclose(pipe) : -1;
+    if (rc != 0 || !fs::exists(png))
+    {
+        err << "fabemu: gnuplot failed on plots/" << f.name << ".gp: " << out << "\n";
+        return "gnuplot failed";
+    }
+    return {};
+}
+
+bool
+GnuplotAvailable()
+{
+    return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+double
+Num(const std::string& s)
+{
+    return std::strtod(s.c_str(), nullptr);
+}
+
+/// The smallest positive step between successive times of one key: the sampling interval.
+double
+SampleStep(const std::map<long long, std::vector<double>>& timesByKey)
+{
+    double step = INFINITY;
+    for (const auto& [k, ts] : timesByKey)
+    {
+        for (size_t i = 1; i < ts.size(); ++i)
+        {
+            if (ts[i] > ts[i - 1])
+            {
+                step = std::min(step, ts[i] - ts[i - 1]);
+            }
+        }
+    }
+    return step;
+}
+
+/// What a user knows a flow by.
+struct FlowInfo
+{
+    std::string src, dst, op, state;
+    double start = 0, end = 0; ///< seconds; end: completion, else the end of the run
+    double bytes = 0;
+};
+
+std::map<long long, FlowInfo>
+Flows(const json& summary)
+{
+    std::map<long long, FlowInfo> flows;
+    const double simEnd = summary.value("sim_time_s", 0.0);
+    if (!summary.contains("flows") || !summary["flows"].is_array())
+    {
+        return flows;
+    }
+    for (const auto& f : summary["flows"])
+    {
+        FlowInfo i;
+        i.src = f.value("src", std::string("?"));
+        i.dst = f.value("dst", std::string("?"));
+        i.op = f.value("op", std::string("write"));
+        i.state = f.value("state", std::string("completed"));
+        i.start = f.value("start_s", 0.0);
+        i.bytes = f.value("bytes", 0.0);
+        i.end = f.contains("fct_s") ? i.start + f["fct_s"].get<double>() : simEnd;
+        flows[f.value("id", -1LL)] = i;
+    }
+    return flows;
+}
+
+std::string
+FlowLabel(long long id, const std::map<long long, FlowInfo>& flows)
+{
+    auto it = flows.find(id);
+    if (it == flows.end())
+    {
+        return fmt::format("flow {}", id);
+    }
+    std::string l = fmt::format("flow {} {}→{}", id, it->second.src, it->second.dst);
+    if (it->second.state != "completed")
+    {
+        l += " (" + it->second.state + ")";
+    }
+    return l;
+}
+
+/// Series with exactly the same points drawn as one, labelled by all of them ("flows
+/// 0-3 ... same curve"), so no series hides another; the rest drawn widest first.
+void
+MergeIdentical(std::vector<Series>& series)
+{
+    std::vector<Series> out;
+    std::vector<std::vector<std::string>> names;
+    for (auto& s : series)
+    {
+        bool merged = false;
+        for (size_t i = 0; i < out.size(); ++i)
+        {
+            if (out[i].points.size() == s.points.size() &&
+                std::equal(out[i].points.begin(), out[i].points.end(), s.points.begin(),
+                           [](const auto& a, const auto& b)
+                           {
+                               return a.first == b.first &&
+                                      (a.second == b.second || (std::isnan(a.second) && std::isnan(b.second)));
+                           }))
+            {
+                names[i].push_back(s.label);
+                merged = true;
+                break;
+            }
+        }
+        if (!merged)
+        {
+            out.push_back(std::move(s));
+            names.push_back({out.back().label});
+        }
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+    {
+        if (names[i].size() > 1)
+        {
+            std::string l = names[i][0];
+            for (size_t j = 1; j < names[i].size(); ++j)
+            {
+                l += (j == names[i].size() - 1 ? " and " : ", ") + names[i][j];
+            }
+            out[i].label = names[i].size() == 2 ? fmt::format("{} ({} identical)", l, names[i].size())
+                                                 : fmt::format("{} and {} more, identical", names[i][0],
+                                                               names[i].size() - 1);
+        }
+    }
+    series = std::move(out);
+}
+
+/// Colours and widths: the first series drawn widest, so one that runs along
+/// another still shows at its edges.
+void
+Style(std::vector<Series>& series, const std::string& kind, double extraWidth = 4)
+{
+    const size_t n = series.size();
+    for (size_t i = 0; i < n; ++i)
+    {
+        const double step = n > 1 ? std::min(1.5, extraWidth / static_cast<double>(n - 1)) : 0;
+        const double lw = 1.2 + step * static_cast<double>(n - 1 - i);
+        series[i].style = fmt::format("{} lw {:.2g} lc rgb '{}' dt {}", kind, lw, kColours[i % 8], 1 + (i / 8));
+    }
+}
+
+/// Percentile bands over many series sampled on a common x grid: p10-p90 band,
+/// median line, min and max as thin lines.
+void
+Bands(Figure& f, const std::vector<double>& xs, const std::vector<std::vector<double>>& valuesAtX, const std::string& what)
+{
+    Series band{fmt::format("p10-p90 of {}", what), {}, "filledcurves fc rgb '#A6CEE3' fs solid 0.6 noborder"};
+    std::vector<double> hi;
+    Series med{"median", {}, "lines lw 2 lc rgb '#0072B2'"};
+    Series lo{"min", {}, "lines lw 1 lc rgb '#D55E00' dt 2"};
+    Series mx{"max", {}, "lines lw 1 lc rgb '#009E73' dt 2"};
+    for (size_t i = 0; i < xs.size(); ++i)
+    {
+        const auto& v = valuesAtX[i];
+        if (v.empty())
+        {
+            for (auto* s : {&band, &med, &lo, &mx})
+            {
+                s->points.emplace_back(xs[i], kNaN);
+            }
+            hi.push_back(kNaN);
+            continue;
+        }
+        band.points.emplace_back(xs[i], Percentile(v, 0.1));
+        hi.push_back(Percentile(v, 0.9));
+        med.points.emplace_back(xs[i], Percentile(v, 0.5));
+        lo.points.emplace_back(xs[i], *std::min_element(v.begin(), v.end()));
+        mx.points.emplace_back(xs[i], *std::max_element(v.begin(), v.end()));
+    }
+    f.bands.push_back(band);
+    f.bandHigh.push_back(hi);
+    f.series.push_back(mx);
+    f.series.push_back(med);
+    f.series.push_back(lo);
+}
+
+constexpr size_t kMaxLines = 8; ///< more series than this are drawn as percentile bands
+
+int
+PathMtu(const fs::path& dir)
+{
+    try
+    {
+        const YAML::Node y = YAML::LoadFile((dir / "scenario.resolved.yaml").string());
+        if (y["fabric"] && y["fabric"]["mtu"])
+        {
+            return y["fabric"]["mtu"].as<int>();
+        }
+    }
+    catch (const std::exception&)
+    {
+    }
+    return 4096;
+}
+
+// ---------------------------------------------------------------- throughput
+
+void
+Throughput(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    const auto flows = Flows(summary);
+    std::map<long long, std::vector<double>> times;
+    std::map<long long, std::vector<std::pair<double, double>>> samples; // flow: (t_ns, gbps)
+    for (const auto& r : ReadCsv(dir / "throughput.csv"))
+    {
+        if (r.size() >= 3)
+        {
+            const long long id = std::stoll(r[1]);
+            times[id].push_back(Num(r[0]));
+            samples[id].emplace_back(Num(r[0]), Num(r[2]));
+        }
+    }
+    if (samples.empty())
+    {
+        return;
+    }
+    double step = SampleStep(times);
+    if (!std::isfinite(step))
+    {
+        step = 10000;
+    }
+    double t0 = INFINITY, t1 = -INFINITY;
+    std::vector<double> meanRates;
+    for (const auto& [id, s] : samples)
+    {
+        t0 = std::min(t0, s.front().first - step);
+        t1 = std::max(t1, s.back().first);
+        double sum = 0;
+        for (const auto& p : s)
+        {
+            sum += p.second;
+        }
+        if (sum > 0)
+        {
+            meanRates.push_back(sum / static_cast<double>(s.size()));
+        }
+    }
+    t0 = std::max(0.0, t0);
+    // The window: at least 32 packets of the median flow's mean rate (packet
+    // quantisation under 1/32), at least 1/150 of the plot, at most 1/10 of it.
+    const double span = t1 - t0;
+    const double mtuBits = PathMtu(dir) * 8.0;
+    const double medianGbps = meanRates.empty() ? 1 : Percentile(meanRates, 0.5);
+    double window = std::max(32 * mtuBits / medianGbps, span / 150); // ns: bits / (Gb/s)
+    window = std::min(window, span / 10);
+    const long long k = std::max(1LL, std::llround(window / step));
+    window = static_cast<double>(k) * step;
+
+    Figure f;
+    f.name = "throughput";
+    f.xlabel = "time (ms)";
+    f.ylabel = "Gb/s";
+    f.xmin = t0 / 1e6;
+    f.xmax = t1 / 1e6;
+    // Each flow: the mean of its samples over windows of k intervals (aligned to the run).
+    std::map<long long, std::vector<std::pair<double, double>>> averaged;
+    for (const auto& [id, s] : samples)
+    {
+        std::map<long long, std::pair<double, int>> buckets;
+        for (const auto& [t, g] : s)
+        {
+            const long long b = static_cast<long long>(std::floor((t - step / 2) / window));
+            buckets[b].first += g;
+            buckets[b].second += 1;
+        }
+        auto& out = averaged[id];
+        for (const auto& [b, sum] : buckets)
+        {
+            // The window's middle, or the middle of the part of it the flow was there for.
+            const double lo = std::max(static_cast<double>(b) * window, s.front().first - step);
+            const double hi = std::min(static_cast<double>(b + 1) * window, s.back().first);
+            out.emplace_back((lo + hi) / 2 / 1e6, sum.first / sum.second);
+        }
+    }
+    const std::string windowText = HumanDuration(window * 1e-9);
+    if (averaged.size() <= kMaxLines)
+    {
+        f.title = fmt::format("Throughput per flow (mean over {} windows; {} samples in throughput.csv)",
+                              windowText, HumanDuration(step * 1e-9));
+        for (const auto& [id, pts] : averaged)
+        {
+            f.series.push_back({FlowLabel(id, flows), pts, ""});
+        }
+        MergeIdentical(f.series);
+        Style(f.series, "lines");
+    }
+    else
+    {
+        // Many flows: at each window, the distribution over the flows active in it.
+        std::map<long long, std::vector<double>> at;
+        for (const auto& [id, pts] : averaged)
+        {
+            for (const auto& [x, y] : pts)
+            {
+                at[std::llround(x * 1e6 / window - 0.5)].push_back(y);
+            }
+        }
+        std::vector<double> xs;
+        std::vector<std::vector<double>> vs;
+        for (long long b = at.begin()->first; b <= at.rbegin()->first; ++b)
+        {
+            xs.push_back(std::clamp((static_cast<double>(b) + 0.5) * window / 1e6, f.xmin, f.xmax));
+            vs.push_back(at.count(b) ? at[b] : std::vector<double>{});
+        }
+        f.title = fmt::format("Throughput of {} flows: spread over the flows active in each {} window",
+                              averaged.size(), windowText);
+        Bands(f, xs, vs, "flows");
+    }
+    f.caption = fmt::format("Throughput of each flow, the mean of its {} samples over {} windows "
+                            "(throughput.csv keeps the raw samples).",
+                            HumanDuration(step * 1e-9), windowText);
+    figs.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- queues
+
+void
+Queues(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    const bool ib = summary.value("fabric", std::string()) == "infiniband";
+    struct Key
+    {
+        long long node, port, prio;
+        bool operator<(const Key& o) const { return std::tie(node, port, prio) < std::tie(o.node, o.port, o.prio); }
+    };
+    std::map<Key, std::map<long long, double>> rows; // key: t_ns -> bytes
+    std::map<long long, std::vector<double>> times;
+    std::map<Key, double> peak;
+    std::set<long long> allTimes;
+    for (const auto& r : ReadCsv(dir / "queue.csv"))
+    {
+        if (r.size() >= 5)
+        {
+            const Key key{std::stoll(r[1]), std::stoll(r[2]), std::stoll(r[3])};
+            const long long t = std::stoll(r[0]);
+            rows[key][t] = Num(r[4]);
+            peak[key] = std::max(peak[key], Num(r[4]));
+            allTimes.insert(t);
+        }
+    }
+    if (rows.empty())
+    {
+        return;
+    }
+    std::map<long long, std::vector<double>> one{{0, {}}};
+    for (long long t : allTimes)
+    {
+        one[0].push_back(static_cast<double>(t));
+    }
+    double step = SampleStep(one);
+    if (!std::isfinite(step))
+    {
+        step = 10000;
+    }
+    std::vector<std::pair<double, Key>> order;
+    for (const auto& [k, v] : peak)
+    {
+        order.emplace_back(-v, k);
+    }
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::set<Key> keep;
+    for (size_t i = 0; i < order.size() && keep.size() < kMaxLines; ++i)
+    {
+        if (order[i].first < 0)
+        {
+            keep.insert(order[i].second);
+        }
+    }
+    if (keep.empty())
+    {
+        return;
+    }
+    const long long first = *allTimes.begin();
+    const long long st = std::llround(step);
+    // The last instant sampled: the last row, or the sampling instant before the run's end
+    // (not the end itself, which the sampler may not have reached).
+    const long long simNs = std::llround(summary.value("sim_time_s", 0.0) * 1e9);
+    const long long last = std::max<long long>(*allTimes.rbegin(), (simNs / st - 1) * st);
+    Figure f;
+    f.name = "queue";
+    f.xlabel = "time (ms)";
+    f.ylabel = "KB";
+    f.xmin = 0;
+    f.xmax = static_cast<double>(last) / 1e6;
+    const std::string what = ib ? "Switch input buffer occupancy per VL" : "Switch egress queue depth";
+    f.title = keep.size() < peak.size()
+                  ? fmt::format("{}: the {} busiest of {} (empty = 0)", what, keep.size(), peak.size())
+                  : fmt::format("{} (empty = 0)", what);
+    for (const Key& key : keep) // numeric order
+    {
+        Series s;
+        s.label = ib ? fmt::format("node {} port {} VL {}", key.node, key.port, key.prio)
+                     : fmt::format("node {} port {} prio {}", key.node, key.port, key.prio);
+        const auto& r = rows[key];
+        // The sampler writes only non-empty queues: every sampling instant it left out was 0.
+        for (long long t = first - (first % st == 0 ? 0 : first % st); t <= last; t += st)
+        {
+            auto it = r.find(t);
+            s.points.emplace_back(static_cast<double>(t) / 1e6, it == r.end() ? 0 : it->second / 1024);
+        }
+        f.series.push_back(std::move(s));
+    }
+    MergeIdentical(f.series);
+    Style(f.series, "lines", 1.5);
+    f.caption = fmt::format("{} every {}, the {} busiest; instants queue.csv leaves out (an empty "
+                            "queue) are drawn as 0.",
+                            what, HumanDuration(step * 1e-9), keep.size());
+    figs.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- PFC pauses
+
+void
+Pauses(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    struct Key
+    {
+        long long node, port, prio;
+        bool operator<(const Key& o) const { return std::tie(node, port, prio) < std::tie(o.node, o.port, o.prio); }
+    };
+    std::map<Key, std::vector<std::pair<double, bool>>> events;
+    for (const auto& r : ReadCsv(dir / "pfc.csv"))
+    {
+        if (r.size() >= 5)
+        {
+            events[{std::stoll(r[1]), std::stoll(r[2]), std::stoll(r[3])}].emplace_back(Num(r[0]) / 1e6,
+                                                                                       r[4] == "pause");
+        }
+    }
+    if (events.empty())
+    {
+        return;
+    }
+    const double end = std::max(summary.value("sim_time_s", 0.0) * 1e3, events.begin()->second.back().first);
+    // Busiest lanes first if there are too many to read: by time paused.
+    constexpr size_t kMaxLanes = 24;
+    std::vector<std::pair<double, Key>> order;
+    for (const auto& [key, ev] : events)
+    {
+        double paused = 0, since = -1;
+        for (const auto& [t, p] : ev)
+        {
+            if (p && since < 0)
+            {
+                since = t;
+            }
+            else if (!p && since >= 0)
+            {
+                paused += t - since;
+                since = -1;
+            }
+        }
+        paused += since >= 0 ? end - since : 0;
+        order.emplace_back(-paused, key);
+    }
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::set<Key> keep;
+    for (size_t i = 0; i < order.size() && i < kMaxLanes; ++i)
+    {
+        keep.insert(order[i].second);
+    }
+    Figure f;
+    f.name = "pause";
+    f.xlabel = "time (ms)";
+    f.ylabel = "";
+    f.key = false;
+    f.xmin = 0;
+    f.xmax = end;
+    f.title = keep.size() < events.size()
+                  ? fmt::format("PFC pauses sent by switches: the {} most paused of {} (port, priority) lanes; high = paused",
+                                keep.size(), events.size())
+                  : "PFC pauses sent by switches, one lane per (switch, port, priority); high = paused";
+    std::string tics = "set ytics (";
+    double lane = 0;
+    for (const Key& key : keep)
+    {
+        Series s;
+        s.label = fmt::format("node {} port {} prio {}", key.node, key.port, key.prio);
+        s.style = fmt::format("steps lw 1.5 lc rgb '{}'", kColours[static_cast<size_t>(lane) % 8]);
+        const double base = lane + 0.15;
+        s.points.emplace_back(0, base);
+        for (const auto& [t, paused] : events[key])
+        {
+            s.points.emplace_back(t, base + (paused ? 0.7 : 0));
+        }
+        s.points.emplace_back(end, s.points.back().second);
+        tics += fmt::format("{}{} {}", lane ? ", " : "", Quote(s.label), lane + 0.5);
+        f.series.push_back(std::move(s));
+        lane += 1;
+    }
+    tics += ")\nset grid noytics\n";
+    f.extra = tics;
+    f.yAxisMax = lane * 1.04; // the axis ends just above the top lane's highest step
+    f.caption = "PFC PAUSE frames sent by switches: each lane a (switch node, port, priority), high while paused.";
+    figs.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- FCT slowdown
+
+void
+Slowdown(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    std::vector<std::pair<double, double>> pts; // (bytes, slowdown)
+    for (const auto& r : ReadCsv(dir / "fct.csv"))
+    {
+        if (r.size() >= 9)
+        {
+            pts.emplace_back(Num(r[4]), Num(r[8]));
+        }
+    }
+    if (pts.empty())
+    {
+        Figure none;
+        none.name = "fct-slowdown";
+        none.emptyWhy = "no flow completed";
+        figs.push_back(std::move(none));
+        return;
+    }
+    const json stats = summary.value("flow_stats", json::object());
+    const long long failed = stats.value("failed", 0LL);
+    const long long pending = stats.value("pending", 0LL);
+    std::string apart; // failed and pending flows have no FCT: counted apart
+    if (failed + pending)
+    {
+        apart = failed && pending ? fmt::format("{} failed and {} pending", failed, pending)
+                                  : fmt::format("{} {}", failed + pending, failed ? "failed" : "pending");
+        apart += failed + pending == 1 ? " flow has no FCT and is not shown" : " flows have no FCT and are not shown";
+    }
+    std::set<double> sizes;
+    for (const auto& p : pts)
+    {
+        sizes.insert(p.first);
+    }
+    Figure f;
+    f.name = "fct-slowdown";
+    if (sizes.size() >= 5 && pts.size() >= 20)
+    {
+        // HPCC / DCQCN papers' view: p50, p95, p99 of the slowdown per size bucket
+        // (buckets of about equal counts), over the flows as points.
+        std::sort(pts.begin(), pts.end());
+        const size_t nb = std::min<size_t>(10, pts.size() / 10);
+        Series dots{"each flow", pts, "points pt 7 ps 0.4 lc rgb '#BBBBBB'"};
+        Series p50{"p50", {}, "linespoints lw 2 pt 7 lc rgb '#0072B2'"};
+        Series p95{"p95", {}, "linespoints lw 2 pt 5 lc rgb '#E69F00'"};
+        Series p99{"p99", {}, "linespoints lw 2 pt 9 lc rgb '#D55E00'"};
+        for (size_t b = 0; b < nb; ++b)
+        {
+            const size_t lo = b * pts.size() / nb;
+            const size_t hi = (b + 1) * pts.size() / nb;
+            std::vector<double> sd, sz;
+            for (size_t i = lo; i < hi; ++i)
+            {
+                sz.push_back(pts[i].first);
+                sd.push_back(pts[i].second);
+            }
+            const double x = Percentile(sz, 0.5);
+            p50.points.emplace_back(x, Percentile(sd, 0.5));
+            p95.points.emplace_back(x, Percentile(sd, 0.95));
+            p99.points.emplace_back(x, Percentile(sd, 0.99));
+        }
+        f.series = {dots, p50, p95, p99};
+        f.logx = true;
+        f.logy = true;
+        f.xlabel = "flow size (bytes)";
+        f.ylabel = "FCT slowdown (FCT / ideal FCT)";
+        f.title = fmt::format("FCT slowdown by flow size, {} completed flows: p50, p95, p99 in {} size "
+                              "buckets of ~{} flows{}",
+                              pts.size(), nb, pts.size() / nb, apart.empty() ? "" : "\n" + apart);
+        f.caption = fmt::format("FCT slowdown of the {} completed flows by size: p50, p95, p99 per size "
+                                "bucket{}.",
+                                pts.size(), apart.empty() ? "" : "; " + apart);
+    }
+    else
+    {
+        // Few sizes (an incast): the CDF of the slowdown.
+        std::vector<double> sd;
+        for (const auto& p : pts)
+        {
+            sd.push_back(p.second);
+        }
+        std::sort(sd.begin(), sd.end());
+        Series cdf{"completed flows", {}, "steps lw 2 lc rgb '#0072B2'"};
+        const double n = static_cast<double>(sd.size());
+        cdf.points.emplace_back(sd.front(), 0.0);
+        for (size_t i = 0; i < sd.size(); ++i)
+        {
+            cdf.points.emplace_back(sd[i], static_cast<double>(i + 1) / n);
+        }
+        const double lo = sd.front(), hi = sd.back();
+        const double pad = hi > lo ? (hi - lo) * 0.08 : std::max(0.05, lo * 0.05);
+        f.xmin = std::max(0.0, lo - pad);
+        f.xmax = hi + pad;
+        f.series = {cdf};
+        f.key = false;
+        f.ymaxForced = 1;
+        f.xlabel = "FCT slowdown (FCT / ideal FCT)";
+        f.ylabel = "fraction of completed flows";
+        std::string sizeText;
+        for (double s : sizes)
+        {
+            sizeText += (sizeText.empty() ? "" : ", ") + fmt::format("{:.4g} KB", s / 1024);
+        }
+        f.title = fmt::format("CDF of FCT slowdown: {} completed flow{} of {} (p50 {:.3g}, p99 {:.3g}){}",
+                              sd.size(), sd.size() == 1 ? "" : "s", sizeText, Percentile(sd, 0.5), Percentile(sd, 0.99),
+                              apart.empty() ? "" : "\n" + apart);
+        f.caption = fmt::format("CDF of the FCT slowdown of the {} completed flows{}.", sd.size(),
+                                apart.empty() ? "" : "; " + apart);
+    }
+    figs.push_back(std::move(f));
+}
+
+// ---------------------------------------------------------------- DCQCN rates
+
+void
+Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    const auto rows = ReadCsv(dir / "rate.csv");
+    if (rows.empty())
+    {
+        return;
+    }
+    const auto flows = Flows(summary);
+    const double simEnd = summary.value("sim_time_s", 0.0);
+    // A QP's flow: hosts number their QPs from 17 in the order flows start (each flow
+    // one QP on its source, then one on its destination); the data comes from the
+    // source's QP (the destination's for a READ).
+    struct Qp
+    {
+        long long flow = -1;
+        bool sends = true;
+    };
+    std::map<std::pair<long long, long long>, Qp> qps; // (host, qpn)
+    {
+        std::vector<std::pair<double, long long>> order;
+        for (const auto& [id, f] : flows)
+        {
+            order.emplace_back(f.start, id);
+        }
+        std::sort(order.begin(), order.end());
+        std::map<long long, long long> next;
+        auto hostIndex = [](const std::string& h) { return h.size() > 1 && h[0] == 'h' ? std::stoll(h.substr(1)) : -1; };
+        for (const auto& [start, id] : order)
+        {
+            const FlowInfo& f = flows.at(id);
+            const long long a = hostIndex(f.src), b = hostIndex(f.dst);
+            if (a < 0 || b < 0)
+            {
+                continue;
+            }
+            const bool read = f.op == "read";
+            long long& qa = next.try_emplace(a, 17).first->second;
+            qps[{a, qa++}] = {id, !read};
+            long long& qb = next.try_emplace(b, 17).first->second;
+            qps[{b, qb++}] = {id, read};
+        }
+    }
+    double peak = 0;
+    for (const auto& r : rows)
+    {
+        peak = r.size() >= 4 ? std::max(peak, Num(r[3])) : peak;
+    }
+    const bool mbps = peak < 10e9;
+    const double unit = mbps ? 1e6 : 1e9;
+    struct Line
+    {
+        std::string label;
+        std::vector<std::pair<double, double>> pts;
+        double end = 0;
+        long long sortKey = 0;
+    };
+    std::map<std::string, Line> lines;
+    size_t idle = 0;
+    for (const auto& r : rows)
+    {
+        if (r.size() < 4)
+        {
+            continue;
+        }
+        const long long host = std::stoll(r[1]), qpn = std::stoll(r[2]);
+        Line* l = nullptr;
+        if (r.size() >= 5 && !r[4].empty())
+        {
+            // A real endpoint's flow: its host, destination (peer) and the destination's QP.
+            const std::string key = fmt::format("e{} {} {}", host, r[4], qpn);
+            l = &lines[key];
+            l->label = fmt::format("h{} to h{} qp {}", host, r[4], qpn); // the QP is the destination's
+            l->end = simEnd;
+            l->sortKey = 1000000 + host * 1000 + qpn;
+        }
+        else
+        {
+            auto it = qps.find({host, qpn});
+            if (it != qps.end() && !it->second.sends)
+            {
+                continue; // the receiving side of a flow: it sends only ACKs
+            }
+            const std::string key = fmt::format("{} {}", host, qpn);
+            l = &lines[key];
+            if (it != qps.end())
+            {
+                l->label = FlowLabel(it->second.flow, flows);
+                l->end = flows.at(it->second.flow).end;
+                l->sortKey = it->second.flow;
+            }
+            else
+            {
+                l->label = fmt::format("h{} qp {}", host, qpn);
+                l->end = simEnd;
+                l->sortKey = 2000000 + host * 1000 + qpn;
+            }
+        }
+        l->pts.emplace_back(Num(r[0]) / 1e6, Num(r[3]) / unit);
+    }
+    std::vector<Line> ordered;
+    for (auto& [k, l] : lines)
+    {
+        // Held to the flow's end: a QP whose rate never changed is a flat line, not a point.
+        if (l.pts.size() == 1 && l.pts.front().second == peak / unit && !(l.sortKey >= 1000000))
+        {
+            ++idle;
+        }
+        l.pts.emplace_back(std::max(l.end * 1e3, l.pts.back().first), l.pts.back().second);
+        ordered.push_back(std::move(l));
+    }
+    std::sort(ordered.begin(), ordered.end(), [](const Line& a, const Line& b) { return a.sortKey < b.sortKey; });
+    if (ordered.empty())
+    {
+        return;
+    }
+    Figure f;
+    f.name = "dcqcn-rate";
+    f.xlabel = "time (ms)";
+    f.ylabel = mbps ? "Mb/s" : "Gb/s";
+    f.logy = true;
+    f.xmin = 0;
+    f.xmax = simEnd * 1e3;
+    if (ordered.size() <= kMaxLines)
+    {
+        for (auto& l : ordered)
+        {
+            f.series.push_back({l.label, std::move(l.pts), ""});
+        }
+        MergeIdentical(f.series);
+        Style(f.series, "steps");
+        f.title = "DCQCN sending rate of each flow (log scale)";
+    }
+    else
+    {
+        // Many QPs: at each instant, the distribution over the QPs sending then.
+        std::vector<double> xs;
+        std::vector<std::vector<double>> vs;
+        const int n = 300;
+        for (int i = 0; i <= n; ++i)
+        {
+            const double t = f.xmax * i / n;
+            std::vector<double> v;
+            for (const auto& l : ordered)
+            {
+                if (t < l.pts.front().first || t > l.pts.back().first)
+                {
+                    continue;
+                }
+                auto it = std::upper_bound(l.pts.begin(), l.pts.end(), std::make_pair(t, std::numeric_limits<double>::infinity()));
+                v.push_back(std::prev(it)->second);
+            }
+            xs.push_back(t);
+            vs.push_back(v);
+        }
+        Bands(f, xs, vs, "sending QPs");
+        f.title = fmt::format("DCQCN sending rate of {} flows: spread over the flows sending at each instant (log scale)",
+                              ordered.size());
+    }
+    f.caption = "DCQCN sending rate of each flow's sending QP (rate.csv), held until the flow ends.";
+    figs.push_back(std::move(f));
+}
+
+} // namespace
+
+PlotOutcome
+RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
+{
+    PlotOutcome out;
+    fs::create_directories(dir / "plots");
+    for (const char* name : {"throughput", "queue", "pause", "fct-slowdown", "dcqcn-rate"})
+    {
+        fs::remove(dir / "plots" / (std::string(name) + ".gp")); // an older rendering's
+        fs::remove(dir / "plots" / (std::string(name) + ".png"));
+    }
+    const bool gnuplot = GnuplotAvailable();
+    if (!gnuplot)
+    {
+        err << "fabemu report: gnuplot is not installed; plot scripts are written, no PNGs\n";
+    }
+    std::vector<Figure> figs;
+    using Maker = void (*)(const fs::path&, const json&, std::vector<Figure>&);
+    const std::pair<const char*, Maker> makers[] = {{"throughput.csv", Throughput},
+                                                    {"queue.csv", Queues},
+                                                    {"pfc.csv", Pauses},
+                                                    {"fct.csv", Slowdown},
+                                                    {"rate.csv", Rates}};
+    for (const auto& [csv, make] : makers)
+    {
+        if (fs::exists(dir / csv))
+        {
+            make(dir, summary, figs);
+        }
+    }
+    for (const auto& f : figs)
+    {
+        const std::string why = Draw(f, dir, gnuplot, err);
+        if (why.empty())
+        {
+            out.made.push_back("plots/" + f.name + ".png");
+            out.captions.push_back(f.caption);
+        }
+        else if (why != "gnuplot is not installed" && why != "gnuplot failed")
+        {
+            out.omitted.push_back(fmt::format("plots/{}.png: left out, {}", f.name, why));
+        }
+    }
+    return out;
+}
+
+} // namespace fabemu
