@@ -73,7 +73,7 @@ PcieDmaEngine::SetPort(Ptr<PciePort> port)
     m_freeTags.clear();
     for (uint32_t t = m_maxTags; t > 0; --t)
     {
-        m_freeTags.push_back(static_cast<uint16_t>(t - 1));
+        m_freeTags.push_back(static_cast<uint16_t>(m_tagBase + t - 1));
     }
 }
 
@@ -129,6 +129,7 @@ PcieDmaEngine::PumpWrites()
         tlp.payload = size;
         tlp.address = addr;
         tlp.transfer = j.t.id;
+        tlp.requester = m_requester;
         j.issued += size;
         tlp.last = j.issued == j.t.bytes;
         if (tlp.last)
@@ -159,6 +160,7 @@ PcieDmaEngine::PumpReads()
         tlp.address = addr;
         tlp.tag = tag;
         tlp.transfer = j.t.id;
+        tlp.requester = m_requester;
         j.issued += size;
         if (j.issued == j.t.bytes)
         {

@@ -62,6 +62,27 @@ class PcieDmaEngine : public Object
     /// Called by the port: the peer's Ack covered \p tlp.
     void Acked(const PcieTlp& tlp);
 
+    /// Several engines behind one port (a GPU's copy engines): this one uses tags
+    /// from \p tagBase and transfer ids from \p idBase up. Call before SetPort.
+    void SetBases(uint16_t tagBase, uint64_t idBase)
+    {
+        m_tagBase = tagBase;
+        m_nextId = idBase + 1;
+    }
+    /// Whether \p tag is one of this engine's.
+    bool OwnsTag(uint16_t tag) const
+    {
+        return tag >= m_tagBase && uint32_t(tag - m_tagBase) < m_maxTags;
+    }
+    uint32_t GetMaxTags() const { return m_maxTags; }
+    uint16_t GetTagBase() const { return m_tagBase; }
+    /// Transfers started and not yet done.
+    size_t GetTransfersInProgress() const { return m_jobs.size(); }
+
+    /// The requester ID its TLPs carry (completions come back by it).
+    void SetRequesterId(uint16_t id) { m_requester = id; }
+    uint16_t GetRequesterId() const { return m_requester; }
+
     uint32_t GetTagsInUse() const { return static_cast<uint32_t>(m_tags.size()); }
     uint64_t GetReadRequestsSent() const { return m_requests; }
 
@@ -95,6 +116,8 @@ class PcieDmaEngine : public Object
     bool m_ecrc;
 
     Ptr<PciePort> m_port;
+    uint16_t m_requester{0};
+    uint16_t m_tagBase{0};
     uint64_t m_nextId{1};
     std::map<uint64_t, Job> m_jobs;
     std::deque<uint64_t> m_writes; ///< writes not yet fully issued

@@ -6,6 +6,7 @@
 #include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -41,7 +42,11 @@ PcieMemoryTarget::GetTypeId()
             .AddAttribute("SplitAtRcb",
                           "Return one completion per RCB instead of up to Max Payload Size",
                           BooleanValue(false), MakeBooleanAccessor(&PcieMemoryTarget::m_splitAtRcb),
-                          MakeBooleanChecker());
+                          MakeBooleanChecker())
+            .AddTraceSource("Written",
+                            "A write TLP was taken by the memory (the TLP, when it was taken)",
+                            MakeTraceSourceAccessor(&PcieMemoryTarget::m_writtenTrace),
+                            "ns3::PcieMemoryTarget::WrittenTracedCallback");
     return tid;
 }
 
@@ -51,6 +56,7 @@ void
 PcieMemoryTarget::DoDispose()
 {
     m_port = nullptr;
+    m_send = Callback<void, const PcieTlp&, Ptr<PciePort>>();
     Object::DoDispose();
 }
 
@@ -76,19 +82,34 @@ PcieMemoryTarget::Write(uint32_t bytes)
     return Serve(bytes);
 }
 
+Time
+PcieMemoryTarget::Write(const PcieTlp& tlp)
+{
+    const Time taken = Write(tlp.payload);
+    m_writtenTrace(tlp, taken);
+    return taken;
+}
+
 void
 PcieMemoryTarget::Read(const PcieTlp& request)
+{
+    Read(request, m_port);
+}
+
+void
+PcieMemoryTarget::Read(const PcieTlp& request, Ptr<PciePort> via)
 {
     NS_LOG_FUNCTION(this << request.address << request.length << request.tag);
     const Time served = Serve(request.length);
     Simulator::Schedule(served - Simulator::Now() + m_latency, &PcieMemoryTarget::SendCompletions,
-                        this, request);
+                        this, request, via);
 }
 
 void
-PcieMemoryTarget::SendCompletions(PcieTlp request)
+PcieMemoryTarget::SendCompletions(PcieTlp request, Ptr<PciePort> via)
 {
-    const uint32_t mps = m_port->GetMaxPayloadSize();
+    // Without a port (a root complex with no root ports) completions carry 256 bytes.
+    const uint32_t mps = via ? via->GetMaxPayloadSize() : 256;
     uint64_t addr = request.address;
     uint32_t left = request.length;
     while (left > 0)
@@ -102,12 +123,20 @@ PcieMemoryTarget::SendCompletions(PcieTlp request)
         cpl.payload = size;
         cpl.address = addr;
         cpl.tag = request.tag;
+        cpl.requester = request.requester;
         cpl.transfer = request.transfer;
         addr += size;
         left -= size;
         cpl.last = left == 0;
         ++m_completions;
-        m_port->Enqueue(cpl);
+        if (m_send.IsNull())
+        {
+            via->Enqueue(cpl);
+        }
+        else
+        {
+            m_send(cpl, via);
+        }
     }
 }
 

@@ -10,9 +10,11 @@
 
 #include "pcie-tlp.h"
 
+#include "ns3/callback.h"
 #include "ns3/data-rate.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <string>
 
@@ -33,8 +35,18 @@ class PcieMemoryTarget : public Object
 
     /// A posted write of \p bytes: returns when the memory has taken it.
     Time Write(uint32_t bytes);
+    /// A posted write TLP: returns when the memory has taken it; fires Written then.
+    Time Write(const PcieTlp& tlp);
     /// A read request: its completions go out through the port.
     void Read(const PcieTlp& request);
+    /// A read request whose completions go out through \p via (a root complex's root port).
+    void Read(const PcieTlp& request, Ptr<PciePort> via);
+
+    /// Completions go to \p cb (with the port they are for) instead of straight into the
+    /// port: a root complex keeps its per-port accounting of what it queued.
+    void SetCompletionCallback(Callback<void, const PcieTlp&, Ptr<PciePort>> cb) { m_send = cb; }
+
+    using WrittenTracedCallback = void (*)(const PcieTlp& tlp, Time taken);
 
     uint64_t GetBytesWritten() const { return m_written; }
     uint64_t GetCompletionsSent() const { return m_completions; }
@@ -44,7 +56,7 @@ class PcieMemoryTarget : public Object
 
   private:
     Time Serve(uint32_t bytes);
-    void SendCompletions(PcieTlp request);
+    void SendCompletions(PcieTlp request, Ptr<PciePort> via);
 
     Time m_latency;
     DataRate m_bandwidth;
@@ -55,6 +67,8 @@ class PcieMemoryTarget : public Object
     Time m_busyUntil;
     uint64_t m_written{0};
     uint64_t m_completions{0};
+    Callback<void, const PcieTlp&, Ptr<PciePort>> m_send;
+    TracedCallback<const PcieTlp&, Time> m_writtenTrace;
 };
 
 } // namespace ns3

@@ -51,8 +51,9 @@ struct PcieTlp
     bool ecrc{false};
     bool last{false}; ///< last TLP of its transfer (writes) or of its request (completions)
     uint16_t tag{0};
-    uint32_t payload{0}; ///< data bytes carried
-    uint32_t length{0};  ///< MemRead: bytes requested
+    uint16_t requester{0}; ///< requester ID (bus/device/function): completions are routed by it
+    uint32_t payload{0};   ///< data bytes carried
+    uint32_t length{0};    ///< MemRead: bytes requested
     uint64_t address{0};
     uint64_t transfer{0}; ///< the DMA transfer it belongs to
     uint64_t seq{0};      ///< data link layer sequence number (unwrapped; 12 bits on the wire)
