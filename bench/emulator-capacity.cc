@@ -97,7 +97,8 @@ Frames()
 /// Offers \p rate frames/s into \p in for \p seconds while counting what \p out
 /// receives; waits 200 ms more for stragglers.
 void
-Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames, Trial& t)
+Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds,
+      const std::vector<std::vector<uint8_t>>& frames, Trial& t)
 {
     std::atomic<bool> stop{false};
     std::atomic<uint64_t> received{0};
@@ -113,7 +114,8 @@ Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds, const std::vecto
     const auto end = start + std::chrono::duration<double>(seconds);
     for (auto now = start; now < end; now = Clock::now())
     {
-        const auto due = static_cast<uint64_t>(std::chrono::duration<double>(now - start).count() * rate);
+        const auto due =
+            static_cast<uint64_t>(std::chrono::duration<double>(now - start).count() * rate);
         while (t.sent < due)
         {
             // A frame the host refuses counts as lost too: it was offered.
@@ -132,7 +134,8 @@ Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds, const std::vecto
 /// One frame at a time: the wall time from writing it into \p in to reading it
 /// from \p out, \p count times; fills the median and the 99th percentile.
 void
-Transit(OwnedTap& in, OwnedTap& out, const std::vector<std::vector<uint8_t>>& frames, int count, Trial& t)
+Transit(OwnedTap& in, OwnedTap& out, const std::vector<std::vector<uint8_t>>& frames, int count,
+        Trial& t)
 {
     std::vector<double> us;
     pollfd pfd{out.Fd(), POLLIN, 0};
@@ -165,8 +168,8 @@ Transit(OwnedTap& in, OwnedTap& out, const std::vector<std::vector<uint8_t>>& fr
 /// What every path is put through: \p rate frames/s for \p seconds, or with a rate of
 /// 0 one frame at a time (transit).
 void
-Measure(OwnedTap& in, OwnedTap& out, double rate, double seconds, const std::vector<std::vector<uint8_t>>& frames,
-        Trial& t)
+Measure(OwnedTap& in, OwnedTap& out, double rate, double seconds,
+        const std::vector<std::vector<uint8_t>>& frames, Trial& t)
 {
     if (rate > 0)
     {
@@ -185,8 +188,9 @@ ThroughBridge(double rate, double seconds, const std::vector<std::vector<uint8_t
     OwnedTap a("fcap" + tag + "a", 1000);
     OwnedTap b("fcap" + tag + "b", 1000);
     const std::string br = "fcap" + tag + "br";
-    const std::string up = "ip link add " + br + " type bridge && ip link set " + br + " up && ip link set " +
-                           a.Name() + " master " + br + " && ip link set " + b.Name() + " master " + br;
+    const std::string up = "ip link add " + br + " type bridge && ip link set " + br +
+                           " up && ip link set " + a.Name() + " master " + br + " && ip link set " +
+                           b.Name() + " master " + br;
     if (std::system(up.c_str()) != 0)
     {
         throw TapError("cannot make the baseline bridge " + br);
@@ -228,8 +232,10 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         RoceFabricHelper fabric;
         fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
         const auto d = Addresses();
-        EdgePort ea("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(a.Name()), 1500, 3, d);
-        EdgePort eb("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(b.Name()), 1500, 3, d);
+        EdgePort ea("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(a.Name()), 1500,
+                    3, d);
+        EdgePort eb("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(b.Name()), 1500,
+                    3, d);
         ea.Start();
         eb.Start();
         LagMonitor lag;
@@ -285,7 +291,8 @@ main(int argc, char** argv)
         }
         else
         {
-            std::cerr << "usage: emulator-capacity [--simulator TYPE] [--seconds S] [--rates R1,R2,...]  (frames/s)\n";
+            std::cerr << "usage: emulator-capacity [--simulator TYPE] [--seconds S] [--rates "
+                         "R1,R2,...]  (frames/s)\n";
             return 2;
         }
     }
@@ -301,27 +308,31 @@ main(int argc, char** argv)
         const Trial br = ThroughBridge(0, 0, frames);
         const Trial re = ThroughRelay(0, 0, frames);
         const Trial em = ThroughEmulator(0, 0, frames);
-        std::printf("transit of one 1 KB frame: bridge median %.1f us (p99 %.1f), relay median %.1f us (p99 %.1f), "
+        std::printf("transit of one 1 KB frame: bridge median %.1f us (p99 %.1f), relay median "
+                    "%.1f us (p99 %.1f), "
                     "emulator median %.1f us (p99 %.1f); %lu/%lu, %lu/%lu and %lu/%lu arrived\n",
-                    br.transitMedianUs, br.transitP99Us, re.transitMedianUs, re.transitP99Us, em.transitMedianUs,
-                    em.transitP99Us, br.received, br.sent, re.received, re.sent, em.received, em.sent);
+                    br.transitMedianUs, br.transitP99Us, re.transitMedianUs, re.transitP99Us,
+                    em.transitMedianUs, em.transitP99Us, br.received, br.sent, re.received, re.sent,
+                    em.received, em.sent);
     }
     double bridgeBest = 0;
     double relayBest = 0;
     double emuBest = 0;
     double emuBestP99 = 0;
     double emuLossless = 0;
-    std::printf("%-10s %-9s %10s %10s %8s %10s %10s\n", "path", "offered", "sent", "received", "lost%",
-                "lag max", "lag p99");
+    std::printf("%-10s %-9s %10s %10s %8s %10s %10s\n", "path", "offered", "sent", "received",
+                "lost%", "lag max", "lag p99");
     for (double rate : rates)
     {
         const Trial br = ThroughBridge(rate, seconds, frames);
         const Trial re = ThroughRelay(rate, seconds, frames);
         const Trial em = ThroughEmulator(rate, seconds, frames);
-        for (const auto& [name, t] : {std::pair{"bridge", br}, std::pair{"relay", re}, std::pair{"emulator", em}})
+        for (const auto& [name, t] :
+             {std::pair{"bridge", br}, std::pair{"relay", re}, std::pair{"emulator", em}})
         {
-            std::printf("%-10s %-9.0f %10lu %10lu %8.3f %8.3f ms %7.3f ms\n", name, rate, t.sent, t.received,
-                        100.0 * (t.sent - std::min(t.sent, t.received)) / t.sent, t.lagMaxMs, t.lagP99Ms);
+            std::printf("%-10s %-9.0f %10lu %10lu %8.3f %8.3f ms %7.3f ms\n", name, rate, t.sent,
+                        t.received, 100.0 * (t.sent - std::min(t.sent, t.received)) / t.sent,
+                        t.lagMaxMs, t.lagP99Ms);
         }
         std::fflush(stdout);
         if (br.received >= br.sent)
@@ -345,9 +356,12 @@ main(int argc, char** argv)
             emuLossless = rate;
         }
     }
-    std::printf("capacity (1 KB frames, no loss): Linux bridge %.0f frames/s; relay %.0f; emulator %.0f frames/s "
-                "with the lag always under 1 ms (%.2f of the bridge), %.0f with its p99 under 1 ms, %.0f with no "
+    std::printf("capacity (1 KB frames, no loss): Linux bridge %.0f frames/s; relay %.0f; emulator "
+                "%.0f frames/s "
+                "with the lag always under 1 ms (%.2f of the bridge), %.0f with its p99 under 1 "
+                "ms, %.0f with no "
                 "loss\n",
-                bridgeBest, relayBest, emuBest, bridgeBest > 0 ? emuBest / bridgeBest : 0.0, emuBestP99, emuLossless);
+                bridgeBest, relayBest, emuBest, bridgeBest > 0 ? emuBest / bridgeBest : 0.0,
+                emuBestP99, emuLossless);
     return 0;
 }

@@ -156,12 +156,7 @@ RunInfiniband(const Params& p)
 class UdpFlow : public Application
 {
   public:
-    UdpFlow(Address dst, uint64_t bytes, DataRate rate)
-        : m_dst(dst),
-          m_left(bytes),
-          m_rate(rate)
-    {
-    }
+    UdpFlow(Address dst, uint64_t bytes, DataRate rate) : m_dst(dst), m_left(bytes), m_rate(rate) {}
 
   private:
     void StartApplication() override
@@ -185,7 +180,8 @@ class UdpFlow : public Application
         m_left -= n;
         if (m_left > 0)
         {
-            m_event = Simulator::Schedule(m_rate.CalculateBytesTxTime(n + 66), &UdpFlow::Send, this);
+            m_event =
+                Simulator::Schedule(m_rate.CalculateBytesTxTime(n + 66), &UdpFlow::Send, this);
         }
     }
     Address m_dst;
@@ -238,8 +234,8 @@ RunStock(const Params& p)
             Ipv4GlobalRoutingHelper::PopulateRoutingTables();
             for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
             {
-                Ptr<Socket> sink = Socket::CreateSocket(nodes.Get(spec.Hosts()[h]),
-                                                        UdpSocketFactory::GetTypeId());
+                Ptr<Socket> sink =
+                    Socket::CreateSocket(nodes.Get(spec.Hosts()[h]), UdpSocketFactory::GetTypeId());
                 sink->Bind(InetSocketAddress(Ipv4Address::GetAny(), 4791));
             }
             for (const auto& f : Flows(p, spec.Hosts().size()))
@@ -306,9 +302,10 @@ Report(const char* name, uint32_t k, const Figures& f)
     if (f.creditPackets > 0)
     {
         // Each flow-control packet is two events: sent, received.
-        std::printf("%-6s k=%u  flow-control packets %llu: %.1f%% of events, %.2f per data packet-hop\n",
-                    name, k, static_cast<unsigned long long>(f.creditPackets),
-                    200.0 * f.creditPackets / f.events, double(f.creditPackets) / f.hops);
+        std::printf(
+            "%-6s k=%u  flow-control packets %llu: %.1f%% of events, %.2f per data packet-hop\n",
+            name, k, static_cast<unsigned long long>(f.creditPackets),
+            200.0 * f.creditPackets / f.events, double(f.creditPackets) / f.hops);
     }
 }
 
@@ -344,15 +341,18 @@ main(int argc, char** argv)
         }
         else
         {
-            std::cerr << "usage: fat-tree-bench [--duration-us N] [--big-k K] [--scheduler TYPEID]\n"
-                         "                      [--only roce|ib|stock --k K]\n";
+            std::cerr
+                << "usage: fat-tree-bench [--duration-us N] [--big-k K] [--scheduler TYPEID]\n"
+                   "                      [--only roce|ib|stock --k K]\n";
             return 2;
         }
     }
     if (!only.empty())
     {
         Time::SetResolution(Time::PS);
-        const Figures f = only == "roce" ? RunRoce(p) : only == "ib" ? RunInfiniband(p) : RunStock(p);
+        const Figures f = only == "roce" ? RunRoce(p)
+                          : only == "ib" ? RunInfiniband(p)
+                                         : RunStock(p);
         Report(only.c_str(), p.k, f);
         return 0;
     }
@@ -378,8 +378,8 @@ main(int argc, char** argv)
                 costRatio);
     std::printf("cost per packet-hop, ib / roce (k=%u): %.2f; ib packet-hops per wall second %.0f, "
                 "roce %.0f\n",
-                p.k, (ib.wallSeconds / ib.hops) / (roce.wallSeconds / roce.hops), ib.hops / ib.wallSeconds,
-                roce.hops / roce.wallSeconds);
+                p.k, (ib.wallSeconds / ib.hops) / (roce.wallSeconds / roce.hops),
+                ib.hops / ib.wallSeconds, roce.hops / roce.wallSeconds);
     const double stockGrowth =
         (stockBig.wallSeconds / stockBig.hops) / (stock.wallSeconds / stock.hops);
     std::printf("cost per packet-hop, roce k=%u / k=%u: %.2f  (target within 1.2 of linear); "

@@ -91,8 +91,7 @@ RunPcie(uint64_t bytes)
 {
     Ptr<PcieTree> tree;
     Figures f = Measure(
-        [&]()
-        {
+        [&]() {
             PcieHelper h;
             h.SetLinkAttribute("Generation", UintegerValue(5));
             h.SetLinkAttribute("Width", UintegerValue(16));
@@ -129,8 +128,7 @@ RunRoce(Time duration)
     const LinkParams host{DataRate("100Gbps"), MicroSeconds(1)};
     const LinkParams core{DataRate("400Gbps"), MicroSeconds(1)};
     return Measure(
-        [&]()
-        {
+        [&]() {
             fabric.Install(TopologySpec::FatTree(4, host, core));
             for (const auto& dev : fabric.GetDevices())
             {
@@ -235,12 +233,12 @@ main(int argc, char** argv)
     std::printf(
         "pcie: %llu MiB gpu0 -> mem via sw0, Gen5 x16: %llu TLPs, %llu TLP-hops, %.3f s "
         "wall, %.0f TLP-hops/wall s, %.0f TLPs/wall s, %.2f events/TLP-hop, %.1f us simulated\n",
-        (unsigned long long) mib, (unsigned long long) pcie.tlps, (unsigned long long) pcie.hops,
+        (unsigned long long)mib, (unsigned long long)pcie.tlps, (unsigned long long)pcie.hops,
         pcie.wallSeconds, pcie.hops / pcie.wallSeconds, pcie.tlps / pcie.wallSeconds,
         double(pcie.events) / pcie.hops, pcie.simulatedSeconds * 1e6);
     std::printf("roce: k=4 fat tree, web-search 50%% load, %.0f us: %llu packet-hops, %.3f s wall, "
                 "%.0f packet-hops/s, %.2f events/packet-hop\n",
-                roceUs, (unsigned long long) roce.hops, roce.wallSeconds,
+                roceUs, (unsigned long long)roce.hops, roce.wallSeconds,
                 roce.hops / roce.wallSeconds, double(roce.events) / roce.hops);
     std::printf("fastest of %d by CPU time: pcie %.0f TLP-hops per CPU second, roce %.0f "
                 "packet-hops per CPU second\n",

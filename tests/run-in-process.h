@@ -22,8 +22,7 @@ struct RunOutcome
 };
 
 inline RunOutcome
-RunInProcess(const std::filesystem::path& file,
-             const std::filesystem::path& out,
+RunInProcess(const std::filesystem::path& file, const std::filesystem::path& out,
              std::vector<std::string> set = {})
 {
     fabemu::RunOptions opt;

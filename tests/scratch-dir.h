@@ -16,7 +16,8 @@ class ScratchDir : public std::filesystem::path
     /// <tmp>/fabemu-<name>-XXXXXX, unique (mkdtemp).
     explicit ScratchDir(const std::string& name)
     {
-        std::string tmpl = (std::filesystem::temp_directory_path() / ("fabemu-" + name + "-XXXXXX")).string();
+        std::string tmpl =
+            (std::filesystem::temp_directory_path() / ("fabemu-" + name + "-XXXXXX")).string();
         if (mkdtemp(tmpl.data()) == nullptr)
         {
             throw std::system_error(errno, std::generic_category(), "mkdtemp " + tmpl);

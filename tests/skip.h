@@ -7,11 +7,11 @@
 
 /// Prints the reason in a line CTest reports as "Skipped" (SKIP_REGULAR_EXPRESSION
 /// FABEMU-SKIP:) and leaves the current doctest case.
-#define FABEMU_SKIP(reason)                                                                        \
-    do                                                                                             \
-    {                                                                                              \
-        std::cout << "FABEMU-SKIP: " << (reason) << std::endl;                                     \
-        return;                                                                                    \
+#define FABEMU_SKIP(reason)                                    \
+    do                                                         \
+    {                                                          \
+        std::cout << "FABEMU-SKIP: " << (reason) << std::endl; \
+        return;                                                \
     } while (0)
 
 #endif

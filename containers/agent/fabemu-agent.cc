@@ -47,8 +47,7 @@ std::map<int64_t, Child> g_children;
 void
 Send(const json& msg)
 {
-    const std::string line =
-        msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    const std::string line = msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     size_t done = 0;
     while (done < line.size())
     {
@@ -81,7 +80,8 @@ Run(int64_t id, const std::string& cmd, int64_t timeoutMs)
     int err[2];
     if (g_children.count(id) || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     {
-        Send({{"event", "error"}, {"id", id}, {"message", "cannot start: duplicate id or no pipe"}});
+        Send(
+            {{"event", "error"}, {"id", id}, {"message", "cannot start: duplicate id or no pipe"}});
         return;
     }
     const pid_t pid = fork();
@@ -264,8 +264,7 @@ main(int argc, char** argv)
     g_port = open(port.c_str(), O_RDWR | O_CLOEXEC);
     if (g_port < 0)
     {
-        std::cerr << "fabemu-agent: cannot open port '" << port << "': " << strerror(errno)
-                  << "\n";
+        std::cerr << "fabemu-agent: cannot open port '" << port << "': " << strerror(errno) << "\n";
         // As PID 1 we must not exit: keep the VM up for its console to be read.
         for (;;)
         {

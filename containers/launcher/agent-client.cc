@@ -72,8 +72,8 @@ AgentClient::Receive(Clock::time_point deadline)
     }
     catch (const json::exception&)
     {
-        throw AgentError("endpoint " + m_endpoint + ": its agent sent garbage: " +
-                         line.substr(0, 80));
+        throw AgentError("endpoint " + m_endpoint +
+                         ": its agent sent garbage: " + line.substr(0, 80));
     }
 }
 

@@ -158,8 +158,9 @@ VmLauncher::VmLauncher(VmImage image, Accel accel, std::string runRoot)
         {
             try
             {
-                VmSpec probe{"kvm-probe", "", "52:54:00:ff:ff:fe", 1500, "rxe",
-                             "fekvm" + std::to_string(getpid()), 256};
+                VmSpec probe{"kvm-probe", "",    "52:54:00:ff:ff:fe",
+                             1500,        "rxe", "fekvm" + std::to_string(getpid()),
+                             256};
                 auto vm = Boot(probe, true, std::chrono::seconds(10));
                 m_accel = Accel::Kvm;
             }
@@ -179,8 +180,8 @@ VmLauncher::SweepStale(const std::string& runRoot)
     {
         const std::string name = entry.path().filename().string();
         pid_t owner = 0;
-        if (name.rfind("fabemu-vm-", 0) == 0 && std::sscanf(name.c_str(), "fabemu-vm-%d-", &owner) == 1 &&
-            !ProcessAlive(owner))
+        if (name.rfind("fabemu-vm-", 0) == 0 &&
+            std::sscanf(name.c_str(), "fabemu-vm-%d-", &owner) == 1 && !ProcessAlive(owner))
         {
             fs::remove_all(entry.path(), ec);
         }
@@ -217,8 +218,8 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
     }
     std::unique_ptr<Vm> vm(new Vm());
     vm->m_spec = spec;
-    std::string tmpl = m_runRoot + "/fabemu-vm-" + std::to_string(getpid()) + "-" + spec.name +
-                       "-XXXXXX";
+    std::string tmpl =
+        m_runRoot + "/fabemu-vm-" + std::to_string(getpid()) + "-" + spec.name + "-XXXXXX";
     std::vector<char> buf(tmpl.begin(), tmpl.end());
     buf.push_back('\0');
     if (!mkdtemp(buf.data()))
@@ -243,16 +244,15 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
     }
     std::vector<std::string> args = {
         "qemu-system-x86_64", "-accel", kvm ? "kvm" : "tcg", "-m", std::to_string(spec.memoryMb),
-        "-nographic", "-nodefaults", "-no-user-config", "-no-reboot",
-        "-kernel", m_image.kernel, "-initrd", m_image.initramfs, "-append", append.str(),
-        "-serial", "file:" + console,
+        "-nographic", "-nodefaults", "-no-user-config", "-no-reboot", "-kernel", m_image.kernel,
+        "-initrd", m_image.initramfs, "-append", append.str(), "-serial", "file:" + console,
         "-netdev", "tap,id=n0,ifname=" + spec.tap + ",script=no,downscript=no,vhost=off",
         // Checksums offloaded by the guest break once frames leave for a user-space fabric.
-        "-device", "virtio-net-pci,netdev=n0,mac=" + spec.mac + ",csum=off,guest_csum=off,host_mtu=" +
-                       std::to_string(spec.mtu),
-        "-chardev", "socket,id=agent,path=" + sock + ",server=on,wait=off",
-        "-device", "virtio-serial-pci",
-        "-device", "virtserialport,chardev=agent,name=org.fabemu.agent"};
+        "-device",
+        "virtio-net-pci,netdev=n0,mac=" + spec.mac +
+            ",csum=off,guest_csum=off,host_mtu=" + std::to_string(spec.mtu),
+        "-chardev", "socket,id=agent,path=" + sock + ",server=on,wait=off", "-device",
+        "virtio-serial-pci", "-device", "virtserialport,chardev=agent,name=org.fabemu.agent"};
 
     const auto t0 = Clock::now();
     const pid_t pid = fork();
@@ -266,7 +266,8 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr); // our caller may block signals for its own use
-        const int log = open((vm->m_runDir + "/qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int log =
+            open((vm->m_runDir + "/qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (log >= 0)
         {
             dup2(log, 1);

@@ -37,12 +37,12 @@ struct VmImage
 
 struct VmSpec
 {
-    std::string name;      ///< h0, h1, ...: in messages and the guest's hostname
-    std::string ipv4;      ///< with prefix, e.g. 10.0.0.1/24
-    std::string mac;       ///< e.g. 52:54:00:00:00:01
-    uint32_t mtu{1500};    ///< eth0's MTU (>= 4200 for IB MTU 4096)
+    std::string name;          ///< h0, h1, ...: in messages and the guest's hostname
+    std::string ipv4;          ///< with prefix, e.g. 10.0.0.1/24
+    std::string mac;           ///< e.g. 52:54:00:00:00:01
+    uint32_t mtu{1500};        ///< eth0's MTU (>= 4200 for IB MTU 4096)
     std::string device{"rxe"}; ///< rxe | siw
-    std::string tap;       ///< host tap name (QEMU creates it)
+    std::string tap;           ///< host tap name (QEMU creates it)
     uint32_t memoryMb{512};
     bool tcpEcn{false}; ///< the guest's TCP asks for ECN (net.ipv4.tcp_ecn=1)
 };

@@ -33,8 +33,7 @@ Alive(long pid)
 
 } // namespace
 
-NetnsEndpoint::NetnsEndpoint(NetnsSpec spec)
-    : m_spec(std::move(spec))
+NetnsEndpoint::NetnsEndpoint(NetnsSpec spec) : m_spec(std::move(spec))
 {
     const auto start = std::chrono::steady_clock::now();
     if (m_spec.device != "rxe" && m_spec.device != "siw" && m_spec.device != "none")
@@ -47,11 +46,14 @@ NetnsEndpoint::NetnsEndpoint(NetnsSpec spec)
     const std::string mtu = std::to_string(m_spec.mtu);
     const std::pair<std::string, std::string> steps[] = {
         {"ip netns add " + ns, "creating network namespace " + ns},
-        {"ip link add " + m_spec.hostIf + " mtu " + mtu + " type veth peer name eth0 mtu " + mtu + " netns " + ns,
+        {"ip link add " + m_spec.hostIf + " mtu " + mtu + " type veth peer name eth0 mtu " + mtu +
+             " netns " + ns,
          "creating the veth pair " + m_spec.hostIf + " / eth0"},
         {"ip -n " + ns + " link set lo up", "bringing lo up"},
-        {"ip -n " + ns + " link set eth0 address " + m_spec.mac + " up", "setting eth0's MAC " + m_spec.mac},
-        {"ip -n " + ns + " addr add " + m_spec.ipv4 + " dev eth0", "adding " + m_spec.ipv4 + " to eth0"},
+        {"ip -n " + ns + " link set eth0 address " + m_spec.mac + " up",
+         "setting eth0's MAC " + m_spec.mac},
+        {"ip -n " + ns + " addr add " + m_spec.ipv4 + " dev eth0",
+         "adding " + m_spec.ipv4 + " to eth0"},
         {"ip link set " + m_spec.hostIf + " up", "bringing " + m_spec.hostIf + " up"},
         // Real checksums and MTU-sized frames, as virtio with csum=off gives (FINDINGS).
         {"ethtool -K " + m_spec.hostIf + " tx off tso off gso off gro off",
@@ -71,11 +73,13 @@ NetnsEndpoint::NetnsEndpoint(NetnsSpec spec)
         if (m_spec.device != "none")
         {
             const std::string dev = m_spec.device + "0";
-            const std::string cmd = in + "rdma link add " + dev + " type " + m_spec.device + " netdev eth0";
+            const std::string cmd =
+                in + "rdma link add " + dev + " type " + m_spec.device + " netdev eth0";
             if (Sh(cmd) != 0)
             {
-                throw NetnsError("endpoint " + m_spec.name + ": the host kernel would not give namespace " + ns +
-                                 " a " + m_spec.device + " device (" + cmd + "); see fabemu doctor");
+                throw NetnsError("endpoint " + m_spec.name +
+                                 ": the host kernel would not give namespace " + ns + " a " +
+                                 m_spec.device + " device (" + cmd + "); see fabemu doctor");
             }
         }
     }
@@ -84,7 +88,8 @@ NetnsEndpoint::NetnsEndpoint(NetnsSpec spec)
         Teardown();
         throw;
     }
-    m_ready = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    m_ready = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
 }
 
 NetnsEndpoint::~NetnsEndpoint()
@@ -175,8 +180,8 @@ NetnsEndpoint::Wait(uint64_t id)
     std::array<char, 4096> buf;
     for (;;)
     {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(run.deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            run.deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)
         {
             r.timedOut = true;

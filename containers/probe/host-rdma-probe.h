@@ -27,7 +27,7 @@ struct HostRdmaSupport
     bool perNamespace{false}; ///< kernel >= 7.1: rxe works in a container's netns
     bool available{false};    ///< containers can have rxe devices here
     std::string kernelRelease;
-    std::string reason;       ///< one line: why (un)available
+    std::string reason; ///< one line: why (un)available
 };
 
 HostRdmaSupport ProbeHostRdma(const ProbeInputs& in = {});

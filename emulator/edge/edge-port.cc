@@ -35,8 +35,9 @@ EdgePriority(const ParsedFrame& f, uint8_t rocePriority)
 std::array<uint8_t, 16>
 EndpointAddress::LinkLocal() const
 {
-    return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, static_cast<uint8_t>(mac[0] ^ 0x02), mac[1], mac[2],
-            0xff, 0xfe, mac[3], mac[4], mac[5]};
+    return {
+        0xfe,   0x80,   0,    0,    0,      0,      0,     0, static_cast<uint8_t>(mac[0] ^ 0x02),
+        mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
 }
 
 namespace
@@ -71,12 +72,8 @@ Icmpv6Checksum(const uint8_t* src, const uint8_t* dst, const uint8_t* msg, size_
 
 } // namespace
 
-EdgePort::EdgePort(std::string name,
-                   Ptr<RoceNetDevice> port,
-                   std::unique_ptr<TapPort> tap,
-                   uint32_t mtu,
-                   uint8_t rocePriority,
-                   std::vector<EndpointAddress> directory)
+EdgePort::EdgePort(std::string name, Ptr<RoceNetDevice> port, std::unique_ptr<TapPort> tap,
+                   uint32_t mtu, uint8_t rocePriority, std::vector<EndpointAddress> directory)
     : m_name(std::move(name)),
       m_port(port),
       m_tap(std::move(tap)),
@@ -91,11 +88,8 @@ EdgePort::EdgePort(std::string name,
     m_portPfc = pfc.Get();
 }
 
-EdgePort::EdgePort(std::string name,
-                   std::unique_ptr<EdgeUplink> uplink,
-                   std::unique_ptr<TapPort> tap,
-                   uint32_t mtu,
-                   uint8_t rocePriority,
+EdgePort::EdgePort(std::string name, std::unique_ptr<EdgeUplink> uplink,
+                   std::unique_ptr<TapPort> tap, uint32_t mtu, uint8_t rocePriority,
                    std::vector<EndpointAddress> directory)
     : m_name(std::move(name)),
       m_uplink(std::move(uplink)),
@@ -166,7 +160,8 @@ EdgePort::Stop()
 void
 EdgePort::EnableDcqcn(DataRate lineRate)
 {
-    NS_ABORT_MSG_IF(!m_port, "EdgePort " << m_name << ": DCQCN at the edge needs the RoCEv2 fabric");
+    NS_ABORT_MSG_IF(!m_port,
+                    "EdgePort " << m_name << ": DCQCN at the edge needs the RoCEv2 fabric");
     m_dcqcn = true;
     m_lineRate = lineRate;
     // The notification point's CNP spacing, as the scenario set it for the model's NICs.
@@ -226,7 +221,8 @@ EdgePort::Pace(Flow& flow)
     }
     if (!flow.queue.empty() && !flow.release.IsRunning())
     {
-        flow.release = Simulator::Schedule(flow.nextSend - now, &EdgePort::Pace, this, std::ref(flow));
+        flow.release =
+            Simulator::Schedule(flow.nextSend - now, &EdgePort::Pace, this, std::ref(flow));
     }
 }
 
@@ -318,7 +314,8 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
             if (m_rateObserver)
             {
                 flow.cc->TraceConnectWithoutContext(
-                    "Rate", MakeCallback(&EdgePort::OnFlowRate, this).Bind(Ipv4Of(f.dstIp), f.destQp));
+                    "Rate",
+                    MakeCallback(&EdgePort::OnFlowRate, this).Bind(Ipv4Of(f.dstIp), f.destQp));
             }
             flow.cc->Start(m_lineRate);
         }
@@ -494,8 +491,8 @@ EdgePort::RefreshPause()
     m_port->SendPause(m_rocePriority, kQuanta);
     ++m_counters.pausesToFabric;
     // Renewed before it runs out, for as long as the edge holds more than XON.
-    m_pauseRefresh = Simulator::Schedule(PfcHeader::QuantaToTime(kQuanta, m_port->GetDataRate()) / 2,
-                                         &EdgePort::RefreshPause, this);
+    m_pauseRefresh = Simulator::Schedule(
+        PfcHeader::QuantaToTime(kQuanta, m_port->GetDataRate()) / 2, &EdgePort::RefreshPause, this);
 }
 
 void
@@ -508,8 +505,8 @@ EdgePort::AnswerArp(const std::vector<uint8_t>& req)
         ++m_counters.drops["arp_not_a_request"];
         return;
     }
-    const uint32_t target = static_cast<uint32_t>(req[38]) << 24 | req[39] << 16 | req[40] << 8 |
-                            req[41];
+    const uint32_t target =
+        static_cast<uint32_t>(req[38]) << 24 | req[39] << 16 | req[40] << 8 | req[41];
     for (const auto& e : m_directory)
     {
         if (e.ipv4 != target)
@@ -517,8 +514,8 @@ EdgePort::AnswerArp(const std::vector<uint8_t>& req)
             continue;
         }
         std::vector<uint8_t> reply(42, 0);
-        std::memcpy(reply.data(), req.data() + 6, 6);    // to the asker
-        std::memcpy(reply.data() + 6, e.mac.data(), 6);  // from the target
+        std::memcpy(reply.data(), req.data() + 6, 6);   // to the asker
+        std::memcpy(reply.data() + 6, e.mac.data(), 6); // from the target
         reply[12] = 0x08;
         reply[13] = 0x06;
         std::memcpy(reply.data() + 14, req.data() + 14, 6); // htype, ptype, hlen, plen

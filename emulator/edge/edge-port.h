@@ -62,19 +62,11 @@ class EdgePort
 {
   public:
     /// \param directory every endpoint's address, for answering ARP
-    EdgePort(std::string name,
-             ns3::Ptr<ns3::RoceNetDevice> port,
-             std::unique_ptr<TapPort> tap,
-             uint32_t mtu,
-             uint8_t rocePriority,
-             std::vector<EndpointAddress> directory);
+    EdgePort(std::string name, ns3::Ptr<ns3::RoceNetDevice> port, std::unique_ptr<TapPort> tap,
+             uint32_t mtu, uint8_t rocePriority, std::vector<EndpointAddress> directory);
     /// The same over another fabric's uplink (the InfiniBand gateway); no DCQCN there.
-    EdgePort(std::string name,
-             std::unique_ptr<EdgeUplink> uplink,
-             std::unique_ptr<TapPort> tap,
-             uint32_t mtu,
-             uint8_t rocePriority,
-             std::vector<EndpointAddress> directory);
+    EdgePort(std::string name, std::unique_ptr<EdgeUplink> uplink, std::unique_ptr<TapPort> tap,
+             uint32_t mtu, uint8_t rocePriority, std::vector<EndpointAddress> directory);
     ~EdgePort();
 
     /// Starts reading the tap once the simulation runs; call after setting it up,
@@ -107,8 +99,8 @@ class EdgePort
     struct Counters
     {
         uint64_t framesRead{0}; ///< frames read from the tap (before the filter)
-        uint64_t fromTap{0};   ///< frames taken into the fabric
-        uint64_t toTap{0};     ///< frames delivered to the endpoint
+        uint64_t fromTap{0};    ///< frames taken into the fabric
+        uint64_t toTap{0};      ///< frames delivered to the endpoint
         uint64_t bytesToTap{0}; ///< their bytes (Ethernet header on, no FCS)
         uint64_t arpReplies{0};
         uint64_t neighbourAdverts{0};
@@ -119,9 +111,9 @@ class EdgePort
         uint64_t lowestRateBps{0}; ///< DCQCN: the lowest rate any flow was cut to
         uint64_t framesHeld{0};    ///< toward the endpoint: frames its tap could not take at once
         uint64_t peakHeldBytes{0};
-        uint64_t pausesToFabric{0}; ///< PFC pauses this edge sent while holding frames
-        uint64_t heldAtStop{0};     ///< frames still held when the run stopped
-        uint64_t heldBytesNow{0};   ///< bytes held toward the endpoint at this moment
+        uint64_t pausesToFabric{0};            ///< PFC pauses this edge sent while holding frames
+        uint64_t heldAtStop{0};                ///< frames still held when the run stopped
+        uint64_t heldBytesNow{0};              ///< bytes held toward the endpoint at this moment
         std::map<std::string, uint64_t> drops; ///< by reason
     };
     /// Read after the simulation has stopped.
@@ -132,7 +124,8 @@ class EdgePort
     void StartReading();
     void OnTapFrame(const uint8_t* frame, size_t len); ///< whichever thread reads the tap
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
-    void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame, const ns3::ParsedFrame& f);
+    void FromFabric(ns3::Ptr<ns3::RoceNetDevice>, ns3::Ptr<ns3::Packet> frame,
+                    const ns3::ParsedFrame& f);
     void WriteToEndpoint(std::vector<uint8_t> frame);
     void FlushQueued(); ///< writes the frames a burst of events queued, holds what the tap refuses
     void Hold(std::vector<uint8_t> frame);
@@ -157,8 +150,8 @@ class EdgePort
     bool HandleNeighbourDiscovery(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f);
 
     std::string m_name;
-    ns3::Ptr<ns3::RoceNetDevice> m_port;    ///< the RoCEv2 model's NIC device, or
-    std::unique_ptr<EdgeUplink> m_uplink;  ///< another fabric's way in
+    ns3::Ptr<ns3::RoceNetDevice> m_port;  ///< the RoCEv2 model's NIC device, or
+    std::unique_ptr<EdgeUplink> m_uplink; ///< another fabric's way in
     std::unique_ptr<TapPort> m_tap;
     uint8_t m_rocePriority;
     std::vector<EndpointAddress> m_directory;
@@ -168,17 +161,18 @@ class EdgePort
     Counters m_counters;
     bool m_dcqcn{false};
     ns3::DataRate m_lineRate;
-    ns3::Time m_cnpInterval; ///< read once, in EnableDcqcn
-    std::map<FlowKey, Flow> m_flows;    ///< reaction point: this endpoint's flows
+    ns3::Time m_cnpInterval;         ///< read once, in EnableDcqcn
+    std::map<FlowKey, Flow> m_flows; ///< reaction point: this endpoint's flows
     RateObserver m_rateObserver;
-    std::map<FlowKey, ns3::Time> m_np;  ///< notification point: last CNP per incoming flow
+    std::map<FlowKey, ns3::Time> m_np;       ///< notification point: last CNP per incoming flow
     std::deque<std::vector<uint8_t>> m_held; ///< toward the endpoint, in order
     uint64_t m_heldBytes{0};
     ns3::EventId m_retry;
     bool m_portPfc{false}; ///< the RoCEv2 port honours and may send PFC
     bool m_pausing{false};
     ns3::EventId m_pauseRefresh;
-    ns3::Ptr<ns3::FabemuRealtimeSimulatorImpl> m_watching; ///< reads the tap, if that simulator runs
+    ns3::Ptr<ns3::FabemuRealtimeSimulatorImpl>
+        m_watching; ///< reads the tap, if that simulator runs
     uint64_t m_idleHook{0};
 };
 

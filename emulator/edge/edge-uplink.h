@@ -25,7 +25,8 @@ class EdgeUplink
     virtual ~EdgeUplink() = default;
     /// Takes an endpoint's frame (untagged Ethernet, parsed as \p f) into the fabric
     /// at priority \p prio. Runs on the simulation thread.
-    virtual void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f, uint8_t prio) = 0;
+    virtual void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f,
+                      uint8_t prio) = 0;
     /// Where frames for the endpoint go (untagged Ethernet, bit-exact as sent).
     virtual void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) = 0;
     /// The ns-3 node the uplink's events run under.

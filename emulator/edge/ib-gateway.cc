@@ -83,11 +83,8 @@ IbTunnel::InFlight() const
     return n;
 }
 
-IbGateway::IbGateway(Ptr<IbPort> port,
-                     uint32_t context,
-                     uint16_t lid,
-                     std::shared_ptr<IbTunnel> tunnel,
-                     std::vector<EndpointAddress> directory,
+IbGateway::IbGateway(Ptr<IbPort> port, uint32_t context, uint16_t lid,
+                     std::shared_ptr<IbTunnel> tunnel, std::vector<EndpointAddress> directory,
                      std::vector<uint16_t> lids)
     : m_port(port),
       m_context(context),
@@ -124,7 +121,8 @@ IbGateway::LidFor(const ParsedFrame& f) const
 }
 
 std::vector<uint8_t>
-IbGateway::Encapsulate(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t sl, uint16_t dlid) const
+IbGateway::Encapsulate(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t sl,
+                       uint16_t dlid) const
 {
     const size_t end = IpEnd(frame, f);
     std::vector<uint8_t> pkt;
@@ -148,7 +146,8 @@ IbGateway::Encapsulate(const std::vector<uint8_t>& frame, const ParsedFrame& f, 
         const uint8_t* ip = frame.data() + f.l3Offset;
         GrhHeader g;
         g.tClass = f.ipVersion == 4 ? ip[1] : static_cast<uint8_t>((ip[0] & 0xf) << 4 | ip[1] >> 4);
-        g.flowLabel = f.ipVersion == 4 ? 0 : (uint32_t(ip[1] & 0xf) << 16 | uint32_t(ip[2]) << 8 | ip[3]);
+        g.flowLabel =
+            f.ipVersion == 4 ? 0 : (uint32_t(ip[1] & 0xf) << 16 | uint32_t(ip[2]) << 8 | ip[3]);
         g.payLen = static_cast<uint16_t>(transport);
         g.hopLmt = f.ipVersion == 4 ? ip[8] : ip[7];
         g.sgid = Gid(f, f.srcIp);
@@ -196,7 +195,8 @@ IbGateway::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t
     const uint16_t dlid = LidFor(f);
     if (dlid == 0)
     {
-        ++m_drops[f.ipVersion == 6 && f.dstIp[0] == 0xff ? "ib_multicast" : "ib_no_lid_for_address"];
+        ++m_drops[f.ipVersion == 6 && f.dstIp[0] == 0xff ? "ib_multicast"
+                                                         : "ib_no_lid_for_address"];
         return;
     }
     const uint8_t sl = prio & 0xf;
@@ -209,8 +209,7 @@ IbGateway::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t
     m_tunnel->Push(m_lid, dlid, sl, frame);
     ++m_sent;
     m_port->Enqueue(Create<Packet>(pkt.data(), static_cast<uint32_t>(pkt.size())),
-                    sl % m_port->GetNumDataVls(),
-                    Simulator::Now());
+                    sl % m_port->GetNumDataVls(), Simulator::Now());
 }
 
 void

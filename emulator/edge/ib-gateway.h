@@ -47,23 +47,21 @@ class IbGateway : public EdgeUplink
 {
   public:
     /// \param lids the LID of each endpoint of \p directory, in the same order
-    IbGateway(ns3::Ptr<ns3::IbPort> port,
-              uint32_t context,
-              uint16_t lid,
-              std::shared_ptr<IbTunnel> tunnel,
-              std::vector<EndpointAddress> directory,
+    IbGateway(ns3::Ptr<ns3::IbPort> port, uint32_t context, uint16_t lid,
+              std::shared_ptr<IbTunnel> tunnel, std::vector<EndpointAddress> directory,
               std::vector<uint16_t> lids);
 
     void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f, uint8_t prio) override;
-    void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) override { m_deliver = deliver; }
+    void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) override
+    {
+        m_deliver = deliver;
+    }
     uint32_t Context() const override { return m_context; }
     std::map<std::string, uint64_t> Drops() const override { return m_drops; }
 
     /// The IB packet a frame becomes (without enqueuing it); empty if it cannot cross.
-    std::vector<uint8_t> Encapsulate(const std::vector<uint8_t>& frame,
-                                     const ns3::ParsedFrame& f,
-                                     uint8_t sl,
-                                     uint16_t dlid) const;
+    std::vector<uint8_t> Encapsulate(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f,
+                                     uint8_t sl, uint16_t dlid) const;
     /// The LID of the endpoint that owns \p f's destination address, or 0.
     uint16_t LidFor(const ns3::ParsedFrame& f) const;
     uint64_t PacketsSent() const { return m_sent; }

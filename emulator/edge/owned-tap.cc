@@ -12,8 +12,7 @@
 namespace fabemu
 {
 
-OwnedTap::OwnedTap(const std::string& name, unsigned ringFrames)
-    : m_name(name)
+OwnedTap::OwnedTap(const std::string& name, unsigned ringFrames) : m_name(name)
 {
     m_fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (m_fd < 0)
@@ -29,8 +28,9 @@ OwnedTap::OwnedTap(const std::string& name, unsigned ringFrames)
         close(m_fd);
         throw TapError("creating tap " + name + ": " + why);
     }
-    const std::string cmd = "sysctl -qw net.ipv6.conf." + name + ".disable_ipv6=1 && ip link set dev " +
-                            name + " txqueuelen " + std::to_string(ringFrames) + " up";
+    const std::string cmd = "sysctl -qw net.ipv6.conf." + name +
+                            ".disable_ipv6=1 && ip link set dev " + name + " txqueuelen " +
+                            std::to_string(ringFrames) + " up";
     if (std::system(cmd.c_str()) != 0)
     {
         close(m_fd);

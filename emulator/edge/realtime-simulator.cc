@@ -147,7 +147,8 @@ FabemuRealtimeSimulatorImpl::Watch(int fd, std::function<void()> onReadable)
 void
 FabemuRealtimeSimulatorImpl::Unwatch(int fd)
 {
-    m_watched.erase(std::remove_if(m_watched.begin(), m_watched.end(), [fd](const Watched& w) { return w.fd == fd; }),
+    m_watched.erase(std::remove_if(m_watched.begin(), m_watched.end(),
+                                   [fd](const Watched& w) { return w.fd == fd; }),
                     m_watched.end());
 }
 
@@ -187,7 +188,8 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
     {
         fds.push_back({w.fd, POLLIN, 0});
     }
-    timespec timeout{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    timespec timeout{static_cast<time_t>(ns / 1'000'000'000),
+                     static_cast<long>(ns % 1'000'000'000)};
     if (ppoll(fds.data(), fds.size(), &timeout, nullptr) <= 0)
     {
         return;
@@ -322,9 +324,11 @@ FabemuRealtimeSimulatorImpl::Schedule(const Time& delay, EventImpl* event)
 }
 
 void
-FabemuRealtimeSimulatorImpl::ScheduleWithContext(uint32_t context, const Time& delay, EventImpl* event)
+FabemuRealtimeSimulatorImpl::ScheduleWithContext(uint32_t context, const Time& delay,
+                                                 EventImpl* event)
 {
-    NS_ASSERT_MSG(delay.IsPositive(), "FabemuRealtimeSimulatorImpl::ScheduleWithContext: negative delay");
+    NS_ASSERT_MSG(delay.IsPositive(),
+                  "FabemuRealtimeSimulatorImpl::ScheduleWithContext: negative delay");
     {
         std::lock_guard<std::mutex> lock(m_mutex);
         uint64_t ts = m_currentTs;
@@ -420,7 +424,8 @@ FabemuRealtimeSimulatorImpl::IsExpired(const EventId& id) const
     }
     std::lock_guard<std::mutex> lock(m_mutex);
     return id.PeekEventImpl() == nullptr || id.GetTs() < m_currentTs ||
-           (id.GetTs() == m_currentTs && id.GetUid() <= m_currentUid) || id.PeekEventImpl()->IsCancelled();
+           (id.GetTs() == m_currentTs && id.GetUid() <= m_currentUid) ||
+           id.PeekEventImpl()->IsCancelled();
 }
 
 void
@@ -436,7 +441,8 @@ FabemuRealtimeSimulatorImpl::Run()
     }
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
     const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
-    const int64_t stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
+    const int64_t stepsPerNs =
+        NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
     unsigned sinceLook = 0;
     std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
@@ -457,7 +463,8 @@ FabemuRealtimeSimulatorImpl::Run()
             ++m_sleeps;
             m_inserted = false;
             lock.unlock();
-            PollWatched(std::min<int64_t>(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds(), kLongestWaitNs));
+            PollWatched(std::min<int64_t>(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds(),
+                                          kLongestWaitNs));
             lock.lock();
             continue;
         }
@@ -501,7 +508,8 @@ FabemuRealtimeSimulatorImpl::Run()
         m_currentUid = next.key.m_uid;
         // Due: nextTs <= nowTs, read at the top of this turn.
         const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
-        m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs : TimeStep(lateSteps).GetNanoSeconds());
+        m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs
+                                      : TimeStep(lateSteps).GetNanoSeconds());
         lock.unlock();
         next.impl->Invoke();
         next.impl->Unref();

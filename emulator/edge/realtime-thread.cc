@@ -14,7 +14,8 @@ TuneRealtimeThread(ThreadScheduling how)
     if (how == ThreadScheduling::Realtime)
     {
         sched_param p{};
-        p.sched_priority = 1; // the lowest real-time priority: any other real-time thread comes first
+        p.sched_priority =
+            1; // the lowest real-time priority: any other real-time thread comes first
         // SCHED_RESET_ON_FORK: a thread or process started from here runs SCHED_OTHER.
         if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p) == 0)
         {

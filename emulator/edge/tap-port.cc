@@ -62,8 +62,7 @@ BringUp(const std::string& ifname)
 
 } // namespace
 
-TapPort::TapPort(std::string ifname)
-    : m_ifname(std::move(ifname))
+TapPort::TapPort(std::string ifname) : m_ifname(std::move(ifname))
 {
     const unsigned index = if_nametoindex(m_ifname.c_str());
     if (index == 0)

@@ -12,8 +12,7 @@
 namespace fabemu
 {
 
-TapRelay::TapRelay(std::vector<Member> members)
-    : m_members(std::move(members))
+TapRelay::TapRelay(std::vector<Member> members) : m_members(std::move(members))
 {
     m_wakeFd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (m_wakeFd < 0)

@@ -76,7 +76,8 @@ Doctor(std::ostream& out)
          rdma.reason + (rdma.available ? " (fabemu vm --backend netns)" : ""));
     line("root", root, root ? "" : "taps, namespaces and VMs need root");
     line("/dev/net/tun", tun, tun ? "" : "real endpoints need tap devices");
-    line("qemu-system-x86_64", qemu, qemu ? "" : "VM endpoints need QEMU (scripts/install-deps installs it)");
+    line("qemu-system-x86_64", qemu,
+         qemu ? "" : "VM endpoints need QEMU (scripts/install-deps installs it)");
     line("/dev/kvm", kvm, kvm ? "probed at launch; TCG is the fallback" : "VMs run under TCG");
     line("tshark", tshark, tshark ? "" : "pcap decoding checks are skipped");
     line("gnuplot", gnuplot, gnuplot ? "" : "results have no plots");
@@ -91,8 +92,7 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     CLI::App app{"FabricEmu: real RDMA applications over emulated InfiniBand, RoCEv2 and iWARP "
                  "fabrics, and ns-3 models of those fabrics.",
                  "fabemu"};
-    app.set_version_flag("--version",
-                         fmt::format("fabemu {} (ns-3 {})", Version(), Ns3Version()));
+    app.set_version_flag("--version", fmt::format("fabemu {} (ns-3 {})", Version(), Ns3Version()));
     app.require_subcommand(1);
     app.footer("Exit codes: 0 ok, 1 run-time failure (a simulated flow failed, a VM died, ...), "
                "2 bad input, 3 expectations not met.");
@@ -110,8 +110,11 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     demoCmd->add_option("--pfc", demo.pfc, "PFC on the switch (true/false)")->capture_default_str();
     demoCmd->add_option("--cc", demo.cc, "Congestion control: dcqcn or none")
         ->capture_default_str();
-    demoCmd->add_option("--out", demo.out, "Results folder; replaced if an earlier run wrote it, "
-                                           "else refused unless --force")->capture_default_str();
+    demoCmd
+        ->add_option("--out", demo.out,
+                     "Results folder; replaced if an earlier run wrote it, "
+                     "else refused unless --force")
+        ->capture_default_str();
     demoCmd->add_flag("--force", demo.force, "Replace --out even if it is not a results folder");
     demoCmd->add_flag("--quiet", demo.quiet, "Print nothing");
 
@@ -122,7 +125,8 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     auto* imageBuild = image->add_subcommand(
         "build", "Build the endpoint VM image from Debian packages (or find it cached); "
                  "prints its folder");
-    imageBuild->add_option("--cache", imageCache, "Cache folder (default: $FABEMU_CACHE or ~/.cache/fabemu)");
+    imageBuild->add_option("--cache", imageCache,
+                           "Cache folder (default: $FABEMU_CACHE or ~/.cache/fabemu)");
     imageBuild->add_option("--extra", imageExtra, "List of extra host files for the image")
         ->check(CLI::ExistingFile);
 
@@ -138,41 +142,54 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     vmCmd->add_flag("--hold", vm.hold, "Keep them until SIGINT or SIGTERM");
     vmCmd->add_option("--accel", vm.accel, "auto, kvm or tcg")->capture_default_str();
     vmCmd->add_option("--cache", vm.cache, "Image cache folder");
-    vmCmd->add_option("--backend", vm.backend, "vm (QEMU, works everywhere) or netns (a network namespace per "
-                                               "endpoint, where the host kernel gives namespaces rxe/siw; "
-                                               "see fabemu doctor)")
+    vmCmd
+        ->add_option("--backend", vm.backend,
+                     "vm (QEMU, works everywhere) or netns (a network namespace per "
+                     "endpoint, where the host kernel gives namespaces rxe/siw; "
+                     "see fabemu doctor)")
         ->capture_default_str();
-    vmCmd->add_flag("--no-rdma", vm.noRdma, "netns only: plain IP namespaces without an RDMA device");
+    vmCmd->add_flag("--no-rdma", vm.noRdma,
+                    "netns only: plain IP namespaces without an RDMA device");
 
     EmulateOptions em;
     auto* emCmd = app.add_subcommand(
         "emulate", "Real endpoint VMs over the modelled RoCEv2 fabric (a star), in real time: "
                    "start servers, run commands, report fabric counters and lag");
-    emCmd->add_option("--count", em.count, "Endpoints h0..hN-1 (10.0.0.1, ...)")->capture_default_str();
+    emCmd->add_option("--count", em.count, "Endpoints h0..hN-1 (10.0.0.1, ...)")
+        ->capture_default_str();
     emCmd->add_option("--rate", em.rate, "Link rate")->capture_default_str();
     emCmd->add_option("--delay", em.delay, "Link delay")->capture_default_str();
     emCmd->add_option("--server", em.servers, "'hN: command' started in the background first");
     emCmd->add_option("--run", em.run, "'hN: command' run in turn; {hM} is hM's address");
     emCmd->add_flag("--parallel", em.parallel, "Run the --run commands at the same time");
     emCmd->add_option("--set", em.set, "ns3::Class::Attribute=value for the fabric (repeatable)");
-    emCmd->add_option("--cc", em.cc, "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
-                                     "rate per flow); none")
+    emCmd
+        ->add_option("--cc", em.cc,
+                     "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
+                     "rate per flow); none")
         ->capture_default_str();
-    emCmd->add_option("--backend", em.backend, "vm, or netns: a network namespace per endpoint (where the host "
-                                               "kernel gives namespaces rxe; see fabemu doctor)")
+    emCmd
+        ->add_option("--backend", em.backend,
+                     "vm, or netns: a network namespace per endpoint (where the host "
+                     "kernel gives namespaces rxe; see fabemu doctor)")
         ->capture_default_str();
     emCmd->add_flag("--no-rdma", em.noRdma, "netns only: plain IP namespaces, no RDMA device");
-    auto* bridgeFlag = emCmd->add_flag("--bridge", em.bridge, "Baseline: the same VMs and commands on a "
-                                                              "plain Linux bridge instead of the modelled fabric");
-    emCmd->add_flag("--relay", em.relay, "Baseline: the same VMs and commands joined by the emulator's own "
-                                         "tap reads and writes with no model between them (what any "
-                                         "user-space hop costs on this host)")
+    auto* bridgeFlag = emCmd->add_flag("--bridge", em.bridge,
+                                       "Baseline: the same VMs and commands on a "
+                                       "plain Linux bridge instead of the modelled fabric");
+    emCmd
+        ->add_flag("--relay", em.relay,
+                   "Baseline: the same VMs and commands joined by the emulator's own "
+                   "tap reads and writes with no model between them (what any "
+                   "user-space hop costs on this host)")
         ->excludes(bridgeFlag);
     emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
         ->capture_default_str();
-    emCmd->add_option("--scheduling", em.scheduling,
-                      "shared: the simulation thread at nice -10 beside the VMs; realtime: SCHED_FIFO, "
-                      "preempting them at once (lower lag, less VM throughput on a busy host)")
+    emCmd
+        ->add_option(
+            "--scheduling", em.scheduling,
+            "shared: the simulation thread at nice -10 beside the VMs; realtime: SCHED_FIFO, "
+            "preempting them at once (lower lag, less VM throughput on a busy host)")
         ->capture_default_str();
     emCmd->add_option("--cache", em.cache, "Image cache folder");
 
@@ -184,10 +201,12 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
                "when it lists endpoints; writes a results folder with summary.json, CSVs, plots "
                "and report.md");
     runCmd->add_option("file", run.file, "Scenario file (YAML)")->required();
-    runCmd->add_option("--out", run.out, "Results folder (default: results/<name>); replaced if an "
-                                         "earlier run wrote it, else refused unless --force");
-    runCmd->add_flag("--force", run.force, "Replace --out even if it is not a results folder "
-                                           "(its contents are deleted)");
+    runCmd->add_option("--out", run.out,
+                       "Results folder (default: results/<name>); replaced if an "
+                       "earlier run wrote it, else refused unless --force");
+    runCmd->add_flag("--force", run.force,
+                     "Replace --out even if it is not a results folder "
+                     "(its contents are deleted)");
     runCmd->add_option("--set", run.set,
                        "KEY=VALUE over the file: a dotted key (fabric.ecn.kmin=10KB) or an ns-3 "
                        "attribute (ns3::SwitchMmu::Kmin=10240); repeatable");
@@ -205,12 +224,14 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
         "list", "List topology builders, workload types and every scenario key with its default");
 
     std::string reportDir;
-    auto* reportCmd = app.add_subcommand("report", "Re-render the plots and report.md of a results folder");
+    auto* reportCmd =
+        app.add_subcommand("report", "Re-render the plots and report.md of a results folder");
     reportCmd->add_option("dir", reportDir, "Results folder")->required();
 
     std::vector<std::string> statusPaths;
     auto* statusCmd = app.add_subcommand(
-        "status", "Live counters of running emulations (every one on this host, or the sockets named)");
+        "status",
+        "Live counters of running emulations (every one on this host, or the sockets named)");
     statusCmd->add_option("socket", statusPaths, "Status socket, as the run printed it");
 
     // CLI11 reports a missing subcommand before a stray word: name the word first.
@@ -263,9 +284,9 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
         {
             run.seed = runSeed;
         }
-        run.progress = runQuiet                           ? ProgressMode::Quiet
+        run.progress = runQuiet                            ? ProgressMode::Quiet
                        : (&out == &std::cout && isatty(1)) ? ProgressMode::Bar
-                                                          : ProgressMode::Lines;
+                                                           : ProgressMode::Lines;
         return RunScenarioFile(run, out, err);
     }
     if (*validateCmd)
@@ -279,7 +300,8 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
             statusPaths = FindStatusSockets();
             if (statusPaths.empty())
             {
-                err << "fabemu status: no emulation is running on this host (no live status socket)\n";
+                err << "fabemu status: no emulation is running on this host (no live status "
+                       "socket)\n";
                 return kExitFailure;
             }
         }

@@ -58,9 +58,8 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu demo: " << why << "\n";
         return kExitBadInput;
     }
-    const fs::path tmp = target.parent_path() /
-                         fs::path("." + target.filename().string() + ".tmp-" +
-                                  std::to_string(getpid()));
+    const fs::path tmp = target.parent_path() / fs::path("." + target.filename().string() +
+                                                         ".tmp-" + std::to_string(getpid()));
     std::error_code ec;
     fs::create_directories(tmp, ec);
     if (ec)
@@ -76,8 +75,7 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
     if (opt.cc == "dcqcn")
     {
         DcqcnRateControl::ApplyPreset("paper");
-        Config::SetDefault("ns3::RoceNic::CongestionControl",
-                           StringValue("ns3::DcqcnRateControl"));
+        Config::SetDefault("ns3::RoceNic::CongestionControl", StringValue("ns3::DcqcnRateControl"));
     }
 
     const auto wall0 = std::chrono::steady_clock::now();
@@ -153,19 +151,20 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         const auto& t = summary["totals"];
         out << fmt::format("RoCEv2 incast: {} x {} bytes into h0 at {}, PFC {}, CC {}\n",
                            opt.senders, opt.bytes, opt.rate, opt.pfc ? "on" : "off", opt.cc);
-        out << fmt::format("  flows completed {} of {} ({} failed, {} pending), bytes delivered {}\n",
-                           summary["flows_completed"].get<size_t>(), opt.senders,
-                           summary["flows_failed"].get<size_t>(),
-                           summary["flows_pending"].get<size_t>(), t["bytes_delivered"].get<uint64_t>());
+        out << fmt::format(
+            "  flows completed {} of {} ({} failed, {} pending), bytes delivered {}\n",
+            summary["flows_completed"].get<size_t>(), opt.senders,
+            summary["flows_failed"].get<size_t>(), summary["flows_pending"].get<size_t>(),
+            t["bytes_delivered"].get<uint64_t>());
         out << fmt::format("  drops {}, PFC frames {}, ECN marks {}, CNPs {}, peak queue {} B\n",
                            t["drops"].get<uint64_t>(), t["pfc_pause_frames"].get<uint64_t>(),
                            t["ecn_marks"].get<uint64_t>(), t["cnps"].get<uint64_t>(),
                            summary["peak_queue_bytes"].get<uint64_t>());
-        out << fmt::format("  FCT slowdown median {:.2f}, max {:.2f}; simulated {:.3f} ms in {:.2f} s\n",
-                           summary["fct_slowdown"]["median"].get<double>(),
-                           summary["fct_slowdown"]["max"].get<double>(),
-                           summary["sim_time_s"].get<double>() * 1e3,
-                           summary["wall_time_s"].get<double>());
+        out << fmt::format(
+            "  FCT slowdown median {:.2f}, max {:.2f}; simulated {:.3f} ms in {:.2f} s\n",
+            summary["fct_slowdown"]["median"].get<double>(),
+            summary["fct_slowdown"]["max"].get<double>(), summary["sim_time_s"].get<double>() * 1e3,
+            summary["wall_time_s"].get<double>());
         out << "  results: " << target.string()
             << "/ (summary.json, fct.txt, pfc.txt, queue.txt, h0.pcap)\n";
     }

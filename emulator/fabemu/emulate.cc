@@ -177,10 +177,7 @@ class Endpoint
 class VmEndpoint : public Endpoint
 {
   public:
-    explicit VmEndpoint(std::unique_ptr<Vm> vm)
-        : m_vm(std::move(vm))
-    {
-    }
+    explicit VmEndpoint(std::unique_ptr<Vm> vm) : m_vm(std::move(vm)) {}
     const std::string& Interface() const override { return m_vm->Spec().tap; }
     uint64_t Start(const std::string& cmd, std::chrono::seconds timeout) override
     {
@@ -200,10 +197,7 @@ class VmEndpoint : public Endpoint
 class NamespaceEndpoint : public Endpoint
 {
   public:
-    explicit NamespaceEndpoint(const NetnsSpec& spec)
-        : m_ns(spec)
-    {
-    }
+    explicit NamespaceEndpoint(const NetnsSpec& spec) : m_ns(spec) {}
     const std::string& Interface() const override { return m_ns.Spec().hostIf; }
     uint64_t Start(const std::string& cmd, std::chrono::seconds timeout) override
     {
@@ -311,11 +305,8 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
 /// delay, waited for unless it is in the background; the background ones are
 /// collected at the end. Returns whether every one exited 0.
 bool
-RunCommands(const Scenario& s,
-            std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
-            const SignalGuard& signals,
-            LiveStatus& live,
-            std::vector<CommandOutcome>& commands)
+RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
+            const SignalGuard& signals, LiveStatus& live, std::vector<CommandOutcome>& commands)
 {
     // Commands in order: wait 'after', start; wait for it unless it is in the background.
     struct Background
@@ -335,7 +326,8 @@ RunCommands(const Scenario& s,
         }
         // Wait 'after', but not past a signal: a command started after SIGINT would
         // escape the clean-up that already ran.
-        const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(w.afterPs / 1'000'000'000);
+        const auto start =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(w.afterPs / 1'000'000'000);
         while (std::chrono::steady_clock::now() < start && !signals.Signal())
         {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -344,15 +336,16 @@ RunCommands(const Scenario& s,
         {
             break;
         }
-        const auto timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+        const auto timeout =
+            std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
         auto& endpoint = *vms[w.on];
         const uint64_t id = endpoint.Start(w.run, timeout);
         commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
         live.Set("commands", CommandsJson(commands));
         if (w.background)
         {
-            background.push_back({commands.size() - 1, w.on, id,
-                                  std::chrono::steady_clock::now() + timeout});
+            background.push_back(
+                {commands.size() - 1, w.on, id, std::chrono::steady_clock::now() + timeout});
             continue;
         }
         const auto c = endpoint.Wait(id, timeout + std::chrono::seconds(5));
@@ -366,9 +359,9 @@ RunCommands(const Scenario& s,
         // A server whose client failed may wait for ever: then it gets 10 s more.
         const auto left = std::chrono::duration_cast<std::chrono::seconds>(
             b.deadline - std::chrono::steady_clock::now());
-        const auto wait = ok ? std::max(left, std::chrono::seconds(10))
-                             : std::min(std::max(left, std::chrono::seconds(1)),
-                                        std::chrono::seconds(10));
+        const auto wait =
+            ok ? std::max(left, std::chrono::seconds(10))
+               : std::min(std::max(left, std::chrono::seconds(1)), std::chrono::seconds(10));
         const auto c = vms[b.host]->Wait(b.id, wait);
         commands[b.record].exitCode = c.exitCode;
         commands[b.record].out = c.out + c.err;
@@ -452,7 +445,8 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
     s.lagThreshold = opt.lagThreshold;
     if (opt.scheduling != "shared" && opt.scheduling != "realtime")
     {
-        err << "fabemu emulate: --scheduling must be shared or realtime, not '" << opt.scheduling << "'\n";
+        err << "fabemu emulate: --scheduling must be shared or realtime, not '" << opt.scheduling
+            << "'\n";
         return result;
     }
     s.scheduling = opt.scheduling;
@@ -472,7 +466,8 @@ RunEmulation(const EmulateOptions& opt, std::ostream& out, std::ostream& err)
         e.device = opt.noRdma ? "none" : e.device;
         s.endpoints.push_back(e);
     }
-    for (auto [specs, background] : {std::pair{&opt.servers, true}, std::pair{&opt.run, opt.parallel}})
+    for (auto [specs, background] :
+         {std::pair{&opt.servers, true}, std::pair{&opt.run, opt.parallel}})
     {
         for (const auto& spec : *specs)
         {
@@ -540,22 +535,24 @@ CheckEmulation(const Scenario& s, const EmulateSetup& setup, std::string& image,
     }
     if (geteuid() != 0)
     {
-        err << s.file << ": real endpoints need root (a VM's tap, a namespace's veth); run as "
-                         "root, or drop the endpoints to simulate only\n";
+        err << s.file
+            << ": real endpoints need root (a VM's tap, a namespace's veth); run as "
+               "root, or drop the endpoints to simulate only\n";
         return kExitFailure;
     }
-    const auto rdmaNamespace = std::find_if(s.endpoints.begin(), s.endpoints.end(), [](const auto& e) {
-        return e.kind == "netns" && e.device != "none";
-    });
+    const auto rdmaNamespace =
+        std::find_if(s.endpoints.begin(), s.endpoints.end(),
+                     [](const auto& e) { return e.kind == "netns" && e.device != "none"; });
     if (rdmaNamespace != s.endpoints.end())
     {
         const auto host = ProbeHostRdma();
         if (!host.available)
         {
             err << s.file << ": " << rdmaNamespace->host << " is a namespace with "
-                << rdmaNamespace->device << ", which needs Soft-RoCE/Soft-iWARP in namespaces: "
-                << host.reason
-                << " (VM endpoints, the default, work here; device none gives a plain IP namespace)\n";
+                << rdmaNamespace->device
+                << ", which needs Soft-RoCE/Soft-iWARP in namespaces: " << host.reason
+                << " (VM endpoints, the default, work here; device none gives a plain IP "
+                   "namespace)\n";
             return kExitFailure;
         }
     }
@@ -582,7 +579,8 @@ struct RealEndpoints
 
 /// Starts endpoint \p e: a namespace or a VM, at hN's addresses (HostIpv4, HostMac).
 std::unique_ptr<Endpoint>
-StartEndpoint(const Scenario& s, const Fabric& fabric, const EndpointSpec& e, RealEndpoints& eps, SignalGuard& signals)
+StartEndpoint(const Scenario& s, const Fabric& fabric, const EndpointSpec& e, RealEndpoints& eps,
+              SignalGuard& signals)
 {
     const std::string iface = fmt::format("fe{}t{}", getpid(), e.index);
     if (e.kind == "netns")
@@ -616,14 +614,11 @@ StartEndpoint(const Scenario& s, const Fabric& fabric, const EndpointSpec& e, Re
 
 /// The endpoints first: their taps (or veths) must exist before the edges open them.
 void
-StartEndpoints(const Scenario& s,
-               const Fabric& fabric,
-               const std::string& image,
-               RealEndpoints& eps,
-               SignalGuard& signals,
-               std::ostream& out)
+StartEndpoints(const Scenario& s, const Fabric& fabric, const std::string& image,
+               RealEndpoints& eps, SignalGuard& signals, std::ostream& out)
 {
-    if (std::any_of(s.endpoints.begin(), s.endpoints.end(), [](const auto& e) { return e.kind == "netns"; }))
+    if (std::any_of(s.endpoints.begin(), s.endpoints.end(),
+                    [](const auto& e) { return e.kind == "netns"; }))
     {
         NetnsEndpoint::SweepStale();
     }
@@ -635,11 +630,12 @@ StartEndpoints(const Scenario& s,
     {
         eps.byHost[e.index] = StartEndpoint(s, fabric, e, eps, signals);
         eps.directory.push_back({HostIpv4(e.index), HostMac(e.index)});
-        const std::string what = e.kind != "netns" ? e.device + "0"
+        const std::string what = e.kind != "netns"    ? e.device + "0"
                                  : e.device == "none" ? "namespace, no RDMA device,"
                                                       : "namespace with " + e.device + "0";
         // Progress goes out at once, also into a pipe (block-buffered otherwise).
-        out << fmt::format("{}: {} ready ({} ms)\n", e.host, what, eps.byHost[e.index]->ReadyTime().count())
+        out << fmt::format("{}: {} ready ({} ms)\n", e.host, what,
+                           eps.byHost[e.index]->ReadyTime().count())
             << std::flush;
     }
 }
@@ -647,7 +643,8 @@ StartEndpoints(const Scenario& s,
 /// The two baselines: the same endpoints and commands with no model between them (a plain
 /// Linux bridge, or the emulator's own tap I/O and thread).
 EmulateResult
-RunBaseline(const Scenario& s, const EmulateSetup& setup, RealEndpoints& eps, const SignalGuard& signals, std::ostream& out)
+RunBaseline(const Scenario& s, const EmulateSetup& setup, RealEndpoints& eps,
+            const SignalGuard& signals, std::ostream& out)
 {
     EmulateResult r;
     const auto run = [&] {
@@ -684,9 +681,10 @@ RunBaseline(const Scenario& s, const EmulateSetup& setup, RealEndpoints& eps, co
     r.framesFromEndpoints = relay.FramesRead();
     r.framesToEndpoints = relay.FramesWritten();
     r.scheduling = relay.Scheduling();
-    out << fmt::format("baseline: the endpoints were joined by a bare user-space relay (no fabric model, "
-                       "its thread {}): {} frames read, {} written, {} refused by a full tap\n",
-                       r.scheduling, r.framesFromEndpoints, r.framesToEndpoints, relay.FramesRefused());
+    out << fmt::format(
+        "baseline: the endpoints were joined by a bare user-space relay (no fabric model, "
+        "its thread {}): {} frames read, {} written, {} refused by a full tap\n",
+        r.scheduling, r.framesFromEndpoints, r.framesToEndpoints, relay.FramesRefused());
     return r;
 }
 
@@ -698,18 +696,16 @@ PrepareRealtimeNs3(const Scenario& s)
     // when a simulator is created, so any made already is dropped.
     Config::Reset();
     Simulator::Destroy();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    GlobalValue::Bind("SimulatorImplementationType",
+                      StringValue("ns3::FabemuRealtimeSimulatorImpl"));
     UsePicoseconds();
     ApplyFabricDefaults(s, RunMode::Emulation);
 }
 
 /// Live counters for `fabemu status`: the simulation, each edge, the fabric.
 nlohmann::json
-LiveJson(const Scenario& s,
-         const std::vector<std::unique_ptr<EdgePort>>& edges,
-         const Fabric& fabric,
-         const LagMonitor& lag,
-         const FabemuRealtimeSimulatorImpl& sim)
+LiveJson(const Scenario& s, const std::vector<std::unique_ptr<EdgePort>>& edges,
+         const Fabric& fabric, const LagMonitor& lag, const FabemuRealtimeSimulatorImpl& sim)
 {
     nlohmann::json edgeList = nlohmann::json::array();
     for (const auto& e : edges)
@@ -773,7 +769,8 @@ StopEdges(const std::vector<std::unique_ptr<EdgePort>>& edges, EdgeTotals& t)
 
 /// The lag's summary into \p t, its distribution into lag.csv (when there is a folder).
 void
-RecordLag(const Scenario& s, const LagMonitor& lag, const FabemuRealtimeSimulatorImpl& sim, const std::string& dir, LagTotals& t)
+RecordLag(const Scenario& s, const LagMonitor& lag, const FabemuRealtimeSimulatorImpl& sim,
+          const std::string& dir, LagTotals& t)
 {
     const LagMonitor::Summary summary = lag.Summarize();
     t.lagMaxMs = summary.maxMs;
@@ -812,13 +809,8 @@ OpenStatusServer(std::shared_ptr<LiveStatus> live, std::ostream& out, std::ostre
 /// The endpoints on the modelled fabric in real time, with simulated background flows if
 /// any: the fabric built through its seam, an uplink per endpoint, the commands run.
 EmulateResult
-RunOnFabric(const Scenario& s,
-            Fabric& fabric,
-            const EmulateSetup& setup,
-            RealEndpoints& eps,
-            const SignalGuard& signals,
-            std::ostream& out,
-            std::ostream& err)
+RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEndpoints& eps,
+            const SignalGuard& signals, std::ostream& out, std::ostream& err)
 {
     PrepareRealtimeNs3(s);
     EmulateResult r;
@@ -830,9 +822,10 @@ RunOnFabric(const Scenario& s,
     }
     std::vector<std::unique_ptr<EdgePort>> edges =
         fabric.Uplinks(s, hosts, eps.directory, IpMtuForPathMtu(s.fabric.mtu));
-    fabric.AttachRecorders(s, {setup.resultsDir,
-                                PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000)),
-                                RunMode::Emulation});
+    fabric.AttachRecorders(s,
+                           {setup.resultsDir,
+                            PicoSeconds(std::max<int64_t>(s.record.queueIntervalPs, 1'000'000'000)),
+                            RunMode::Emulation});
     FlowRunner runner(fabric.Rdma()); // simulated background traffic, if any
     runner.Add(BuildFlows(s));
     runner.Start();
@@ -853,11 +846,13 @@ RunOnFabric(const Scenario& s,
     publisher.gather = [&] { return LiveJson(s, edges, fabric, lag, *simImpl); };
     simImpl->AddIdleHook([&publisher] { publisher.MaybePublish(); });
     const std::unique_ptr<StatusServer> status = OpenStatusServer(live, out, err);
-    SimulatorThread sim(s.scheduling == "realtime" ? ThreadScheduling::Realtime : ThreadScheduling::Shared);
+    SimulatorThread sim(s.scheduling == "realtime" ? ThreadScheduling::Realtime
+                                                   : ThreadScheduling::Shared);
     r.scheduling = sim.Scheduling();
     if (s.scheduling == "realtime" && r.scheduling != "SCHED_FIFO")
     {
-        err << "warning: scheduling realtime: SCHED_FIFO was not permitted; the simulation thread runs at "
+        err << "warning: scheduling realtime: SCHED_FIFO was not permitted; the simulation thread "
+               "runs at "
             << r.scheduling << "\n";
     }
     const bool ok = RunCommands(s, eps.byHost, signals, *live, r.commands);
@@ -881,7 +876,8 @@ RunOnFabric(const Scenario& s,
 
 /// The run's account on the terminal: commands, edges, fabric, DCQCN at the edges, lag.
 void
-PrintEmulation(const Scenario& s, const Fabric& fabric, const EmulateSetup& setup, const EmulateResult& r, std::ostream& out)
+PrintEmulation(const Scenario& s, const Fabric& fabric, const EmulateSetup& setup,
+               const EmulateResult& r, std::ostream& out)
 {
     PrintCommands(r.commands, setup.printOutputs, out);
     out << fmt::format("edge: {} neighbour solicitations answered; {} frames held for VMs that "
@@ -905,17 +901,20 @@ PrintEmulation(const Scenario& s, const Fabric& fabric, const EmulateSetup& setu
     {
         out << fmt::format("DCQCN at the edges: {} CNPs sent for CE-marked frames, {} acted on, "
                            "{} frames paced, lowest flow rate {:.1f} Mb/s\n",
-                           r.edgeCnpsSent, r.edgeCnpsConsumed, r.framesPaced, r.lowestRateBps / 1e6);
+                           r.edgeCnpsSent, r.edgeCnpsConsumed, r.framesPaced,
+                           r.lowestRateBps / 1e6);
     }
-    out << fmt::format("lag of simulated time behind the wall clock ({}): max {:.3f} ms, p99 {:.3f} ms{}\n",
-                       r.scheduling, r.lagMaxMs, r.lagP99Ms,
-                       r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
+    out << fmt::format(
+        "lag of simulated time behind the wall clock ({}): max {:.3f} ms, p99 {:.3f} ms{}\n",
+        r.scheduling, r.lagMaxMs, r.lagP99Ms,
+        r.timingFaithful ? "" : "  WARNING: above the threshold, timing not faithful");
     if (r.readsDeferred > 0)
     {
-        out << fmt::format("overload: the simulation fell more than {:g} ms behind the wall clock and left "
-                           "the endpoints' frames in the kernel {} times until it caught up (what did not "
-                           "fit there is in the edge drops as socket_overflow)\n",
-                           r.maxBacklogMs, r.readsDeferred);
+        out << fmt::format(
+            "overload: the simulation fell more than {:g} ms behind the wall clock and left "
+            "the endpoints' frames in the kernel {} times until it caught up (what did not "
+            "fit there is in the edge drops as socket_overflow)\n",
+            r.maxBacklogMs, r.readsDeferred);
     }
 }
 
@@ -993,7 +992,8 @@ EmulationSummaryJson(const EmulateResult& r)
                        {"frames_held", r.framesHeld},
                        {"peak_held_bytes", r.peakHeldBytes},
                        {"pauses_sent", r.edgePauses}};
-    summary["lag"] = {{"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}, {"reads_deferred", r.readsDeferred}};
+    summary["lag"] = {
+        {"max_ms", r.lagMaxMs}, {"p99_ms", r.lagP99Ms}, {"reads_deferred", r.readsDeferred}};
     summary["timing_faithful"] = r.timingFaithful;
     summary["scheduling"] = r.scheduling; // what the simulation thread got
     nlohmann::json commands = nlohmann::json::array();

@@ -30,12 +30,13 @@ struct EmulateOptions
     std::vector<std::string> set;     ///< "ns3::Class::Attribute=value" defaults for the fabric
     std::string cache;
     std::string lagThreshold{"1ms"};
-    std::string cc{"none"}; ///< dcqcn: the edges run DCQCN for the endpoints
-    bool bridge{false};     ///< baseline: the VMs on a plain Linux bridge instead of the model
-    bool relay{false};      ///< baseline: the VMs joined by a bare user-space relay (TapRelay)
+    std::string cc{"none"};    ///< dcqcn: the edges run DCQCN for the endpoints
+    bool bridge{false};        ///< baseline: the VMs on a plain Linux bridge instead of the model
+    bool relay{false};         ///< baseline: the VMs joined by a bare user-space relay (TapRelay)
     std::string backend{"vm"}; ///< vm, or netns (a namespace per endpoint)
     bool noRdma{false};        ///< netns: plain IP namespaces
-    std::string scheduling{"shared"}; ///< the simulation thread: shared (nice -10) or realtime (SCHED_FIFO)
+    std::string scheduling{
+        "shared"}; ///< the simulation thread: shared (nice -10) or realtime (SCHED_FIFO)
 };
 
 struct CommandOutcome
@@ -55,8 +56,8 @@ struct EdgeTotals
     uint64_t arpReplies{0};
     uint64_t neighbourAdverts{0};
     std::map<std::string, uint64_t> edgeDrops; ///< by reason
-    uint64_t edgeCnpsSent{0};     ///< DCQCN at the edges: notification points
-    uint64_t edgeCnpsConsumed{0}; ///< reaction points
+    uint64_t edgeCnpsSent{0};                  ///< DCQCN at the edges: notification points
+    uint64_t edgeCnpsConsumed{0};              ///< reaction points
     uint64_t framesPaced{0};
     uint64_t lowestRateBps{0};
     uint64_t framesHeld{0};    ///< toward the VMs: frames a full tap could not take at once
@@ -74,7 +75,8 @@ struct LagTotals
     uint64_t readsDeferred{0};
     double maxBacklogMs{0};
     bool timingFaithful{true};
-    std::string scheduling; ///< what the simulation thread got: SCHED_FIFO or "nice N" (CurrentThreadScheduling)
+    std::string scheduling; ///< what the simulation thread got: SCHED_FIFO or "nice N"
+                            ///< (CurrentThreadScheduling)
 };
 
 /// An emulation's outcome: the fabric's totals (as in a simulation), the edges', the lag's.
@@ -93,8 +95,8 @@ EmulateResult RunEmulation(const EmulateOptions& opt, std::ostream& out, std::os
 
 struct EmulateSetup
 {
-    std::string cache;      ///< image cache ("" = the default)
-    std::string resultsDir; ///< where pcaps and CSVs go ("" = nowhere)
+    std::string cache;       ///< image cache ("" = the default)
+    std::string resultsDir;  ///< where pcaps and CSVs go ("" = nowhere)
     bool printOutputs{true}; ///< print each command's whole output (else one line each)
     bool bridge{false};      ///< baseline: a plain Linux bridge joins the VMs, no fabric model
     bool relay{false};       ///< baseline: the emulator's tap I/O joins them, no fabric model
@@ -103,9 +105,7 @@ struct EmulateSetup
 /// A scenario with VM endpoints, in real time: VMs on the scenario's hosts,
 /// the rest of the fabric simulated, its commands run through the guest agents
 /// in order (each after its 'after' delay; waited for unless 'background').
-EmulateResult EmulateScenario(const Scenario& s,
-                              const EmulateSetup& setup,
-                              std::ostream& out,
+EmulateResult EmulateScenario(const Scenario& s, const EmulateSetup& setup, std::ostream& out,
                               std::ostream& err);
 
 /// summary.json's run part for an emulation: the simulation's (RunSummaryJson) with

@@ -73,8 +73,7 @@ namespace
 
 } // namespace
 
-LinuxBridge::LinuxBridge()
-    : m_name("febr" + std::to_string(getpid()))
+LinuxBridge::LinuxBridge() : m_name("febr" + std::to_string(getpid()))
 {
     Ip("link add " + m_name + " type bridge");
     Ip("link set " + m_name + " up");
@@ -185,8 +184,9 @@ RunNamespaces(const VmOptions& opt, std::ostream& out, std::ostream& err)
             {
                 bridge->Join(spec.hostIf);
             }
-            out << fmt::format("{}: namespace {} ready on {} ({}), after {} ms\n", spec.name, spec.netns,
-                               spec.hostIf, device == "none" ? "no RDMA device" : device + "0",
+            out << fmt::format("{}: namespace {} ready on {} ({}), after {} ms\n", spec.name,
+                               spec.netns, spec.hostIf,
+                               device == "none" ? "no RDMA device" : device + "0",
                                eps.back()->ReadyTime().count())
                 << std::flush;
         }
@@ -244,15 +244,17 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
     {
         return RunNamespaces(opt, out, err);
     }
-    const std::string image = BuildImage(opt.cache.empty() ? DefaultCacheDir() : opt.cache, "", err);
+    const std::string image =
+        BuildImage(opt.cache.empty() ? DefaultCacheDir() : opt.cache, "", err);
     if (image.empty())
     {
         return kExitFailure;
     }
     try
     {
-        const Accel accel = opt.accel == "kvm" ? Accel::Kvm : opt.accel == "tcg" ? Accel::Tcg
-                                                                                 : Accel::Auto;
+        const Accel accel = opt.accel == "kvm"   ? Accel::Kvm
+                            : opt.accel == "tcg" ? Accel::Tcg
+                                                 : Accel::Auto;
         VmLauncher launcher(VmImage::In(image), accel);
         std::unique_ptr<LinuxBridge> bridge;
         if (opt.bridge)

@@ -39,11 +39,13 @@ ListScenarioKeys(std::ostream& out)
     {
         out << fmt::format("  {:<12} keys: {}\n  {:<12} {}\n", w.key, w.type, "", w.help);
     }
-    out << "\nScenario keys (--set KEY=VALUE takes each; docs/scenarios.md has them with examples):\n";
+    out << "\nScenario keys (--set KEY=VALUE takes each; docs/scenarios.md has them with "
+           "examples):\n";
     for (const auto& k : Keys())
     {
-        out << fmt::format("  {:<28} {:<28} default {}\n  {:<28} {}{}\n", k.key, k.type, k.defaultValue,
-                           "", k.help, k.appliesTo.empty() ? "" : " [" + k.appliesTo + "]");
+        out << fmt::format("  {:<28} {:<28} default {}\n  {:<28} {}{}\n", k.key, k.type,
+                           k.defaultValue, "", k.help,
+                           k.appliesTo.empty() ? "" : " [" + k.appliesTo + "]");
     }
     return kExitOk;
 }

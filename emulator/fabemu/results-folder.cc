@@ -48,7 +48,8 @@ ResultsTargetProblem(const fs::path& target, bool force)
 void
 MarkResults(const fs::path& dir)
 {
-    std::ofstream(dir / kResultsMarker) << "A fabemu results folder: fabemu run --out replaces it.\n";
+    std::ofstream(dir / kResultsMarker)
+        << "A fabemu results folder: fabemu run --out replaces it.\n";
 }
 
 void

@@ -26,8 +26,7 @@ std::string ResultsTargetProblem(const std::filesystem::path& target, bool force
 void MarkResults(const std::filesystem::path& dir);
 
 /// Replaces \p target with \p tmp: removes the old folder, then renames.
-void PublishResults(const std::filesystem::path& tmp,
-                    const std::filesystem::path& target,
+void PublishResults(const std::filesystem::path& tmp, const std::filesystem::path& target,
                     std::error_code& ec);
 
 } // namespace fabemu

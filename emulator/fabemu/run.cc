@@ -197,9 +197,9 @@ FlowsVerdict(const json& summary)
         {
             reasons.push_back(fmt::format("{} on {}", why, fmt::join(flows, ", ")));
         }
-        parts.push_back(fmt::format("{} flow{} failed: {}{}", failed, failed == 1 ? "" : "s",
-                                    fmt::join(reasons, "; "),
-                                    failed > named ? fmt::format(" and {} more", failed - named) : ""));
+        parts.push_back(fmt::format(
+            "{} flow{} failed: {}{}", failed, failed == 1 ? "" : "s", fmt::join(reasons, "; "),
+            failed > named ? fmt::format(" and {} more", failed - named) : ""));
     }
     if (pending > 0)
     {
@@ -213,7 +213,8 @@ FlowsVerdict(const json& summary)
 /// per-flow throughput written into \p dir; every flow's outcome returned. Fabric
 /// recorders are the caller's.
 std::vector<FlowRecord>
-RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode,
+         std::ostream& out)
 {
     std::ostringstream tputRows;
     FlowRunner runner(fabric);
@@ -276,14 +277,16 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
 {
     const auto& t = summary["totals"];
     out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, {}, bytes delivered {}\n",
-                       summary["sim_time_s"].get<double>() * 1e3, summary["wall_time_s"].get<double>(),
-                       t["drops"].get<uint64_t>(), FabricRegistry::Create(s.fabric.type)->TotalsLine(t),
+                       summary["sim_time_s"].get<double>() * 1e3,
+                       summary["wall_time_s"].get<double>(), t["drops"].get<uint64_t>(),
+                       FabricRegistry::Create(s.fabric.type)->TotalsLine(t),
                        t["bytes_delivered"].get<uint64_t>());
     const auto& f = summary["flow_stats"];
     if (f["count"].get<size_t>() > 0)
     {
-        out << fmt::format("flows: {} completed, {} failed, {} pending\n", f["completed"].get<size_t>(),
-                           f["failed"].get<size_t>(), f["pending"].get<size_t>());
+        out << fmt::format("flows: {} completed, {} failed, {} pending\n",
+                           f["completed"].get<size_t>(), f["failed"].get<size_t>(),
+                           f["pending"].get<size_t>());
     }
     for (const auto& e : summary["expect"])
     {
@@ -333,10 +336,8 @@ SweepStaleRuns(const fs::path& parent)
 } // namespace
 
 int
-ValidateScenarioFile(const std::string& file,
-                     const std::vector<std::string>& set,
-                     std::ostream& out,
-                     std::ostream& err)
+ValidateScenarioFile(const std::string& file, const std::vector<std::string>& set,
+                     std::ostream& out, std::ostream& err)
 {
     try
     {
@@ -434,7 +435,8 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
         setup.cache = opt.cache;
         setup.resultsDir = tmp.string();
         setup.printOutputs = false; // they are in commands/ and summary.json
-        const EmulateResult r = EmulateScenario(s, setup, opt.progress == ProgressMode::Quiet ? err : out, err);
+        const EmulateResult r =
+            EmulateScenario(s, setup, opt.progress == ProgressMode::Quiet ? err : out, err);
         if (r.interruptedBy || (r.commands.empty() && r.exitCode != kExitOk))
         {
             return r.exitCode == kExitOk ? kExitFailure : r.exitCode; // nothing worth keeping
@@ -481,7 +483,8 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
     PublishResults(tmp, target, ec);
     if (ec)
     {
-        err << "fabemu run: cannot move results to " << target.string() << ": " << ec.message() << "\n";
+        err << "fabemu run: cannot move results to " << target.string() << ": " << ec.message()
+            << "\n";
         return kExitFailure;
     }
     if (opt.progress != ProgressMode::Quiet)

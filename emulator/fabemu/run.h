@@ -21,7 +21,7 @@ enum class ProgressMode
 struct RunOptions
 {
     std::string file;
-    std::string out; ///< default: results/<name>; replaced only if fabemu wrote it (or force)
+    std::string out;   ///< default: results/<name>; replaced only if fabemu wrote it (or force)
     bool force{false}; ///< replace \c out even if it is not a results folder
     std::vector<std::string> set;
     std::optional<uint64_t> seed;
@@ -30,10 +30,8 @@ struct RunOptions
 };
 
 int RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err);
-int ValidateScenarioFile(const std::string& file,
-                         const std::vector<std::string>& set,
-                         std::ostream& out,
-                         std::ostream& err);
+int ValidateScenarioFile(const std::string& file, const std::vector<std::string>& set,
+                         std::ostream& out, std::ostream& err);
 /// Builders, workload types and every scenario key with its help and default.
 int ListScenarioKeys(std::ostream& out);
 /// Re-renders the plots and report.md of a results folder.

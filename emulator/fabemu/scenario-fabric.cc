@@ -85,10 +85,8 @@ AttributeProblem(const std::string& name, const std::string& value)
 /// A ScenarioError at the last fabric.set entry naming one of \p attributes (it is
 /// applied last, so it decides), else at scenario key \p key.
 ScenarioError
-FabricError(const Scenario& s,
-            std::initializer_list<const char*> attributes,
-            const std::string& key,
-            const std::string& what)
+FabricError(const Scenario& s, std::initializer_list<const char*> attributes,
+            const std::string& key, const std::string& what)
 {
     const FabricSpec::Setting* last = nullptr;
     for (const auto& kv : s.fabric.set)
@@ -100,7 +98,8 @@ FabricError(const Scenario& s,
     }
     if (last)
     {
-        return ScenarioError(s.file, last->mark, fmt::format("fabric.set: {}: {}", last->name, what));
+        return ScenarioError(s.file, last->mark,
+                             fmt::format("fabric.set: {}: {}", last->name, what));
     }
     return ScenarioError(s.file, s.MarkOf(key), fmt::format("{}: {}", key, what));
 }
@@ -133,10 +132,12 @@ CheckRoceFabric(const Scenario& s, const TopologySpec& spec)
     }
     catch (const std::invalid_argument& e)
     {
-        const std::string what = fmt::format("the fabric cannot be built as configured: {}", e.what());
+        const std::string what =
+            fmt::format("the fabric cannot be built as configured: {}", e.what());
         if (std::string(e.what()).find("Kmax") != std::string::npos)
         {
-            throw FabricError(s, {"ns3::SwitchMmu::Kmax", "ns3::SwitchMmu::Kmin"}, "fabric.ecn", what);
+            throw FabricError(s, {"ns3::SwitchMmu::Kmax", "ns3::SwitchMmu::Kmin"}, "fabric.ecn",
+                              what);
         }
         throw FabricError(s,
                           {"ns3::SwitchMmu::BufferSize", "ns3::SwitchMmu::ReservePerPg",
@@ -155,10 +156,12 @@ VlArbProblem(const std::string& table, const std::string& spec, uint32_t vls)
         unsigned vl = 0;
         unsigned weight = 0;
         char extra = 0;
-        if (std::sscanf(item.c_str(), "%u:%u%c", &vl, &weight, &extra) != 2 || vl >= vls || weight > 255)
+        if (std::sscanf(item.c_str(), "%u:%u%c", &vl, &weight, &extra) != 2 || vl >= vls ||
+            weight > 255)
         {
-            return fmt::format("{} entry '{}' is not vl:weight with a data VL below {} and weight <= 255",
-                               table, item, vls);
+            return fmt::format(
+                "{} entry '{}' is not vl:weight with a data VL below {} and weight <= 255", table,
+                item, vls);
         }
     }
     return "";
@@ -186,8 +189,9 @@ CheckIbFabric(const Scenario& s, const TopologySpec& spec)
         const std::string why = VlArbProblem(table, v.Get(), static_cast<uint32_t>(vls.Get()));
         if (!why.empty())
         {
-            throw FabricError(s, {"ns3::IbPort::VlArbHigh", "ns3::IbPort::VlArbLow", "ns3::IbPort::NumDataVls"},
-                              "fabric", why);
+            throw FabricError(
+                s, {"ns3::IbPort::VlArbHigh", "ns3::IbPort::VlArbLow", "ns3::IbPort::NumDataVls"},
+                "fabric", why);
         }
     }
     IbFabricHelper fabric;
@@ -295,7 +299,8 @@ BuildTopology(const Scenario& s)
     }
     if (t.builder == "leaf-spine")
     {
-        return TopologySpec::LeafSpine(t.leaves, t.spines, t.hostsPerLeaf, link(t.link), link(t.uplink));
+        return TopologySpec::LeafSpine(t.leaves, t.spines, t.hostsPerLeaf, link(t.link),
+                                       link(t.uplink));
     }
     if (t.builder == "ring")
     {

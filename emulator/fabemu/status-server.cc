@@ -56,10 +56,11 @@ struct StatusServer::Impl
             }
             auto peer = std::make_shared<Local::socket>(std::move(socket));
             auto doc = std::make_shared<std::string>(status->Read());
-            asio::async_write(*peer, asio::buffer(*doc), [peer, doc](boost::system::error_code, size_t) {
-                boost::system::error_code ignored;
-                peer->shutdown(Local::socket::shutdown_both, ignored);
-            });
+            asio::async_write(*peer, asio::buffer(*doc),
+                              [peer, doc](boost::system::error_code, size_t) {
+                                  boost::system::error_code ignored;
+                                  peer->shutdown(Local::socket::shutdown_both, ignored);
+                              });
             Accept();
         });
     }
@@ -148,7 +149,8 @@ FindStatusSockets()
         long pid = 0;
         char tail[16] = {};
         if (std::sscanf(name.c_str(), "fabemu-%ld.%15s", &pid, tail) == 2 &&
-            std::string(tail) == "status" && pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM))
+            std::string(tail) == "status" && pid > 0 &&
+            (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM))
         {
             found.push_back(entry.path().string());
         }
@@ -170,9 +172,10 @@ ReadStatus(const std::string& path, std::chrono::milliseconds timeout)
     }
     std::string doc;
     bool done = false;
-    asio::async_read(socket, asio::dynamic_buffer(doc), [&](boost::system::error_code readEc, size_t) {
-        done = readEc == asio::error::eof || !readEc;
-    });
+    asio::async_read(socket, asio::dynamic_buffer(doc),
+                     [&](boost::system::error_code readEc, size_t) {
+                         done = readEc == asio::error::eof || !readEc;
+                     });
     io.run_for(timeout);
     if (!done || doc.empty())
     {

@@ -98,13 +98,10 @@ class InfinibandFabric : public Fabric
         {
             m_fabric.GetPorts()[i]->TraceConnectWithoutContext(
                 "CreditStall",
-                MakeCallback(+[](std::ostringstream* rows, size_t port, uint8_t vl, Time how)
-                             {
-                                 rows->operator<<(Simulator::Now().GetNanoSeconds())
-                                     << ' ' << port << ' ' << +vl << ' ' << how.GetNanoSeconds()
-                                     << '\n';
-                             })
-                    .Bind(&m_stallRows, i));
+                MakeCallback(+[](std::ostringstream* rows, size_t port, uint8_t vl, Time how) {
+                    rows->operator<<(Simulator::Now().GetNanoSeconds())
+                        << ' ' << port << ' ' << +vl << ' ' << how.GetNanoSeconds() << '\n';
+                }).Bind(&m_stallRows, i));
         }
         for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
         {

@@ -58,8 +58,7 @@ class RoceFabric : public Fabric
                 // destination host too (peer; hosts' addresses count up from host 0's).
                 edges[i]->SetRateObserver(
                     [rows = &m_rateRows, host = hosts[i].index,
-                     first = m_fabric.GetHostIpv4(0)](uint32_t ip, uint32_t qpn, uint64_t bps)
-                    {
+                     first = m_fabric.GetHostIpv4(0)](uint32_t ip, uint32_t qpn, uint64_t bps) {
                         *rows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn
                               << ' ' << bps << ' ' << ip - first << '\n';
                     });

@@ -64,8 +64,7 @@ FlowsJson(const std::vector<FlowRecord>& outcomes, json& stats, uint64_t& delive
         }
     }
     std::sort(slowdowns.begin(), slowdowns.end());
-    auto pct = [&slowdowns](double q)
-    {
+    auto pct = [&slowdowns](double q) {
         return slowdowns.empty()
                    ? 0.0
                    : slowdowns[std::min(slowdowns.size() - 1, size_t(q * slowdowns.size()))];

@@ -85,15 +85,15 @@ struct Figure
     bool logx = false;
     bool logy = false;
     bool key = true;
-    std::string extra;            ///< more gnuplot settings (ytics, ...)
-    std::vector<Series> series;   ///< in legend order
-    std::vector<Series> bands;    ///< filledcurves: points (x, low) and hi in hi[]
+    std::string extra;          ///< more gnuplot settings (ytics, ...)
+    std::vector<Series> series; ///< in legend order
+    std::vector<Series> bands;  ///< filledcurves: points (x, low) and hi in hi[]
     std::vector<std::vector<double>> bandHigh;
     std::string caption;
-    std::string emptyWhy; ///< what an empty plot says in report.md
+    std::string emptyWhy;            ///< what an empty plot says in report.md
     double xmin = kNaN, xmax = kNaN; ///< forced x range (else the data's)
-    double ymaxForced = kNaN; ///< a value the axis must show too (headroom added above)
-    double yAxisMax = kNaN;   ///< the top of the y axis as is (lanes), when above the data
+    double ymaxForced = kNaN;        ///< a value the axis must show too (headroom added above)
+    double yAxisMax = kNaN;          ///< the top of the y axis as is (lanes), when above the data
 };
 
 std::string
@@ -223,8 +223,7 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
 {
     Extent all;
     json check = {{"name", f.name}, {"logx", f.logx}, {"logy", f.logy}, {"series", json::array()}};
-    auto extentOf = [](const Series& s)
-    {
+    auto extentOf = [](const Series& s) {
         Extent e;
         for (const auto& [x, y] : s.points)
         {
@@ -274,7 +273,9 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
             longest = std::max(longest, se.label.size());
         }
         // A long label beside the plot would squeeze it: below it then.
-        s << (!f.key ? "set key off\n" : longest > 36 ? "set key below\n" : "set key outside right top\n");
+        s << (!f.key         ? "set key off\n"
+              : longest > 36 ? "set key below\n"
+                             : "set key outside right top\n");
         if (f.logx)
         {
             s << "set logscale x\n";
@@ -283,11 +284,12 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
         {
             s << "set logscale y\n";
         }
-        s << fmt::format("set xrange [{:.9g}:{:.9g}]\nset yrange [{:.9g}:{:.9g}]\n", x0, x1, y0, y1);
+        s << fmt::format("set xrange [{:.9g}:{:.9g}]\nset yrange [{:.9g}:{:.9g}]\n", x0, x1, y0,
+                         y1);
         s << f.extra;
         size_t k = 0;
-        auto block = [&](const std::vector<std::pair<double, double>>& pts, const std::vector<double>* hi)
-        {
+        auto block = [&](const std::vector<std::pair<double, double>>& pts,
+                         const std::vector<double>* hi) {
             s << "$d" << k++ << " << EOD\n";
             for (size_t i = 0; i < pts.size(); ++i)
             {
@@ -317,14 +319,14 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
         k = 0;
         for (const auto& b : f.bands)
         {
-            s << (k ? ", \\\n     " : "") << "$d" << k << " using 1:2:3 with " << b.style << " title "
-              << Quote(b.label);
+            s << (k ? ", \\\n     " : "") << "$d" << k << " using 1:2:3 with " << b.style
+              << " title " << Quote(b.label);
             ++k;
         }
         for (const auto& se : f.series)
         {
-            s << (k ? ", \\\n     " : "") << "$d" << k << " using 1:2 with " << se.style << " title "
-              << Quote(se.label);
+            s << (k ? ", \\\n     " : "") << "$d" << k << " using 1:2 with " << se.style
+              << " title " << Quote(se.label);
             ++k;
         }
         s << "\n";
@@ -334,7 +336,8 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
     {
         return "gnuplot is not installed";
     }
-    const std::string cmd = fmt::format("cd '{}' && gnuplot '{}.gp' 2>&1", (dir / "plots").string(), f.name);
+    const std::string cmd =
+        fmt::format("cd '{}' && gnuplot '{}.gp' 2>&1", (dir / "plots").string(), f.name);
     FILE* pipe = popen(cmd.c_str(), "r");
     std::string out;
     char buf[256];
@@ -443,10 +446,10 @@ MergeIdentical(std::vector<Series>& series)
         {
             if (out[i].points.size() == s.points.size() &&
                 std::equal(out[i].points.begin(), out[i].points.end(), s.points.begin(),
-                           [](const auto& a, const auto& b)
-                           {
+                           [](const auto& a, const auto& b) {
                                return a.first == b.first &&
-                                      (a.second == b.second || (std::isnan(a.second) && std::isnan(b.second)));
+                                      (a.second == b.second ||
+                                       (std::isnan(a.second) && std::isnan(b.second)));
                            }))
             {
                 names[i].push_back(s.label);
@@ -469,9 +472,10 @@ MergeIdentical(std::vector<Series>& series)
             {
                 l += (j == names[i].size() - 1 ? " and " : ", ") + names[i][j];
             }
-            out[i].label = names[i].size() == 2 ? fmt::format("{} ({} identical)", l, names[i].size())
-                                                 : fmt::format("{} and {} more, identical", names[i][0],
-                                                               names[i].size() - 1);
+            out[i].label =
+                names[i].size() == 2
+                    ? fmt::format("{} ({} identical)", l, names[i].size())
+                    : fmt::format("{} and {} more, identical", names[i][0], names[i].size() - 1);
         }
     }
     series = std::move(out);
@@ -487,16 +491,20 @@ Style(std::vector<Series>& series, const std::string& kind, double extraWidth = 
     {
         const double step = n > 1 ? std::min(1.5, extraWidth / static_cast<double>(n - 1)) : 0;
         const double lw = 1.2 + step * static_cast<double>(n - 1 - i);
-        series[i].style = fmt::format("{} lw {:.2g} lc rgb '{}' dt {}", kind, lw, kColours[i % 8], 1 + (i / 8));
+        series[i].style =
+            fmt::format("{} lw {:.2g} lc rgb '{}' dt {}", kind, lw, kColours[i % 8], 1 + (i / 8));
     }
 }
 
 /// Percentile bands over many series sampled on a common x grid: p10-p90 band,
 /// median line, min and max as thin lines.
 void
-Bands(Figure& f, const std::vector<double>& xs, const std::vector<std::vector<double>>& valuesAtX, const std::string& what)
+Bands(Figure& f, const std::vector<double>& xs, const std::vector<std::vector<double>>& valuesAtX,
+      const std::string& what)
 {
-    Series band{fmt::format("p10-p90 of {}", what), {}, "filledcurves fc rgb '#A6CEE3' fs solid 0.6 noborder"};
+    Series band{fmt::format("p10-p90 of {}", what),
+                {},
+                "filledcurves fc rgb '#A6CEE3' fs solid 0.6 noborder"};
     std::vector<double> hi;
     Series med{"median", {}, "lines lw 2 lc rgb '#0072B2'"};
     Series lo{"min", {}, "lines lw 1 lc rgb '#D55E00' dt 2"};
@@ -627,8 +635,9 @@ Throughput(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     const std::string windowText = HumanDuration(window * 1e-9);
     if (averaged.size() <= kMaxLines)
     {
-        f.title = fmt::format("Throughput per flow (mean over {} windows; {} samples in throughput.csv)",
-                              windowText, HumanDuration(step * 1e-9));
+        f.title =
+            fmt::format("Throughput per flow (mean over {} windows; {} samples in throughput.csv)",
+                        windowText, HumanDuration(step * 1e-9));
         for (const auto& [id, pts] : averaged)
         {
             f.series.push_back({FlowLabel(id, flows), pts, ""});
@@ -654,8 +663,9 @@ Throughput(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
             xs.push_back(std::clamp((static_cast<double>(b) + 0.5) * window / 1e6, f.xmin, f.xmax));
             vs.push_back(at.count(b) ? at[b] : std::vector<double>{});
         }
-        f.title = fmt::format("Throughput of {} flows: spread over the flows active in each {} window",
-                              averaged.size(), windowText);
+        f.title =
+            fmt::format("Throughput of {} flows: spread over the flows active in each {} window",
+                        averaged.size(), windowText);
         Bands(f, xs, vs, "flows");
     }
     f.caption = fmt::format("Throughput of each flow, the mean of its {} samples over {} windows "
@@ -673,7 +683,10 @@ Queues(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     struct Key
     {
         long long node, port, prio;
-        bool operator<(const Key& o) const { return std::tie(node, port, prio) < std::tie(o.node, o.port, o.prio); }
+        bool operator<(const Key& o) const
+        {
+            return std::tie(node, port, prio) < std::tie(o.node, o.port, o.prio);
+        }
     };
     std::map<Key, std::map<long long, double>> rows; // key: t_ns -> bytes
     std::map<long long, std::vector<double>> times;
@@ -709,7 +722,8 @@ Queues(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     {
         order.emplace_back(-v, k);
     }
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(order.begin(), order.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     std::set<Key> keep;
     for (size_t i = 0; i < order.size() && keep.size() < kMaxLines; ++i)
     {
@@ -734,10 +748,11 @@ Queues(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     f.ylabel = "KB";
     f.xmin = 0;
     f.xmax = static_cast<double>(last) / 1e6;
-    const std::string what = ib ? "Switch input buffer occupancy per VL" : "Switch egress queue depth";
-    f.title = keep.size() < peak.size()
-                  ? fmt::format("{}: the {} busiest of {} (empty = 0)", what, keep.size(), peak.size())
-                  : fmt::format("{} (empty = 0)", what);
+    const std::string what =
+        ib ? "Switch input buffer occupancy per VL" : "Switch egress queue depth";
+    f.title = keep.size() < peak.size() ? fmt::format("{}: the {} busiest of {} (empty = 0)", what,
+                                                      keep.size(), peak.size())
+                                        : fmt::format("{} (empty = 0)", what);
     for (const Key& key : keep) // numeric order
     {
         Series s;
@@ -748,7 +763,8 @@ Queues(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         for (long long t = first - (first % st == 0 ? 0 : first % st); t <= last; t += st)
         {
             auto it = r.find(t);
-            s.points.emplace_back(static_cast<double>(t) / 1e6, it == r.end() ? 0 : it->second / 1024);
+            s.points.emplace_back(static_cast<double>(t) / 1e6,
+                                  it == r.end() ? 0 : it->second / 1024);
         }
         f.series.push_back(std::move(s));
     }
@@ -768,22 +784,26 @@ Pauses(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     struct Key
     {
         long long node, port, prio;
-        bool operator<(const Key& o) const { return std::tie(node, port, prio) < std::tie(o.node, o.port, o.prio); }
+        bool operator<(const Key& o) const
+        {
+            return std::tie(node, port, prio) < std::tie(o.node, o.port, o.prio);
+        }
     };
     std::map<Key, std::vector<std::pair<double, bool>>> events;
     for (const auto& r : ReadCsv(dir / "pfc.csv"))
     {
         if (r.size() >= 5)
         {
-            events[{std::stoll(r[1]), std::stoll(r[2]), std::stoll(r[3])}].emplace_back(Num(r[0]) / 1e6,
-                                                                                       r[4] == "pause");
+            events[{std::stoll(r[1]), std::stoll(r[2]), std::stoll(r[3])}].emplace_back(
+                Num(r[0]) / 1e6, r[4] == "pause");
         }
     }
     if (events.empty())
     {
         return;
     }
-    const double end = std::max(summary.value("sim_time_s", 0.0) * 1e3, events.begin()->second.back().first);
+    const double end =
+        std::max(summary.value("sim_time_s", 0.0) * 1e3, events.begin()->second.back().first);
     // Busiest lanes first if there are too many to read: by time paused.
     constexpr size_t kMaxLanes = 24;
     std::vector<std::pair<double, Key>> order;
@@ -805,7 +825,8 @@ Pauses(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         paused += since >= 0 ? end - since : 0;
         order.emplace_back(-paused, key);
     }
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(order.begin(), order.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     std::set<Key> keep;
     for (size_t i = 0; i < order.size() && i < kMaxLanes; ++i)
     {
@@ -818,10 +839,12 @@ Pauses(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     f.key = false;
     f.xmin = 0;
     f.xmax = end;
-    f.title = keep.size() < events.size()
-                  ? fmt::format("PFC pauses sent by switches: the {} most paused of {} (port, priority) lanes; high = paused",
-                                keep.size(), events.size())
-                  : "PFC pauses sent by switches, one lane per (switch, port, priority); high = paused";
+    f.title =
+        keep.size() < events.size()
+            ? fmt::format("PFC pauses sent by switches: the {} most paused of {} (port, priority) "
+                          "lanes; high = paused",
+                          keep.size(), events.size())
+            : "PFC pauses sent by switches, one lane per (switch, port, priority); high = paused";
     std::string tics = "set ytics (";
     double lane = 0;
     for (const Key& key : keep)
@@ -843,7 +866,8 @@ Pauses(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     tics += ")\nset grid noytics\n";
     f.extra = tics;
     f.yAxisMax = lane * 1.04; // the axis ends just above the top lane's highest step
-    f.caption = "PFC PAUSE frames sent by switches: each lane a (switch node, port, priority), high while paused.";
+    f.caption = "PFC PAUSE frames sent by switches: each lane a (switch node, port, priority), "
+                "high while paused.";
     figs.push_back(std::move(f));
 }
 
@@ -874,9 +898,11 @@ Slowdown(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     std::string apart; // failed and pending flows have no FCT: counted apart
     if (failed + pending)
     {
-        apart = failed && pending ? fmt::format("{} failed and {} pending", failed, pending)
-                                  : fmt::format("{} {}", failed + pending, failed ? "failed" : "pending");
-        apart += failed + pending == 1 ? " flow has no FCT and is not shown" : " flows have no FCT and are not shown";
+        apart = failed && pending
+                    ? fmt::format("{} failed and {} pending", failed, pending)
+                    : fmt::format("{} {}", failed + pending, failed ? "failed" : "pending");
+        apart += failed + pending == 1 ? " flow has no FCT and is not shown"
+                                       : " flows have no FCT and are not shown";
     }
     std::set<double> sizes;
     for (const auto& p : pts)
@@ -915,12 +941,14 @@ Slowdown(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         f.logy = true;
         f.xlabel = "flow size (bytes)";
         f.ylabel = "FCT slowdown (FCT / ideal FCT)";
-        f.title = fmt::format("FCT slowdown by flow size, {} completed flows: p50, p95, p99 in {} size "
-                              "buckets of ~{} flows{}",
-                              pts.size(), nb, pts.size() / nb, apart.empty() ? "" : "\n" + apart);
-        f.caption = fmt::format("FCT slowdown of the {} completed flows by size: p50, p95, p99 per size "
-                                "bucket{}.",
-                                pts.size(), apart.empty() ? "" : "; " + apart);
+        f.title =
+            fmt::format("FCT slowdown by flow size, {} completed flows: p50, p95, p99 in {} size "
+                        "buckets of ~{} flows{}",
+                        pts.size(), nb, pts.size() / nb, apart.empty() ? "" : "\n" + apart);
+        f.caption =
+            fmt::format("FCT slowdown of the {} completed flows by size: p50, p95, p99 per size "
+                        "bucket{}.",
+                        pts.size(), apart.empty() ? "" : "; " + apart);
     }
     else
     {
@@ -952,9 +980,10 @@ Slowdown(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         {
             sizeText += (sizeText.empty() ? "" : ", ") + fmt::format("{:.4g} KB", s / 1024);
         }
-        f.title = fmt::format("CDF of FCT slowdown: {} completed flow{} of {} (p50 {:.3g}, p99 {:.3g}){}",
-                              sd.size(), sd.size() == 1 ? "" : "s", sizeText, Percentile(sd, 0.5), Percentile(sd, 0.99),
-                              apart.empty() ? "" : "\n" + apart);
+        f.title =
+            fmt::format("CDF of FCT slowdown: {} completed flow{} of {} (p50 {:.3g}, p99 {:.3g}){}",
+                        sd.size(), sd.size() == 1 ? "" : "s", sizeText, Percentile(sd, 0.5),
+                        Percentile(sd, 0.99), apart.empty() ? "" : "\n" + apart);
         f.caption = fmt::format("CDF of the FCT slowdown of the {} completed flows{}.", sd.size(),
                                 apart.empty() ? "" : "; " + apart);
     }
@@ -990,7 +1019,9 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         }
         std::sort(order.begin(), order.end());
         std::map<long long, long long> next;
-        auto hostIndex = [](const std::string& h) { return h.size() > 1 && h[0] == 'h' ? std::stoll(h.substr(1)) : -1; };
+        auto hostIndex = [](const std::string& h) {
+            return h.size() > 1 && h[0] == 'h' ? std::stoll(h.substr(1)) : -1;
+        };
         for (const auto& [start, id] : order)
         {
             const FlowInfo& f = flows.at(id);
@@ -1035,7 +1066,8 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
             // A real endpoint's flow: its host, destination (peer) and the destination's QP.
             const std::string key = fmt::format("e{} {} {}", host, r[4], qpn);
             l = &lines[key];
-            l->label = fmt::format("h{} to h{} qp {}", host, r[4], qpn); // the QP is the destination's
+            l->label =
+                fmt::format("h{} to h{} qp {}", host, r[4], qpn); // the QP is the destination's
             l->end = simEnd;
             l->sortKey = 1000000 + host * 1000 + qpn;
         }
@@ -1074,7 +1106,8 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         l.pts.emplace_back(std::max(l.end * 1e3, l.pts.back().first), l.pts.back().second);
         ordered.push_back(std::move(l));
     }
-    std::sort(ordered.begin(), ordered.end(), [](const Line& a, const Line& b) { return a.sortKey < b.sortKey; });
+    std::sort(ordered.begin(), ordered.end(),
+              [](const Line& a, const Line& b) { return a.sortKey < b.sortKey; });
     if (ordered.empty())
     {
         return;
@@ -1112,17 +1145,21 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
                 {
                     continue;
                 }
-                auto it = std::upper_bound(l.pts.begin(), l.pts.end(), std::make_pair(t, std::numeric_limits<double>::infinity()));
+                auto it =
+                    std::upper_bound(l.pts.begin(), l.pts.end(),
+                                     std::make_pair(t, std::numeric_limits<double>::infinity()));
                 v.push_back(std::prev(it)->second);
             }
             xs.push_back(t);
             vs.push_back(v);
         }
         Bands(f, xs, vs, "sending QPs");
-        f.title = fmt::format("DCQCN sending rate of {} flows: spread over the flows sending at each instant (log scale)",
+        f.title = fmt::format("DCQCN sending rate of {} flows: spread over the flows sending at "
+                              "each instant (log scale)",
                               ordered.size());
     }
-    f.caption = "DCQCN sending rate of each flow's sending QP (rate.csv), held until the flow ends.";
+    f.caption =
+        "DCQCN sending rate of each flow's sending QP (rate.csv), held until the flow ends.";
     figs.push_back(std::move(f));
 }
 

@@ -25,7 +25,8 @@ struct PlotOutcome
 };
 
 /// Writes plots/*.gp and (with gnuplot) plots/*.png in \p dir.
-PlotOutcome RenderPlots(const std::filesystem::path& dir, const nlohmann::json& summary, std::ostream& err);
+PlotOutcome RenderPlots(const std::filesystem::path& dir, const nlohmann::json& summary,
+                        std::ostream& err);
 
 /// A duration for people: "1.47 ms", "312 us", "2.5 s".
 std::string HumanDuration(double seconds);

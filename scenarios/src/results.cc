@@ -23,7 +23,8 @@ namespace
 
 /// Every value at \p path below \p node ('*' fans out over arrays and objects).
 void
-Collect(const json& node, const std::vector<std::string>& path, size_t i, std::vector<const json*>& out)
+Collect(const json& node, const std::vector<std::string>& path, size_t i,
+        std::vector<const json*>& out)
 {
     if (i == path.size())
     {
@@ -320,29 +321,33 @@ RenderReport(const fs::path& dir, std::ostream& err)
     {
         const auto& f = summary["flow_stats"];
         // Only completed flows have an FCT: the throughputs and fct.csv's plot are theirs alone.
-        md << fmt::format("Flows: {} completed, {} failed, {} pending (of {})", f.value("completed", 0),
-                          f.value("failed", 0), f.value("pending", 0), f.value("count", 0));
+        md << fmt::format("Flows: {} completed, {} failed, {} pending (of {})",
+                          f.value("completed", 0), f.value("failed", 0), f.value("pending", 0),
+                          f.value("count", 0));
         if (f.value("completed", 0) > 0)
         {
             md << fmt::format("; completed flows' throughput {}..{} Gb/s, Jain fairness {:.3f}",
                               HumanNumber(f.value("min_throughput_gbps", 0.0)),
-                              HumanNumber(f.value("max_throughput_gbps", 0.0)), f.value("jain_throughput", 0.0));
+                              HumanNumber(f.value("max_throughput_gbps", 0.0)),
+                              f.value("jain_throughput", 0.0));
             if (f.contains("fct_slowdown") && f["fct_slowdown"].is_object())
             {
                 const auto& sd = f["fct_slowdown"];
                 md << fmt::format("; FCT slowdown median {:.3g}, p99 {:.3g}, max {:.3g}",
-                                  sd.value("median", 0.0), sd.value("p99", 0.0), sd.value("max", 0.0));
+                                  sd.value("median", 0.0), sd.value("p99", 0.0),
+                                  sd.value("max", 0.0));
             }
         }
         md << ".\n\n";
     }
     if (summary.contains("lag"))
     {
-        md << fmt::format("Lag of simulated time behind the wall clock: max {:.3g} ms, p99 {:.3g} ms; "
-                          "timing {} (simulation thread: {}).\n\n",
-                          summary["lag"].value("max_ms", 0.0), summary["lag"].value("p99_ms", 0.0),
-                          summary.value("timing_faithful", true) ? "faithful" : "NOT faithful",
-                          summary.value("scheduling", std::string("?")));
+        md << fmt::format(
+            "Lag of simulated time behind the wall clock: max {:.3g} ms, p99 {:.3g} ms; "
+            "timing {} (simulation thread: {}).\n\n",
+            summary["lag"].value("max_ms", 0.0), summary["lag"].value("p99_ms", 0.0),
+            summary.value("timing_faithful", true) ? "faithful" : "NOT faithful",
+            summary.value("scheduling", std::string("?")));
     }
     if (summary.contains("commands") && !summary["commands"].empty())
     {

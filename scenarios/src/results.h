@@ -23,8 +23,7 @@ namespace fabemu
 /// [{metric, want, value, ok}] and sets \p allOk. A metric with '*' must hold
 /// for every element; a metric missing from the summary fails with value null.
 nlohmann::json CheckExpectations(const std::vector<Expectation>& expect,
-                                 const nlohmann::json& summary,
-                                 bool& allOk);
+                                 const nlohmann::json& summary, bool& allOk);
 
 /// The result table of a perftest run (ib_write_bw, ib_send_lat, ...): the
 /// column names of its "#bytes" header made into keys (bw_average_mb_sec,
@@ -37,7 +36,8 @@ nlohmann::json PerftestMetrics(const std::string& output);
 std::string Tail(const std::string& text, size_t lines);
 
 /// Writes \p rows (space-separated fields, one row per line) as CSV with \p header.
-void WriteCsv(const std::filesystem::path& path, const std::string& header, const std::string& rows);
+void WriteCsv(const std::filesystem::path& path, const std::string& header,
+              const std::string& rows);
 
 /// The rows of a CSV file WriteCsv wrote, header skipped, each split at its commas.
 std::vector<std::vector<std::string>> ReadCsv(const std::filesystem::path& path);

@@ -116,8 +116,8 @@ KeysMarkdown()
     std::string out = "| key | type | default | applies to | what |\n|---|---|---|---|---|\n";
     for (const auto& k : Keys())
     {
-        out += fmt::format("| `{}` | {} | {} | {} | {} |\n", k.key, Cell(k.type), Cell(k.defaultValue),
-                           Cell(k.appliesTo), Cell(k.help));
+        out += fmt::format("| `{}` | {} | {} | {} | {} |\n", k.key, Cell(k.type),
+                           Cell(k.defaultValue), Cell(k.appliesTo), Cell(k.help));
     }
     return out;
 }

@@ -34,22 +34,20 @@ PowerOfTwoMtu(const std::string& what, const KeyValue& v)
 
 /// link, uplink or bottleneck: a {rate, delay} map and its two keys.
 void
-AddLink(std::vector<Key<TopologyYaml>>& keys,
-        const std::string& name,
-        LinkSpec TopologyYaml::*link,
-        const std::string& def,
-        const std::string& help,
-        const std::vector<std::string>& only,
+AddLink(std::vector<Key<TopologyYaml>>& keys, const std::string& name, LinkSpec TopologyYaml::*link,
+        const std::string& def, const std::string& help, const std::vector<std::string>& only,
         const std::string& inherit)
 {
     using K = Key<TopologyYaml>;
-    auto map = MakeKey<TopologyYaml>(name, KeyKind::Map, "{rate, delay}", def, help).Only(only).Flow();
+    auto map =
+        MakeKey<TopologyYaml>(name, KeyKind::Map, "{rate, delay}", def, help).Only(only).Flow();
     if (link != &TopologyYaml::link)
     {
         map.Begin([link](TopologyYaml& t) { t.*link = t.link; });
     }
     keys.push_back(map);
-    keys.push_back(MakeKey<TopologyYaml>(name + ".rate", KeyKind::Rate, "rate", inherit.empty() ? "100Gbps" : inherit + ".rate",
+    keys.push_back(MakeKey<TopologyYaml>(name + ".rate", KeyKind::Rate, "rate",
+                                         inherit.empty() ? "100Gbps" : inherit + ".rate",
                                          "Rate of " + help)
                        .Only(only)
                        .Example("25Gbps")
@@ -64,7 +62,8 @@ AddLink(std::vector<Key<TopologyYaml>>& keys,
                                v.u = (t.*link).bitsPerSecond;
                                return v;
                            }));
-    K delay = MakeKey<TopologyYaml>(name + ".delay", KeyKind::Time, "time", inherit.empty() ? "1us" : inherit + ".delay",
+    K delay = MakeKey<TopologyYaml>(name + ".delay", KeyKind::Time, "time",
+                                    inherit.empty() ? "1us" : inherit + ".delay",
                                     "Propagation delay of " + help)
                   .Only(only)
                   .Range(0, kPsPerSecond)
@@ -89,8 +88,11 @@ const std::vector<FabricType>&
 FabricTypes()
 {
     static const std::vector<FabricType> types{
-        {"roce", "RoCEv2: PFC, RED/ECN, DCQCN; simulated hosts and rxe VMs", {"dcqcn", "none"},
-         ", not roce", [](FabricSpec&) {}},
+        {"roce",
+         "RoCEv2: PFC, RED/ECN, DCQCN; simulated hosts and rxe VMs",
+         {"dcqcn", "none"},
+         ", not roce",
+         [](FabricSpec&) {}},
         {"infiniband",
          "InfiniBand: credits per VL, subnet-manager routing, IB CC; simulated hosts and rxe VMs "
          "through the edge gateways",
@@ -100,7 +102,8 @@ FabricTypes()
          [](FabricSpec& f) {
              f.cc = "none"; // IB congestion control is off by default, as on real fabrics
          }},
-        {"iwarp", "iWARP: RDMAP/DDP/MPA over TCP on routed switches, no PFC; simulated hosts and siw VMs",
+        {"iwarp",
+         "iWARP: RDMAP/DDP/MPA over TCP on routed switches, no PFC; simulated hosts and siw VMs",
          {"dctcp", "newreno", "cubic"},
          ", not iwarp (iWARP runs on TCP over lossy Ethernet; its congestion control is fabric.cc: "
          "dctcp, newreno or cubic)",
@@ -169,7 +172,8 @@ ScenarioKeys()
                 static const std::regex re("^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$");
                 return std::regex_match(v.text, re)
                            ? std::string()
-                           : fmt::format("name '{}' must be 1..64 letters, digits, '-', '_' or '.'", v.text);
+                           : fmt::format("name '{}' must be 1..64 letters, digits, '-', '_' or '.'",
+                                         v.text);
             }),
         MakeKey<S>("description", KeyKind::Text, "string", "\"\"", "One line for humans")
             .Field(&S::description)
@@ -190,10 +194,11 @@ ScenarioKeys()
             .Range(1000, 60 * kPsPerSecond)
             .Timed(&S::lagThreshold, &S::lagThresholdPs)
             .Example("2ms"),
-        MakeKey<S>("scheduling", KeyKind::Choice, "shared|realtime", "shared",
-                   "Emulation: the simulation thread at nice -10 beside the VMs (shared), or "
-                   "SCHED_FIFO, preempting them at once (realtime: lower lag, less VM throughput on "
-                   "a busy host)")
+        MakeKey<S>(
+            "scheduling", KeyKind::Choice, "shared|realtime", "shared",
+            "Emulation: the simulation thread at nice -10 beside the VMs (shared), or "
+            "SCHED_FIFO, preempting them at once (realtime: lower lag, less VM throughput on "
+            "a busy host)")
             .Choices({"shared", "realtime"})
             .Field(&S::scheduling)
             .Example("realtime"),
@@ -201,9 +206,10 @@ ScenarioKeys()
             .Own(ReadFabric, WriteFabric),
         MakeKey<S>("topology", KeyKind::Section, "map", "{}", "The shape: the topology.* keys")
             .Own(ReadTopology, WriteTopology),
-        MakeKey<S>("endpoints", KeyKind::Section, "map hN: {kind, device}", "{}",
-                   "Hosts that are real: QEMU VMs, or network namespaces where the host kernel "
-                   "gives namespaces rxe/siw (device none: plain IP); hosts not listed are simulated")
+        MakeKey<S>(
+            "endpoints", KeyKind::Section, "map hN: {kind, device}", "{}",
+            "Hosts that are real: QEMU VMs, or network namespaces where the host kernel "
+            "gives namespaces rxe/siw (device none: plain IP); hosts not listed are simulated")
             .Own(ReadEndpoints, WriteEndpoints),
         MakeKey<S>("workloads", KeyKind::Section, "list", "[]",
                    "What the hosts do, each item {type: ..., ...}: the workloads.N.* keys")
@@ -249,7 +255,8 @@ FabricKeys()
             .Shorthand("enabled")
             .Flow()
             .Example("false"),
-        MakeKey<F>("ecn.enabled", KeyKind::Bool, "bool", "true", "RED/ECN marking on switch egress queues")
+        MakeKey<F>("ecn.enabled", KeyKind::Bool, "bool", "true",
+                   "RED/ECN marking on switch egress queues")
             .Only(ethernet)
             .Field(&F::ecn)
             .Example("false"),
@@ -359,7 +366,8 @@ TopologyKeys()
                 .Only({"fat-tree"})
                 .Range(2, 32)
                 .Check([](const std::string& what, const KeyValue& v) {
-                    return v.u % 2 ? fmt::format("{} must be even, not {}", what, v.u) : std::string();
+                    return v.u % 2 ? fmt::format("{} must be even, not {}", what, v.u)
+                                   : std::string();
                 })
                 .Field(&T::k)
                 .Example("6"),
@@ -384,8 +392,9 @@ EndpointKeys()
             .Choices({"vm", "netns"})
             .Field(&E::kind)
             .Example("netns"),
-        MakeKey<E>("device", KeyKind::Choice, "rxe|siw|none", "rxe (iwarp: siw)",
-                   "Its RDMA device: rxe (roce, infiniband), siw (iwarp), none (netns only: plain IP)")
+        MakeKey<E>(
+            "device", KeyKind::Choice, "rxe|siw|none", "rxe (iwarp: siw)",
+            "Its RDMA device: rxe (roce, infiniband), siw (iwarp), none (netns only: plain IP)")
             .Choices({"rxe", "siw", "none"})
             .Field(&E::device)
             .Example("rxe"),
@@ -398,7 +407,8 @@ WorkloadKeys()
 {
     using W = WorkloadSpec;
     static const std::vector<std::string> command{"command"};
-    static const std::vector<std::string> flows{"bulk", "incast", "permutation", "all-to-all", "poisson"};
+    static const std::vector<std::string> flows{"bulk", "incast", "permutation", "all-to-all",
+                                                "poisson"};
     static const std::vector<Key<W>> keys = [] {
         std::vector<std::string> names;
         for (const auto& w : WorkloadKinds())
@@ -406,8 +416,9 @@ WorkloadKeys()
             names.push_back(w.name);
         }
         return std::vector<Key<W>>{
-            MakeKey<W>("type", KeyKind::Choice, "bulk|incast|permutation|all-to-all|poisson|command",
-                       "(required)", "The workload type")
+            MakeKey<W>("type", KeyKind::Choice,
+                       "bulk|incast|permutation|all-to-all|poisson|command", "(required)",
+                       "The workload type")
                 .Choices(names)
                 .Field(&W::type)
                 .Example("bulk"),
@@ -465,7 +476,8 @@ WorkloadKeys()
                 .Required({"incast"})
                 .Field(&W::hosts)
                 .Example("all"),
-            MakeKey<W>("hosts", KeyKind::Hosts, "list of hosts or all", "all", "The hosts taking part")
+            MakeKey<W>("hosts", KeyKind::Hosts, "list of hosts or all", "all",
+                       "The hosts taking part")
                 .Only({"permutation", "all-to-all", "poisson"})
                 .Field(&W::hosts)
                 .Example("all"),
@@ -494,7 +506,8 @@ WorkloadKeys()
                 .Range(1, int64_t{1} << 40)
                 .Field(&W::bytes)
                 .Example("1MB"),
-            MakeKey<W>("start", KeyKind::Time, "time", "0ns", "When its flows start (simulated time)")
+            MakeKey<W>("start", KeyKind::Time, "time", "0ns",
+                       "When its flows start (simulated time)")
                 .Only(flows)
                 .Range(0, 3600 * kPsPerSecond)
                 .InNs()
@@ -505,7 +518,8 @@ WorkloadKeys()
                 .Choices({"write", "send", "read"})
                 .Field(&W::op)
                 .Example("read"),
-            MakeKey<W>("sl", KeyKind::Integer, "0..15", "0", "Service level (InfiniBand: picks the VL)")
+            MakeKey<W>("sl", KeyKind::Integer, "0..15", "0",
+                       "Service level (InfiniBand: picks the VL)")
                 .Only(flows)
                 .Range(0, 15)
                 .Field(&W::sl)
@@ -529,7 +543,8 @@ RecordKeys()
             .Range(100'000, kPsPerSecond)
             .Timed(&R::queueInterval, &R::queueIntervalPs)
             .Example("20us"),
-        MakeKey<R>("rate_interval", KeyKind::Time, "time", "10us", "Flow throughput sampling period")
+        MakeKey<R>("rate_interval", KeyKind::Time, "time", "10us",
+                   "Flow throughput sampling period")
             .Range(100'000, kPsPerSecond)
             .Timed(&R::rateInterval, &R::rateIntervalPs)
             .Example("20us"),

@@ -65,18 +65,18 @@ struct Key
     std::string type; ///< as documented ("bytes", "roce|infiniband|iwarp")
     std::string def;  ///< the default, as documented
     std::string help;
-    std::string example;           ///< a value the parser takes (tests set every key to it)
-    std::vector<std::string> only; ///< fabric types / builders / workload types; empty: all
+    std::string example;               ///< a value the parser takes (tests set every key to it)
+    std::vector<std::string> only;     ///< fabric types / builders / workload types; empty: all
     std::vector<std::string> required; ///< workload types that must give it
     std::vector<std::string> choices;
     int64_t lo{0};
     int64_t hi{0};
     double dlo{0};
     double dhi{0};
-    bool emptyOk{false};   ///< Hosts: [] is allowed
-    bool asWritten{true};  ///< Time: written back as given (else in ns)
-    std::string shorthand; ///< Map: the key a single value stands for ("ecn: false")
-    bool flow{false};      ///< Map: written as {a: b}
+    bool emptyOk{false};                ///< Hosts: [] is allowed
+    bool asWritten{true};               ///< Time: written back as given (else in ns)
+    std::string shorthand;              ///< Map: the key a single value stands for ("ecn: false")
+    bool flow{false};                   ///< Map: written as {a: b}
     std::optional<std::string> refusal; ///< why, after "KEY applies to ONLY", where it does not
     /// Choices that depend on the spec (fabric.cc): a suffix for the messages and the list.
     std::function<std::pair<std::string, std::vector<std::string>>(const T&)> choicesOf;
@@ -85,7 +85,7 @@ struct Key
     std::function<void(T&)> begin; ///< Map: before its keys are read, given or not
     std::function<void(T&, const KeyValue&)> set;
     std::function<KeyValue(const T&)> get;
-    std::function<void(const ReadContext&, const YAML::Node&, T&)> read;  ///< Section
+    std::function<void(const ReadContext&, const YAML::Node&, T&)> read; ///< Section
     std::function<void(YAML::Emitter&, const T&)> write;                 ///< Section
 
     bool AppliesTo(const std::string& what) const
@@ -98,22 +98,90 @@ struct Key
     }
 
     // Builders, so that a table reads as one line per property.
-    Key& Only(std::vector<std::string> v) { only = std::move(v); return *this; }
-    Key& Required(std::vector<std::string> v) { required = std::move(v); return *this; }
-    Key& Choices(std::vector<std::string> v) { choices = std::move(v); return *this; }
-    Key& Range(int64_t a, int64_t b) { lo = a; hi = b; return *this; }
-    Key& Between(double a, double b) { dlo = a; dhi = b; return *this; }
-    Key& Example(std::string v) { example = std::move(v); return *this; }
-    Key& Refusal(std::string v) { refusal = std::move(v); return *this; }
-    Key& Shorthand(std::string v) { shorthand = std::move(v); return *this; }
-    Key& Flow() { flow = true; return *this; }
-    Key& InNs() { asWritten = false; return *this; }
-    Key& EmptyOk() { emptyOk = true; return *this; }
-    Key& Check(decltype(check) f) { check = std::move(f); return *this; }
-    Key& Begin(decltype(begin) f) { begin = std::move(f); return *this; }
-    Key& ChoicesOf(decltype(choicesOf) f) { choicesOf = std::move(f); return *this; }
-    Key& Access(decltype(set) s, decltype(get) g) { set = std::move(s); get = std::move(g); return *this; }
-    Key& Own(decltype(read) r, decltype(write) w) { read = std::move(r); write = std::move(w); return *this; }
+    Key& Only(std::vector<std::string> v)
+    {
+        only = std::move(v);
+        return *this;
+    }
+    Key& Required(std::vector<std::string> v)
+    {
+        required = std::move(v);
+        return *this;
+    }
+    Key& Choices(std::vector<std::string> v)
+    {
+        choices = std::move(v);
+        return *this;
+    }
+    Key& Range(int64_t a, int64_t b)
+    {
+        lo = a;
+        hi = b;
+        return *this;
+    }
+    Key& Between(double a, double b)
+    {
+        dlo = a;
+        dhi = b;
+        return *this;
+    }
+    Key& Example(std::string v)
+    {
+        example = std::move(v);
+        return *this;
+    }
+    Key& Refusal(std::string v)
+    {
+        refusal = std::move(v);
+        return *this;
+    }
+    Key& Shorthand(std::string v)
+    {
+        shorthand = std::move(v);
+        return *this;
+    }
+    Key& Flow()
+    {
+        flow = true;
+        return *this;
+    }
+    Key& InNs()
+    {
+        asWritten = false;
+        return *this;
+    }
+    Key& EmptyOk()
+    {
+        emptyOk = true;
+        return *this;
+    }
+    Key& Check(decltype(check) f)
+    {
+        check = std::move(f);
+        return *this;
+    }
+    Key& Begin(decltype(begin) f)
+    {
+        begin = std::move(f);
+        return *this;
+    }
+    Key& ChoicesOf(decltype(choicesOf) f)
+    {
+        choicesOf = std::move(f);
+        return *this;
+    }
+    Key& Access(decltype(set) s, decltype(get) g)
+    {
+        set = std::move(s);
+        get = std::move(g);
+        return *this;
+    }
+    Key& Own(decltype(read) r, decltype(write) w)
+    {
+        read = std::move(r);
+        write = std::move(w);
+        return *this;
+    }
 
     /// The row reads into and writes from one member, converted by its type.
     template <class M>
@@ -186,8 +254,8 @@ struct FabricType
 {
     std::string name;
     std::string help;
-    std::vector<std::string> cc;   ///< fabric.cc choices, the first is the default
-    std::string refusal;           ///< why a key of another fabric does not apply here
+    std::vector<std::string> cc; ///< fabric.cc choices, the first is the default
+    std::string refusal;         ///< why a key of another fabric does not apply here
     std::function<void(FabricSpec&)> defaults;
 };
 

@@ -37,9 +37,10 @@ Children(const std::vector<Key<T>>& keys, const std::string& parent)
     std::vector<const Key<T>*> out;
     for (const auto& k : keys)
     {
-        const bool under = parent.empty() ? k.name.find('.') == std::string::npos
-                                          : k.name.rfind(parent + ".", 0) == 0 &&
-                                                k.name.find('.', parent.size() + 1) == std::string::npos;
+        const bool under = parent.empty()
+                               ? k.name.find('.') == std::string::npos
+                               : k.name.rfind(parent + ".", 0) == 0 &&
+                                     k.name.find('.', parent.size() + 1) == std::string::npos;
         if (under)
         {
             out.push_back(&k);
@@ -58,7 +59,8 @@ Word(const Key<T>& k)
 /// One value of row \p k from node \p n.
 template <class T>
 KeyValue
-Convert(const ReadContext& c, const Key<T>& k, const T& t, const YAML::Node& n, const std::string& what)
+Convert(const ReadContext& c, const Key<T>& k, const T& t, const YAML::Node& n,
+        const std::string& what)
 {
     const Reader& r = c.r;
     KeyValue v;
@@ -126,15 +128,9 @@ using Refuse = std::function<void(const std::string& path, const YAML::Node& val
 /// workload type). \p where names the map in messages, \p prefix starts each key's name.
 template <class T>
 void
-ReadKeys(const ReadContext& c,
-         const std::vector<Key<T>>& keys,
-         const YAML::Node& node,
-         const std::string& parent,
-         const std::string& where,
-         const std::string& prefix,
-         const std::string& context,
-         const Refuse& refuse,
-         T& t)
+ReadKeys(const ReadContext& c, const std::vector<Key<T>>& keys, const YAML::Node& node,
+         const std::string& parent, const std::string& where, const std::string& prefix,
+         const std::string& context, const Refuse& refuse, T& t)
 {
     const auto rows = Children(keys, parent);
     std::vector<std::string> allowed;
@@ -203,7 +199,8 @@ ShippedCdf(const std::string& name)
 
 /// {hN} in a command's line becomes hN's address.
 void
-ExpandRun(const Reader& r, const YAML::Node& item, const std::string& where, uint32_t hosts, WorkloadSpec& wl)
+ExpandRun(const Reader& r, const YAML::Node& item, const std::string& where, uint32_t hosts,
+          WorkloadSpec& wl)
 {
     static const std::regex ref(R"(\{([^}]*)\})");
     std::string expanded;
@@ -216,8 +213,9 @@ ExpandRun(const Reader& r, const YAML::Node& item, const std::string& where, uin
         std::smatch hm;
         if (!std::regex_match(inner, hm, hostRe) || std::stoul(hm[1]) >= hosts)
         {
-            r.Fail(item["run"], fmt::format("{}.run: '{{{}}}' names no host of the topology (h0..h{})",
-                                            where, inner, hosts - 1));
+            r.Fail(item["run"],
+                   fmt::format("{}.run: '{{{}}}' names no host of the topology (h0..h{})", where,
+                               inner, hosts - 1));
         }
         expanded += wl.run.substr(last, it->position() - last);
         expanded += Scenario::HostAddress(static_cast<uint32_t>(std::stoul(hm[1])));
@@ -241,7 +239,8 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
     }
     if (!item.IsMap() || !item["type"])
     {
-        c.r.Fail(item, fmt::format("a workload is a map with a type ({})", fmt::join(typeNames, ", ")));
+        c.r.Fail(item,
+                 fmt::format("a workload is a map with a type ({})", fmt::join(typeNames, ", ")));
     }
     WorkloadSpec wl;
     wl.mark = Reader::MarkOf(item);
@@ -253,7 +252,8 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
         ExpandRun(c.r, item, where, c.hosts, wl);
         return wl;
     }
-    if (wl.type == "incast" && std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst) != wl.hosts.end())
+    if (wl.type == "incast" &&
+        std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst) != wl.hosts.end())
     {
         if (!item["srcs"].IsScalar())
         {
@@ -289,9 +289,12 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
 
 /// The place of every key under \p node, by dotted path (list items by index).
 void
-RecordMarks(const YAML::Node& node, const std::string& prefix, std::map<std::string, SourceMark>& marks)
+RecordMarks(const YAML::Node& node, const std::string& prefix,
+            std::map<std::string, SourceMark>& marks)
 {
-    auto child = [&prefix](const std::string& key) { return prefix.empty() ? key : prefix + "." + key; };
+    auto child = [&prefix](const std::string& key) {
+        return prefix.empty() ? key : prefix + "." + key;
+    };
     if (node.IsMap())
     {
         for (const auto& kv : node)
@@ -406,8 +409,9 @@ ApplyOverride(YAML::Node root, const std::string& kv, const std::string& file)
         YAML::Node next = step(chain.back(), parts[i]);
         if (next.IsDefined() && !next.IsMap() && !next.IsSequence())
         {
-            throw ScenarioError(file, {},
-                                fmt::format("--set '{}': '{}' is not a map in the scenario", kv, parts[i]));
+            throw ScenarioError(
+                file, {},
+                fmt::format("--set '{}': '{}' is not a map in the scenario", kv, parts[i]));
         }
         chain.push_back(next);
     }
@@ -423,7 +427,8 @@ ApplyOverride(YAML::Node root, const std::string& kv, const std::string& file)
 }
 
 YAML::Node
-LoadDocument(const std::string& text, const std::string& file, const std::vector<std::string>& overrides)
+LoadDocument(const std::string& text, const std::string& file,
+             const std::vector<std::string>& overrides)
 {
     YAML::Node root;
     try
@@ -473,8 +478,9 @@ ReadFabric(const ReadContext& c, const YAML::Node& f, Scenario& s)
     }
     const auto refuse = [&c, &fab](const std::string& path, const YAML::Node& value) {
         const auto& keys = FabricKeys();
-        const auto row = std::find_if(keys.begin(), keys.end(),
-                                      [&path](const auto& k) { return "fabric." + k.name == path; });
+        const auto row = std::find_if(keys.begin(), keys.end(), [&path](const auto& k) {
+            return "fabric." + k.name == path;
+        });
         c.r.Fail(value, fmt::format("{} applies to {}{}", path, JoinAnd(row->only),
                                     row->refusal ? *row->refusal : FabricTypeOf(fab.type).refusal));
     };
@@ -526,7 +532,9 @@ ReadTopology(const ReadContext& c, const YAML::Node& t, Scenario& s)
             }
         }
         c.r.Fail(value, fmt::format("{} does not apply to the '{}' builder{}", path, top.builder,
-                                    takes.empty() ? "" : fmt::format(" (it takes {})", fmt::join(takes, ", "))));
+                                    takes.empty()
+                                        ? ""
+                                        : fmt::format(" (it takes {})", fmt::join(takes, ", "))));
     };
     ReadKeys(c, TopologyKeys(), t, "", "topology", "topology.", top.builder, refuse, top);
     ValidateTopology(c.r, t, s);
@@ -599,7 +607,8 @@ ReadExpect(const ReadContext& c, const YAML::Node& ex, Scenario& s)
 // ---------------------------------------------------------------- the scenario
 
 Scenario
-ParseScenario(const std::string& text, const std::string& file, const std::vector<std::string>& overrides)
+ParseScenario(const std::string& text, const std::string& file,
+              const std::vector<std::string>& overrides)
 {
     const YAML::Node root = LoadDocument(text, file, overrides);
     const Reader r(file);

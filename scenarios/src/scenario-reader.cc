@@ -34,8 +34,7 @@ Reader::MarkOf(const YAML::Node& n)
 }
 
 void
-Reader::CheckMap(const YAML::Node& node,
-                 const std::string& where,
+Reader::CheckMap(const YAML::Node& node, const std::string& where,
                  const std::vector<std::string>& allowed) const
 {
     if (!node.IsMap())
@@ -53,10 +52,10 @@ Reader::CheckMap(const YAML::Node& node,
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
         {
             const std::string close = Closest(key, allowed);
-            Fail(kv.first, fmt::format("unknown key '{}' in {}{}", key, where,
-                                       close.empty() ? fmt::format(" (valid: {})",
-                                                                   fmt::join(allowed, ", "))
-                                                     : fmt::format("; did you mean '{}'?", close)));
+            Fail(kv.first,
+                 fmt::format("unknown key '{}' in {}{}", key, where,
+                             close.empty() ? fmt::format(" (valid: {})", fmt::join(allowed, ", "))
+                                           : fmt::format("; did you mean '{}'?", close)));
         }
         if (!seen.insert(key).second)
         {
@@ -76,7 +75,8 @@ Reader::Scalar(const YAML::Node& n, const std::string& what) const
 }
 
 std::string
-Reader::Choice(const YAML::Node& n, const std::string& what, const std::vector<std::string>& options) const
+Reader::Choice(const YAML::Node& n, const std::string& what,
+               const std::vector<std::string>& options) const
 {
     const std::string v = Scalar(n, what);
     if (std::find(options.begin(), options.end(), v) == options.end())
@@ -200,7 +200,8 @@ Reader::Host(const YAML::Node& n, const std::string& what, uint32_t hosts) const
     const uint32_t i = static_cast<uint32_t>(std::stoul(m[1]));
     if (i >= hosts)
     {
-        Fail(n, fmt::format("{} names host '{}', but the topology has h0..h{}", what, v, hosts - 1));
+        Fail(n,
+             fmt::format("{} names host '{}', but the topology has h0..h{}", what, v, hosts - 1));
     }
     return i;
 }
@@ -250,7 +251,8 @@ NodeAt(const YAML::Node& node, const std::string& path)
     }
     if (node.IsSequence())
     {
-        if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos ||
+        if (part.empty() || part.size() > 6 ||
+            part.find_first_not_of("0123456789") != std::string::npos ||
             std::stoul(part) >= node.size())
         {
             return none["-"];

@@ -18,23 +18,21 @@ bool SplitQuantity(const std::string& text, double& number, std::string& unit);
 class Reader
 {
   public:
-    explicit Reader(std::string file)
-        : m_file(std::move(file))
-    {
-    }
+    explicit Reader(std::string file) : m_file(std::move(file)) {}
 
     [[noreturn]] void Fail(const YAML::Node& at, const std::string& what) const;
     [[noreturn]] void Fail(SourceMark at, const std::string& what) const;
     static SourceMark MarkOf(const YAML::Node& n);
 
     /// \p node must be a map whose keys are among \p allowed (no duplicates).
-    void CheckMap(const YAML::Node& node,
-                  const std::string& where,
+    void CheckMap(const YAML::Node& node, const std::string& where,
                   const std::vector<std::string>& allowed) const;
     std::string Scalar(const YAML::Node& n, const std::string& what) const;
-    std::string String(const YAML::Node& n, const std::string& what) const { return Scalar(n, what); }
-    std::string Choice(const YAML::Node& n,
-                       const std::string& what,
+    std::string String(const YAML::Node& n, const std::string& what) const
+    {
+        return Scalar(n, what);
+    }
+    std::string Choice(const YAML::Node& n, const std::string& what,
                        const std::vector<std::string>& options) const;
     bool Bool(const YAML::Node& n, const std::string& what) const;
     uint64_t Integer(const YAML::Node& n, const std::string& what, uint64_t lo, uint64_t hi) const;
@@ -46,9 +44,7 @@ class Reader
     /// "h3" -> 3 when it names one of \p hosts hosts.
     uint32_t Host(const YAML::Node& n, const std::string& what, uint32_t hosts) const;
     /// [h1, h2] or "all".
-    std::vector<uint32_t> Hosts(const YAML::Node& n,
-                                const std::string& what,
-                                uint32_t hosts,
+    std::vector<uint32_t> Hosts(const YAML::Node& n, const std::string& what, uint32_t hosts,
                                 bool mayBeEmpty = false) const;
 
     const std::string& File() const { return m_file; }

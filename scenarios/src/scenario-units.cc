@@ -15,7 +15,8 @@ namespace fabemu
 bool
 SplitQuantity(const std::string& text, double& number, std::string& unit)
 {
-    static const std::regex re(R"(^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$)");
+    static const std::regex re(
+        R"(^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$)");
     std::smatch m;
     if (!std::regex_match(text, m, re))
     {
@@ -55,7 +56,7 @@ bool
 ParseBytes(const std::string& text, uint64_t& bytes)
 {
     static const std::map<std::string, double> scale{
-        {"", 1},       {"B", 1},          {"KB", 1024.0},       {"KiB", 1024.0},
+        {"", 1},         {"B", 1},         {"KB", 1024.0},          {"KiB", 1024.0},
         {"MB", 1 << 20}, {"MiB", 1 << 20}, {"GB", double(1 << 30)}, {"GiB", double(1 << 30)}};
     double v = 0;
     if (!Scaled(text, scale, 1.8e19, v) || v != std::floor(v))
@@ -69,8 +70,8 @@ ParseBytes(const std::string& text, uint64_t& bytes)
 bool
 ParseTime(const std::string& text, int64_t& ps)
 {
-    static const std::map<std::string, double> scale{
-        {"ps", 1}, {"ns", 1e3}, {"us", 1e6}, {"ms", 1e9}, {"s", 1e12}, {"min", 60e12}};
+    static const std::map<std::string, double> scale{{"ps", 1},   {"ns", 1e3}, {"us", 1e6},
+                                                     {"ms", 1e9}, {"s", 1e12}, {"min", 60e12}};
     double v = 0;
     if (!Scaled(text, scale, 9e18, v))
     {
@@ -83,8 +84,8 @@ ParseTime(const std::string& text, int64_t& ps)
 bool
 ParseRate(const std::string& text, uint64_t& bps)
 {
-    static const std::map<std::string, double> scale{
-        {"bps", 1}, {"Kbps", 1e3}, {"kbps", 1e3}, {"Mbps", 1e6}, {"Gbps", 1e9}, {"Tbps", 1e12}};
+    static const std::map<std::string, double> scale{{"bps", 1},    {"Kbps", 1e3}, {"kbps", 1e3},
+                                                     {"Mbps", 1e6}, {"Gbps", 1e9}, {"Tbps", 1e12}};
     double v = 0;
     if (!Scaled(text, scale, 1.8e19, v) || v < 1)
     {

@@ -70,30 +70,34 @@ ValidateEndpoints(const Reader& r, const YAML::Node& root, const Scenario& s)
         const YAML::Node device = At(root, "endpoints." + ep.host + ".device");
         if (s.fabric.type == "infiniband" && ep.device == "siw")
         {
-            FailAt(r, device, fmt::format("endpoints.{}.device: siw speaks iWARP; on fabric.type "
-                                          "infiniband the endpoints are rxe, whose RoCEv2 the edge "
-                                          "gateways carry as IB",
-                                          ep.host));
+            FailAt(r, device,
+                   fmt::format("endpoints.{}.device: siw speaks iWARP; on fabric.type "
+                               "infiniband the endpoints are rxe, whose RoCEv2 the edge "
+                               "gateways carry as IB",
+                               ep.host));
         }
         if (s.fabric.type == "infiniband" && ep.device == "none")
         {
-            FailAt(r, device, fmt::format("endpoints.{}.device: none sends plain IP, which an "
-                                          "infiniband fabric does not carry (its edges carry RoCEv2 "
-                                          "as IB); use rxe",
-                                          ep.host));
+            FailAt(r, device,
+                   fmt::format("endpoints.{}.device: none sends plain IP, which an "
+                               "infiniband fabric does not carry (its edges carry RoCEv2 "
+                               "as IB); use rxe",
+                               ep.host));
         }
         if (s.fabric.type == "iwarp" && ep.device == "rxe")
         {
-            FailAt(r, device, fmt::format("endpoints.{}.device: rxe speaks RoCEv2; on fabric.type "
-                                          "iwarp the endpoints are siw",
-                                          ep.host));
+            FailAt(r, device,
+                   fmt::format("endpoints.{}.device: rxe speaks RoCEv2; on fabric.type "
+                               "iwarp the endpoints are siw",
+                               ep.host));
         }
     }
     if (s.fabric.type == "infiniband" && s.HasVms() && s.fabric.cc == "ibcc")
     {
-        FailAt(r, At(root, "fabric.cc", "endpoints"),
-               "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows (yet); use "
-               "cc: none");
+        FailAt(
+            r, At(root, "fabric.cc", "endpoints"),
+            "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows (yet); use "
+            "cc: none");
     }
     if (s.endpoints.size() > 16)
     {
@@ -110,9 +114,10 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     {
         if (!IsVm(s, wl.on))
         {
-            FailAt(r, item["on"], fmt::format("{}: h{} is simulated; commands run on VM endpoints (add "
-                                              "it under endpoints:)",
-                                              where, wl.on));
+            FailAt(r, item["on"],
+                   fmt::format("{}: h{} is simulated; commands run on VM endpoints (add "
+                               "it under endpoints:)",
+                               where, wl.on));
         }
         return;
     }
@@ -122,7 +127,8 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     }
     if (wl.startPs > s.durationPs)
     {
-        FailAt(r, item["start"], fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
+        FailAt(r, item["start"],
+               fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
     }
     if (wl.type != "bulk" && wl.type != "incast" && wl.hosts.size() < 2)
     {
@@ -132,7 +138,8 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     {
         if (wl.stopPs > s.durationPs)
         {
-            FailAt(r, item["stop"], fmt::format("{}.stop is out of range: {}", where, item["stop"].Scalar()));
+            FailAt(r, item["stop"],
+                   fmt::format("{}.stop is out of range: {}", where, item["stop"].Scalar()));
         }
         if (wl.stopPs <= wl.startPs)
         {
@@ -152,9 +159,10 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     {
         if (IsVm(s, h))
         {
-            FailAt(r, item, fmt::format("{}: h{} is a VM endpoint; simulated flows run between "
-                                        "simulated hosts (use a command workload on a VM)",
-                                        where, h));
+            FailAt(r, item,
+                   fmt::format("{}: h{} is a VM endpoint; simulated flows run between "
+                               "simulated hosts (use a command workload on a VM)",
+                               where, h));
         }
     }
 }
@@ -167,7 +175,8 @@ ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
     const auto& top = s.topology;
     if (top.builder == "ring" && top.leaves < 3 && t["leaves"])
     {
-        r.Fail(t["leaves"], fmt::format("topology.leaves must be 3..256, not {}", t["leaves"].Scalar()));
+        r.Fail(t["leaves"],
+               fmt::format("topology.leaves must be 3..256, not {}", t["leaves"].Scalar()));
     }
     if (top.HostCount() < 2 || top.HostCount() > 4096)
     {
@@ -198,9 +207,10 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
         {
             if (s.workloads[i].type != "command")
             {
-                FailAt(r, root["workloads"][i], "with VM endpoints on fabric.type iwarp, workloads are "
-                                                "commands on the VMs (simulated iWARP flows run in "
-                                                "scenarios without endpoints)");
+                FailAt(r, root["workloads"][i],
+                       "with VM endpoints on fabric.type iwarp, workloads are "
+                       "commands on the VMs (simulated iWARP flows run in "
+                       "scenarios without endpoints)");
             }
         }
     }

@@ -21,7 +21,8 @@ void WriteKeys(YAML::Emitter& y, const std::vector<Key<T>>& keys, const std::str
 
 template <class T>
 void
-WriteValue(YAML::Emitter& y, const std::vector<Key<T>>& keys, const Key<T>& k, const std::string& context, const T& t)
+WriteValue(YAML::Emitter& y, const std::vector<Key<T>>& keys, const Key<T>& k,
+           const std::string& context, const T& t)
 {
     if (k.kind == KeyKind::Section)
     {
@@ -87,9 +88,10 @@ WriteKeys(YAML::Emitter& y, const std::vector<Key<T>>& keys, const std::string& 
 {
     for (const auto& k : keys)
     {
-        const bool under = parent.empty() ? k.name.find('.') == std::string::npos
-                                          : k.name.rfind(parent + ".", 0) == 0 &&
-                                                k.name.find('.', parent.size() + 1) == std::string::npos;
+        const bool under = parent.empty()
+                               ? k.name.find('.') == std::string::npos
+                               : k.name.rfind(parent + ".", 0) == 0 &&
+                                     k.name.find('.', parent.size() + 1) == std::string::npos;
         if (!under || !k.AppliesTo(context))
         {
             continue;

@@ -99,37 +99,41 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
     static const std::regex path(R"(^[a-z_]+(\.([a-z0-9_]+|\*))*$)");
     if (!std::regex_match(e.metric, path))
     {
-        r.Fail(key, fmt::format("expect: '{}' is not a metric path such as totals.drops", e.metric));
+        r.Fail(key,
+               fmt::format("expect: '{}' is not a metric path such as totals.drops", e.metric));
     }
     static const std::vector<std::string> tops{
-        "totals", "flows", "flow_stats", "commands", "lag", "sim_time_s", "timing_faithful", "edge",
-        "switch_drops",
-        "fct_slowdown", "peak_queue_bytes"};
+        "totals",       "flows",        "flow_stats",      "commands",
+        "lag",          "sim_time_s",   "timing_faithful", "edge",
+        "switch_drops", "fct_slowdown", "peak_queue_bytes"};
     const std::string top = e.metric.substr(0, e.metric.find('.'));
     if (std::find(tops.begin(), tops.end(), top) == tops.end())
     {
         const std::string close = Closest(top, tops);
         r.Fail(key, fmt::format("expect: unknown metric '{}'{}", e.metric,
-                                close.empty() ? fmt::format(" (metrics start with {})", fmt::join(tops, ", "))
-                                              : fmt::format("; did you mean '{}'?", close)));
+                                close.empty()
+                                    ? fmt::format(" (metrics start with {})", fmt::join(tops, ", "))
+                                    : fmt::format("; did you mean '{}'?", close)));
     }
     if (top == "totals")
     {
         static const std::vector<std::string> totals{
-            "drops", "pfc_pause_frames", "ecn_marks", "cnps", "credit_stalls", "bytes_delivered",
-            "congestion_drops", "buffer_overflows", "fcps", "tcp_retransmissions", "ecn_echoes",
-            "terminates"};
+            "drops",         "pfc_pause_frames",    "ecn_marks",        "cnps",
+            "credit_stalls", "bytes_delivered",     "congestion_drops", "buffer_overflows",
+            "fcps",          "tcp_retransmissions", "ecn_echoes",       "terminates"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {
             const std::string close = Closest(rest, totals);
-            r.Fail(key, fmt::format("expect: unknown metric '{}'{}", e.metric,
-                                    close.empty() ? ""
-                                                  : fmt::format("; did you mean 'totals.{}'?", close)));
+            r.Fail(key,
+                   fmt::format("expect: unknown metric '{}'{}", e.metric,
+                               close.empty() ? ""
+                                             : fmt::format("; did you mean 'totals.{}'?", close)));
         }
     }
     e.want = r.Scalar(value, "expect: " + e.metric);
-    static const std::regex cmp(R"(^\s*(>=|<=|==|>|<)?\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*$)");
+    static const std::regex cmp(
+        R"(^\s*(>=|<=|==|>|<)?\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*$)");
     static const std::regex range(
         R"(^\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*\.\.\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*$)");
     std::smatch m;

@@ -59,7 +59,7 @@ struct FabricSpec
     std::string cc{"dcqcn"};
     std::string dcqcnPreset{"paper"};
     uint64_t bufferBytes{12 * 1024 * 1024};
-    uint8_t lmc{0}; ///< infiniband: LID Mask Control, 2^lmc paths per host
+    uint8_t lmc{0};                ///< infiniband: LID Mask Control, 2^lmc paths per host
     std::string routing{"minhop"}; ///< infiniband: minhop | updown
     /// Any ns-3 attribute default by full name, applied last (after the keys above).
     struct Setting
@@ -180,8 +180,7 @@ struct Scenario
 /// over the file before checking. Throws ScenarioError.
 Scenario LoadScenario(const std::string& file, const std::vector<std::string>& overrides = {});
 /// The same from text (tests); \p name stands for the file in messages.
-Scenario ParseScenario(const std::string& text,
-                       const std::string& name,
+Scenario ParseScenario(const std::string& text, const std::string& name,
                        const std::vector<std::string>& overrides = {});
 
 /// Every value actually used, defaults included, as YAML that loads back to the same scenario.

@@ -59,7 +59,8 @@ LinkExists(const std::string& name)
 
 } // namespace
 
-TEST_CASE("two namespaces on a bridge: addresses, MAC, MTU and offloads as asked; they reach each other")
+TEST_CASE(
+    "two namespaces on a bridge: addresses, MAC, MTU and offloads as asked; they reach each other")
 {
     if (const auto why = WhyNotHere(); !why.empty())
     {
@@ -75,9 +76,11 @@ TEST_CASE("two namespaces on a bridge: addresses, MAC, MTU and offloads as asked
         if1 = b.Spec().hostIf;
         bridge.Join(a.Spec().hostIf);
         bridge.Join(b.Spec().hostIf);
-        MESSAGE("ready after " << a.ReadyTime().count() << " ms and " << b.ReadyTime().count() << " ms");
+        MESSAGE("ready after " << a.ReadyTime().count() << " ms and " << b.ReadyTime().count()
+                               << " ms");
 
-        const auto link = a.Run("ip -o link show eth0; ip -o -4 addr show eth0", std::chrono::seconds(5));
+        const auto link =
+            a.Run("ip -o link show eth0; ip -o -4 addr show eth0", std::chrono::seconds(5));
         CHECK(link.exitCode == 0);
         CHECK(link.out.find("mtu 4200") != std::string::npos);
         CHECK(link.out.find("52:54:00:00:00:01") != std::string::npos);
@@ -85,10 +88,12 @@ TEST_CASE("two namespaces on a bridge: addresses, MAC, MTU and offloads as asked
         const auto offloads = a.Run("ethtool -k eth0", std::chrono::seconds(5));
         CHECK(offloads.out.find("tx-checksumming: off") != std::string::npos);
         CHECK(offloads.out.find("generic-segmentation-offload: off") != std::string::npos);
-        CHECK(RunCommand("ethtool -k " + a.Spec().hostIf).find("tcp-segmentation-offload: off") != std::string::npos);
+        CHECK(RunCommand("ethtool -k " + a.Spec().hostIf).find("tcp-segmentation-offload: off") !=
+              std::string::npos);
 
         // A frame as large as the MTU allows crosses whole (IB MTU 4096 needs 4200).
-        const auto ping = b.Run("busybox ping -c 2 -W 2 -s 4000 10.0.0.1", std::chrono::seconds(10));
+        const auto ping =
+            b.Run("busybox ping -c 2 -W 2 -s 4000 10.0.0.1", std::chrono::seconds(10));
         INFO(ping.out);
         CHECK(ping.exitCode == 0);
         CHECK(ping.out.find("2 packets received") != std::string::npos);
@@ -160,7 +165,8 @@ TEST_CASE("a killed run's namespaces are swept by the next; a live run's are not
     CHECK(NamespaceExists(live.Spec().netns));
 }
 
-TEST_CASE("Soft-RoCE in a namespace: refused here with the probe's reason, or made where the kernel can")
+TEST_CASE(
+    "Soft-RoCE in a namespace: refused here with the probe's reason, or made where the kernel can")
 {
     if (const auto why = WhyNotHere(); !why.empty())
     {
@@ -170,8 +176,8 @@ TEST_CASE("Soft-RoCE in a namespace: refused here with the probe's reason, or ma
     if (!host.available)
     {
         // Where it cannot, fabemu says why in one line and points at the VMs.
-        const std::string out =
-            RunCommand(std::string(FABEMU_BINARY) + " vm --backend netns --count 1 2>&1; echo rc=$?");
+        const std::string out = RunCommand(std::string(FABEMU_BINARY) +
+                                           " vm --backend netns --count 1 2>&1; echo rc=$?");
         CHECK(out.find(host.reason) != std::string::npos);
         CHECK(out.find("rc=1") != std::string::npos);
         FABEMU_SKIP("a namespace with rxe0 cannot be made here: " + host.reason);

@@ -19,14 +19,14 @@ namespace fs = std::filesystem;
 namespace
 {
 
-#define REQUIRE_VMS()                                                                              \
-    do                                                                                             \
-    {                                                                                              \
-        const std::string why = vmtest::WhyNoVms();                                                \
-        if (!why.empty())                                                                          \
-        {                                                                                          \
-            FABEMU_SKIP(why);                                                                      \
-        }                                                                                          \
+#define REQUIRE_VMS()                               \
+    do                                              \
+    {                                               \
+        const std::string why = vmtest::WhyNoVms(); \
+        if (!why.empty())                           \
+        {                                           \
+            FABEMU_SKIP(why);                       \
+        }                                           \
     } while (0)
 
 /// A plain Linux bridge for the test, removed at scope exit.
@@ -41,8 +41,7 @@ struct TestBridge
     ~TestBridge() { (void)!system(("ip link del " + name + " 2>/dev/null").c_str()); }
     void Join(const std::string& tap)
     {
-        REQUIRE(system(("ip link set " + tap + " master " + name + " && ip link set " + tap +
-                        " up")
+        REQUIRE(system(("ip link set " + tap + " master " + name + " && ip link set " + tap + " up")
                            .c_str()) == 0);
     }
 };
@@ -76,7 +75,8 @@ Pair(Vm& a, Vm& b, const std::string& server, const std::string& client)
     INFO("server (exit " << s.exitCode << ", signal " << s.signal << "): " << s.out << s.err);
     CHECK(c.exitCode == 0);
     CHECK(s.exitCode == 0);
-    std::cout << "--- " << client << "\n" << c.out.substr(c.out.size() > 800 ? c.out.size() - 800 : 0);
+    std::cout << "--- " << client << "\n"
+              << c.out.substr(c.out.size() > 800 ? c.out.size() - 800 : 0);
 }
 
 } // namespace
@@ -107,13 +107,16 @@ TEST_CASE("two rxe VMs on a Linux bridge: pingpong, perftest and rping all succe
     Vm* b = vms.b.get();
     const std::string peer = "10.0.0.1";
     // GID 1 is the IPv4-mapped RoCEv2 GID; -g/-x pick it.
-    Pair(*a, *b, "ibv_rc_pingpong -d rxe0 -g 1 -n 20", "ibv_rc_pingpong -d rxe0 -g 1 -n 20 " + peer);
-    Pair(*a, *b, "ibv_ud_pingpong -d rxe0 -g 1 -n 20", "ibv_ud_pingpong -d rxe0 -g 1 -n 20 " + peer);
+    Pair(*a, *b, "ibv_rc_pingpong -d rxe0 -g 1 -n 20",
+         "ibv_rc_pingpong -d rxe0 -g 1 -n 20 " + peer);
+    Pair(*a, *b, "ibv_ud_pingpong -d rxe0 -g 1 -n 20",
+         "ibv_ud_pingpong -d rxe0 -g 1 -n 20 " + peer);
     Pair(*a, *b, "ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536",
          "ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536 " + peer);
     Pair(*a, *b, "ib_read_bw -d rxe0 -x 1 -F -n 100 -s 65536",
          "ib_read_bw -d rxe0 -x 1 -F -n 100 -s 65536 " + peer);
-    Pair(*a, *b, "ib_send_lat -d rxe0 -x 1 -F -n 200", "ib_send_lat -d rxe0 -x 1 -F -n 200 " + peer);
+    Pair(*a, *b, "ib_send_lat -d rxe0 -x 1 -F -n 200",
+         "ib_send_lat -d rxe0 -x 1 -F -n 200 " + peer);
     Pair(*a, *b, "rping -s -a " + peer + " -C 10 -v", "rping -c -a " + peer + " -C 10 -v");
 }
 
@@ -247,7 +250,8 @@ TEST_CASE("SIGINT, SIGTERM or SIGKILL to fabemu vm: no VM, tap, bridge or run fo
         fclose(h.out);
         for (int i = 0; i < 100 && vmtest::ProcessExists(qemus[0]); ++i)
         {
-            std::this_thread::sleep_for(50ms); // PR_SET_PDEATHSIG is delivered at once; reaping takes a moment
+            std::this_thread::sleep_for(
+                50ms); // PR_SET_PDEATHSIG is delivered at once; reaping takes a moment
         }
         CHECK_FALSE(vmtest::ProcessExists(qemus[0]));
         CHECK_FALSE(vmtest::NetDeviceExists(tap)); // QEMU's tap goes with QEMU

@@ -34,8 +34,8 @@ TEST_CASE("the endpoint image builds from a clean cache, and a second build is a
     const auto ms = [](auto d) {
         return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
     };
-    MESSAGE("image " << first << ": first build " << ms(t1 - t0) << " ms, cached "
-                     << ms(t2 - t1) << " ms");
+    MESSAGE("image " << first << ": first build " << ms(t1 - t0) << " ms, cached " << ms(t2 - t1)
+                     << " ms");
     std::cout << "image build: first " << ms(t1 - t0) << " ms, cached " << ms(t2 - t1) << " ms\n";
 }
 
@@ -53,7 +53,8 @@ TEST_CASE("an extra list puts more host files into a separate image")
     const std::string extra = fabemu::BuildImage(vmtest::Cache(), list, err);
     REQUIRE_MESSAGE(!extra.empty(), err.str());
     CHECK(extra != base); // the list is an input: another image, the default one untouched
-    const std::string cmd = "zcat '" + extra + "/initramfs.cpio.gz' | cpio -t 2>/dev/null | "
+    const std::string cmd = "zcat '" + extra +
+                            "/initramfs.cpio.gz' | cpio -t 2>/dev/null | "
                             "grep -c '^usr/bin/getconf$'";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     char line[32] = {0};

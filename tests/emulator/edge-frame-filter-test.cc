@@ -115,7 +115,8 @@ TEST_CASE("the edge's priority: RoCEv2 the RoCE class, other IP its DSCP, the re
     for (const auto& f : ReadPcapFrames(TestData("siw-rping-iwarp.pcap")))
     {
         const auto parsed = ParseEthernetFrame(f.data(), f.size());
-        if (tcp.empty() && parsed.kind == FrameKind::Ip && parsed.ipVersion == 4 && parsed.ipProtocol == 6)
+        if (tcp.empty() && parsed.kind == FrameKind::Ip && parsed.ipVersion == 4 &&
+            parsed.ipProtocol == 6)
         {
             tcp = f;
         }

@@ -79,7 +79,8 @@ Run(bool pfc)
 {
     Simulator::Destroy();
     Config::Reset();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    GlobalValue::Bind("SimulatorImplementationType",
+                      StringValue("ns3::FabemuRealtimeSimulatorImpl"));
     Config::SetDefault("ns3::RoceNetDevice::PfcEnabled", BooleanValue(pfc));
     const std::string tag = std::to_string(getpid() % 100000);
     OwnedTap tapA("fet" + tag + "a", 1000);
@@ -89,8 +90,10 @@ Run(bool pfc)
         RoceFabricHelper fabric;
         fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
         const auto d = Directory(fabric);
-        EdgePort a("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(tapA.Name()), 1500, 3, d);
-        EdgePort b("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(tapB.Name()), 1500, 3, d);
+        EdgePort a("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(tapA.Name()),
+                   1500, 3, d);
+        EdgePort b("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(tapB.Name()),
+                   1500, 3, d);
         a.Start();
         b.Start();
         // Built before the simulation runs: ns-3's packet buffers are not to be
@@ -158,9 +161,9 @@ Run(bool pfc)
 void
 CheckAllDeliveredInOrder(const Outcome& o)
 {
-    INFO("A read " << o.a.framesRead << ", took " << o.a.fromTap << " frames in, B was given " << o.b.toTap << ", B read "
-                   << o.psns.size() << ", switch drops " << o.switchDrops
-                   << ", other frames " << o.others);
+    INFO("A read " << o.a.framesRead << ", took " << o.a.fromTap << " frames in, B was given "
+                   << o.b.toTap << ", B read " << o.psns.size() << ", switch drops "
+                   << o.switchDrops << ", other frames " << o.others);
     for (const auto& [why, n] : o.a.drops)
     {
         MESSAGE("A dropped " << n << " " << why);
@@ -195,7 +198,8 @@ CheckAllDeliveredInOrder(const Outcome& o)
 
 } // namespace
 
-TEST_CASE("a VM that does not read: its edge holds the frames, pauses the fabric, then delivers all in order")
+TEST_CASE("a VM that does not read: its edge holds the frames, pauses the fabric, then delivers "
+          "all in order")
 {
     const std::string why = OwnedTap::WhyNot();
     if (!why.empty())
@@ -205,7 +209,8 @@ TEST_CASE("a VM that does not read: its edge holds the frames, pauses the fabric
     const Outcome o = Run(true);
     CheckAllDeliveredInOrder(o);
     MESSAGE("held " << o.b.framesHeld << " frames, peak " << o.b.peakHeldBytes << " bytes, "
-                    << o.b.pausesToFabric << " pauses from the edge, " << o.pfcFrames << " PFC frames");
+                    << o.b.pausesToFabric << " pauses from the edge, " << o.pfcFrames
+                    << " PFC frames");
     CHECK(o.b.peakHeldBytes > EdgePort::kHoldXoff);
     CHECK(o.b.pausesToFabric >= 1);
     // Paused at XOFF: the edge held little more than XOFF plus what was on the wire.

@@ -30,11 +30,8 @@ namespace
 {
 
 EmulateResult
-Emulate(std::vector<std::string> servers,
-        std::vector<std::string> runs,
-        unsigned count = 2,
-        std::vector<std::string> set = {},
-        const std::string& rate = "100Gbps")
+Emulate(std::vector<std::string> servers, std::vector<std::string> runs, unsigned count = 2,
+        std::vector<std::string> set = {}, const std::string& rate = "100Gbps")
 {
     EmulateOptions opt;
     opt.count = count;
@@ -63,7 +60,7 @@ CheckCarried(const EmulateResult& r, uint64_t atLeast)
     }
     CHECK(r.framesFromEndpoints >= atLeast); // the traffic really crossed the model
     CHECK(r.framesToEndpoints >= atLeast);
-    CHECK(r.arpReplies >= 2);                // the edge answered ARP for both
+    CHECK(r.arpReplies >= 2); // the edge answered ARP for both
     for (const auto& [why, n] : r.edgeDrops)
     {
         CAPTURE(why);
@@ -184,8 +181,8 @@ TEST_CASE("two clients into one server over a 100 Mb/s bottleneck, PFC on: no dr
     }
     // rxe keeps few frames in flight, so a low static XOFF makes the switch pause.
     const auto r = TimedByPerftest([] {
-        return TwoClients({"ns3::SwitchMmu::StaticThreshold=true", "ns3::SwitchMmu::StaticXoff=16384",
-                           "ns3::SwitchMmu::ResumeOffset=4096"},
+        return TwoClients({"ns3::SwitchMmu::StaticThreshold=true",
+                           "ns3::SwitchMmu::StaticXoff=16384", "ns3::SwitchMmu::ResumeOffset=4096"},
                           200);
     });
     CheckCarried(r, 1000);
@@ -226,8 +223,8 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
     {
         FABEMU_SKIP(why);
     }
-    FabemuProcess fabemu({"emulate", "--count", "2", "--cache", FABEMU_TEST_CACHE_DIR, "--server", "h0: sleep 100",
-                          "--run", "h1: sleep 100"});
+    FabemuProcess fabemu({"emulate", "--count", "2", "--cache", FABEMU_TEST_CACHE_DIR, "--server",
+                          "h0: sleep 100", "--run", "h1: sleep 100"});
     const pid_t pid = fabemu.Pid();
     const int ready = fabemu.ReadUntil("rxe0 ready", 2).empty() ? 0 : 2;
     const std::string tag = "live status: fabemu status ";
@@ -255,10 +252,12 @@ TEST_CASE("SIGINT to fabemu emulate mid-run: no VM, tap or run folder left")
     CHECK(a["fabric_type"] == "roce");
     CHECK(a["commands"].size() == 2);
     CHECK(a["commands"][1]["state"] == "running"); // h1: sleep 100
-    CHECK(a["age_ms"].get<int64_t>() < 1000);     // the simulation publishes as it runs
+    CHECK(a["age_ms"].get<int64_t>() < 1000);      // the simulation publishes as it runs
     CHECK(b["simulation"]["time_s"].get<double>() > a["simulation"]["time_s"].get<double>());
     CHECK(a["simulation"]["scheduling"] == "nice -10"); // shared, the default, as root
-    struct stat st{};
+    struct stat st
+    {
+    };
     REQUIRE(stat(statusPath.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
     int status = 0;
@@ -287,9 +286,9 @@ TEST_CASE("ECN-capable rxe traffic is marked CE in its real IP header, and rxe s
         FABEMU_SKIP(why);
     }
     // --tclass=2: rxe copies the GRH traffic class into the IPv4 TOS, i.e. ECT(0).
-    const auto r = TwoClients({"ns3::SwitchMmu::Kmin=2048", "ns3::SwitchMmu::Kmax=16384",
-                               "ns3::SwitchMmu::Pmax=0.2"},
-                              100, " --tclass=2");
+    const auto r = TwoClients(
+        {"ns3::SwitchMmu::Kmin=2048", "ns3::SwitchMmu::Kmax=16384", "ns3::SwitchMmu::Pmax=0.2"},
+        100, " --tclass=2");
     CheckCarried(r, 1000);
     CHECK(r.ecnMarks > 100);
     // Every marked frame was accepted by the receiving rxe (the applications finished):

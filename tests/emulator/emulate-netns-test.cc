@@ -51,8 +51,9 @@ Client(uint32_t host, size_t bytes, int port)
 {
     return "h" + std::to_string(host) +
            ": python3 -c \"import socket, time; time.sleep(0.5); "
-           "c = socket.create_connection(('10.0.0.1', " + std::to_string(port) + ")); c.sendall(bytes(" +
-           std::to_string(bytes) + ")); c.close()\"";
+           "c = socket.create_connection(('10.0.0.1', " +
+           std::to_string(port) + ")); c.sendall(bytes(" + std::to_string(bytes) +
+           ")); c.close()\"";
 }
 
 /// fabemu emulate with plain-IP namespaces as endpoints.
@@ -82,7 +83,8 @@ RunTransfer(EmulateOptions opt, size_t bytes, std::string& printed)
 bool
 ReceivedAll(const EmulateResult& r, size_t bytes)
 {
-    return !r.commands.empty() && r.commands[0].out.find("received " + std::to_string(bytes)) != std::string::npos;
+    return !r.commands.empty() &&
+           r.commands[0].out.find("received " + std::to_string(bytes)) != std::string::npos;
 }
 
 } // namespace
@@ -99,14 +101,15 @@ TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switc
     REQUIRE(r.exitCode == 0);
     REQUIRE(r.commands.size() == 2);
     CHECK(ReceivedAll(r, 20 << 20));
-    CHECK(r.scheduling == "nice -10"); // shared, the default
+    CHECK(r.scheduling == "nice -10");    // shared, the default
     CHECK(r.framesFromEndpoints > 14000); // 20 MB in 1448-byte segments, and the ACKs
     CHECK(r.framesToEndpoints > 14000);
     CHECK(r.congestionDrops == 0);
     CHECK(r.arpReplies >= 2);
 }
 
-TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, and TCP still delivers all")
+TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, and TCP still "
+          "delivers all")
 {
     if (const auto why = WhyNotHere(); !why.empty())
     {
@@ -151,10 +154,12 @@ TEST_CASE("scheduling realtime: the simulation thread runs SCHED_FIFO and the tr
     std::ostringstream out2;
     std::ostringstream err2;
     CHECK(RunEmulation(opt, out2, err2).exitCode == 2);
-    CHECK(err2.str().find("--scheduling must be shared or realtime, not 'fast'") != std::string::npos);
+    CHECK(err2.str().find("--scheduling must be shared or realtime, not 'fast'") !=
+          std::string::npos);
 }
 
-TEST_CASE("MaxBacklog set through --set: behind by more, the taps wait, the run says so, TCP still delivers")
+TEST_CASE("MaxBacklog set through --set: behind by more, the taps wait, the run says so, TCP still "
+          "delivers")
 {
     if (const auto why = WhyNotHere(); !why.empty())
     {
@@ -187,11 +192,13 @@ TEST_CASE("the relay baseline carries the same transfer with no model, and exclu
     INFO(printed);
     REQUIRE(r.exitCode == 0);
     CHECK(ReceivedAll(r, 4 << 20));
-    CHECK(r.scheduling == "nice -10"); // tuned as the simulation thread is by default
+    CHECK(r.scheduling == "nice -10");   // tuned as the simulation thread is by default
     CHECK(r.framesFromEndpoints > 2800); // 4 MiB in 1448-byte segments, and the ACKs
-    CHECK(r.framesToEndpoints * 100 >= r.framesFromEndpoints * 99); // forwarded, one copy each (two endpoints)
-    CHECK(r.arpReplies == 0);            // no edge answered ARP: the namespaces did
-    CHECK(printed.find("bare user-space relay (no fabric model, its thread nice -10)") != std::string::npos);
+    CHECK(r.framesToEndpoints * 100 >=
+          r.framesFromEndpoints * 99); // forwarded, one copy each (two endpoints)
+    CHECK(r.arpReplies == 0);          // no edge answered ARP: the namespaces did
+    CHECK(printed.find("bare user-space relay (no fabric model, its thread nice -10)") !=
+          std::string::npos);
     CHECK(printed.find("lag of simulated time") == std::string::npos); // nothing simulated
 
     opt.bridge = true;
@@ -207,8 +214,8 @@ TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is l
     {
         FABEMU_SKIP(why);
     }
-    FabemuProcess fabemu({"emulate", "--backend", "netns", "--no-rdma", "--server", "h0: sleep 100", "--run",
-                          "h1: sleep 100"});
+    FabemuProcess fabemu({"emulate", "--backend", "netns", "--no-rdma", "--server", "h0: sleep 100",
+                          "--run", "h1: sleep 100"});
     REQUIRE(!fabemu.ReadUntil("live status").empty());
     std::this_thread::sleep_for(std::chrono::seconds(1));
     const std::string prefix = "fe" + std::to_string(fabemu.Pid());
@@ -218,7 +225,8 @@ TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is l
     const std::string rest = fabemu.Interrupt(SIGINT, status);
     INFO(rest);
     const auto took = std::chrono::steady_clock::now() - start;
-    MESSAGE("stopped " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms after SIGINT");
+    MESSAGE("stopped " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                       << " ms after SIGINT");
     CHECK(took < std::chrono::seconds(10));
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 1);

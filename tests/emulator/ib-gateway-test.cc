@@ -43,8 +43,10 @@ struct Pair
         const std::vector<uint16_t> lids{fabric.GetHca(0)->GetLid(), fabric.GetHca(1)->GetLid()};
         for (uint32_t i = 0; i < 2; ++i)
         {
-            g[i] = std::make_unique<IbGateway>(fabric.GetHca(i)->GetPort(), i, lids[i], tunnel, Directory(), lids);
-            g[i]->SetDeliver([this, i](const std::vector<uint8_t>& f) { delivered[i].push_back(f); });
+            g[i] = std::make_unique<IbGateway>(fabric.GetHca(i)->GetPort(), i, lids[i], tunnel,
+                                               Directory(), lids);
+            g[i]->SetDeliver(
+                [this, i](const std::vector<uint8_t>& f) { delivered[i].push_back(f); });
         }
     }
 };
@@ -68,7 +70,8 @@ TEST_CASE("a RoCEv2 frame becomes LRH + GRH + its own BTH..payload + ICRC + VCRC
         const uint16_t dlid = p.g[0]->LidFor(f);
         REQUIRE(dlid != 0);
         const auto pkt = p.g[0]->Encapsulate(frame, f, 3, dlid);
-        const size_t ipEnd = f.l3Offset + (size_t(frame[f.l3Offset + 2]) << 8 | frame[f.l3Offset + 3]);
+        const size_t ipEnd =
+            f.l3Offset + (size_t(frame[f.l3Offset + 2]) << 8 | frame[f.l3Offset + 3]);
         const size_t transport = ipEnd - f.bthOffset; // BTH through the ICRC
         REQUIRE(pkt.size() == kIbLrhBytes + kIbGrhBytes + transport + kIbVcrcBytes);
         const LrhHeader lrh = LrhHeader::Read(pkt.data());
@@ -82,8 +85,8 @@ TEST_CASE("a RoCEv2 frame becomes LRH + GRH + its own BTH..payload + ICRC + VCRC
         CHECK(grh.dgid[10] == 0xff); // ::ffff:10.0.0.x
         CHECK(grh.dgid[15] == f.dstIp[3]);
         // The transport bytes are the frame's own, up to the ICRC (recomputed for IB).
-        CHECK(std::equal(pkt.begin() + kIbLrhBytes + kIbGrhBytes, pkt.end() - kIbVcrcBytes - kIbIcrcBytes,
-                         frame.begin() + f.bthOffset));
+        CHECK(std::equal(pkt.begin() + kIbLrhBytes + kIbGrhBytes,
+                         pkt.end() - kIbVcrcBytes - kIbIcrcBytes, frame.begin() + f.bthOffset));
         const size_t icrcAt = pkt.size() - kIbVcrcBytes - kIbIcrcBytes;
         const uint32_t icrc = uint32_t(pkt[icrcAt]) | uint32_t(pkt[icrcAt + 1]) << 8 |
                               uint32_t(pkt[icrcAt + 2]) << 16 | uint32_t(pkt[icrcAt + 3]) << 24;
@@ -93,7 +96,8 @@ TEST_CASE("a RoCEv2 frame becomes LRH + GRH + its own BTH..payload + ICRC + VCRC
     Simulator::Destroy();
 }
 
-TEST_CASE("every frame of a real rxe session crosses the IB model and comes out bit-exact, in order")
+TEST_CASE(
+    "every frame of a real rxe session crosses the IB model and comes out bit-exact, in order")
 {
     Simulator::Destroy();
     Config::Reset();

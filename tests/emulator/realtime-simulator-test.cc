@@ -26,9 +26,9 @@ namespace
 
 struct Run
 {
-    bool read{false};             ///< the pipe's handler ran
-    double lagAtReadMs{-1};       ///< how far behind the simulation was when it did
-    int chainDoneBeforeRead{-1};  ///< 1: every burdened event had run before the read
+    bool read{false};            ///< the pipe's handler ran
+    double lagAtReadMs{-1};      ///< how far behind the simulation was when it did
+    int chainDoneBeforeRead{-1}; ///< 1: every burdened event had run before the read
     uint64_t deferredReads{0};
 };
 
@@ -37,7 +37,8 @@ Ptr<FabemuRealtimeSimulatorImpl>
 FreshSimulator()
 {
     Simulator::Destroy();
-    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    GlobalValue::Bind("SimulatorImplementationType",
+                      StringValue("ns3::FabemuRealtimeSimulatorImpl"));
     auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation());
     REQUIRE(sim);
     return sim;
@@ -101,7 +102,8 @@ Overload(Time maxBacklog)
 
 } // namespace
 
-TEST_CASE("more than MaxBacklog behind, the watched descriptors wait until the backlog is worked off")
+TEST_CASE(
+    "more than MaxBacklog behind, the watched descriptors wait until the backlog is worked off")
 {
     const Run bounded = Overload(MilliSeconds(10));
     REQUIRE(bounded.read);
@@ -111,7 +113,8 @@ TEST_CASE("more than MaxBacklog behind, the watched descriptors wait until the b
     CHECK(bounded.lagAtReadMs <= 10.0);
 }
 
-TEST_CASE("with a bound longer than the run, the same pipe is read while far behind (what the bound prevents)")
+TEST_CASE("with a bound longer than the run, the same pipe is read while far behind (what the "
+          "bound prevents)")
 {
     const Run unbounded = Overload(Seconds(10));
     REQUIRE(unbounded.read);
@@ -120,7 +123,8 @@ TEST_CASE("with a bound longer than the run, the same pipe is read while far beh
     CHECK(unbounded.lagAtReadMs > 10.0);
 }
 
-TEST_CASE("LatenessRecord: exact below 16 ns, quantiles within a sixteenth above, every event counted")
+TEST_CASE(
+    "LatenessRecord: exact below 16 ns, quantiles within a sixteenth above, every event counted")
 {
     LatenessRecord r;
     CHECK(r.QuantileNs(0.99) == 0);
@@ -153,7 +157,8 @@ TEST_CASE("LatenessRecord: exact below 16 ns, quantiles within a sixteenth above
     CHECK(total == big.Count());
 }
 
-TEST_CASE("the lag is every event's lateness: an event held up by another shows it, an idle run is not woken")
+TEST_CASE("the lag is every event's lateness: an event held up by another shows it, an idle run is "
+          "not woken")
 {
     FreshSimulator();
     fabemu::LagMonitor lag;
@@ -191,7 +196,7 @@ TEST_CASE("between events simulated time is the wall clock's, not the last event
     Simulator::Run();
     reader.join();
     CHECK(lastEvent == doctest::Approx(1.0)); // Now(): the one event so far
-    CHECK(midRun >= 55.0);                     // idle, so not behind: the wall clock
+    CHECK(midRun >= 55.0);                    // idle, so not behind: the wall clock
     CHECK(midRun < 150.0);
     Simulator::Destroy();
 }

@@ -48,7 +48,8 @@ TEST_CASE("what TuneRealtimeThread reports is what the thread got, here and now"
         CAPTURE(said);
         CHECK(said == got);
         CHECK(reported == got);
-        CHECK(slack <= 1); // 1 ns, not the default 50 us (Linux reports 0 for a real-time thread: none)
+        CHECK(slack <=
+              1); // 1 ns, not the default 50 us (Linux reports 0 for a real-time thread: none)
         if (how == ThreadScheduling::Shared)
         {
             CHECK(said != "SCHED_FIFO");
@@ -56,7 +57,8 @@ TEST_CASE("what TuneRealtimeThread reports is what the thread got, here and now"
     }
 }
 
-TEST_CASE("as root: Realtime is SCHED_FIFO, Shared nice -10, and nothing started from a SCHED_FIFO thread inherits it")
+TEST_CASE("as root: Realtime is SCHED_FIFO, Shared nice -10, and nothing started from a SCHED_FIFO "
+          "thread inherits it")
 {
     if (geteuid() != 0)
     {

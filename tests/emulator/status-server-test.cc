@@ -27,7 +27,9 @@ TEST_CASE("a client reads the latest document, with its age, from a socket only 
     const std::string path = dir.string() + "/s.status";
     {
         StatusServer server(path, live);
-        struct stat st{};
+        struct stat st
+        {
+        };
         REQUIRE(stat(path.c_str(), &st) == 0);
         CHECK(S_ISSOCK(st.st_mode));
         CHECK((st.st_mode & 0777) == 0600);
@@ -43,7 +45,8 @@ TEST_CASE("a client reads the latest document, with its age, from a socket only 
         std::vector<double> seen(8, 0);
         for (size_t i = 0; i < seen.size(); ++i)
         {
-            clients.emplace_back([&, i] { seen[i] = json::parse(ReadStatus(path))["simulation"]["time_s"]; });
+            clients.emplace_back(
+                [&, i] { seen[i] = json::parse(ReadStatus(path))["simulation"]["time_s"]; });
         }
         for (auto& t : clients)
         {

@@ -81,8 +81,8 @@ ScratchDir(const char* name)
 TEST_CASE("demo writes a complete results folder whose figures add up")
 {
     const std::string out = ScratchDir("demo");
-    const auto r = Fabemu({"demo", "--senders", "8", "--bytes", "1000000", "--cc", "none",
-                           "--out", out, "--quiet"});
+    const auto r = Fabemu(
+        {"demo", "--senders", "8", "--bytes", "1000000", "--cc", "none", "--out", out, "--quiet"});
     REQUIRE(r.code == kExitOk);
     CHECK(r.out.empty());
     for (const char* f : {"summary.json", "fct.txt", "pfc.txt", "queue.txt", "h0.pcap"})
@@ -105,7 +105,8 @@ TEST_CASE("demo writes a complete results folder whose figures add up")
     }
     CHECK(lines == 8);
     // Nothing is left beside the results folder.
-    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
     {
         CHECK(e.path().filename().string().find(".fabemu-cli-demo-" + std::to_string(getpid()) +
                                                 ".tmp") == std::string::npos);
@@ -116,12 +117,12 @@ TEST_CASE("demo writes a complete results folder whose figures add up")
 TEST_CASE("demo rejects bad options with exit 2 and writes nothing")
 {
     const std::string out = ScratchDir("bad");
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"demo", "--senders", "0", "--out", out},
-             {"demo", "--cc", "timely", "--out", out},
-             {"demo", "--rate", "fast", "--out", out},
-             {"demo", "--senders", "many", "--out", out},
-             {"demo", "--colour", "blue"}})
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"demo", "--senders", "0", "--out", out},
+                                               {"demo", "--cc", "timely", "--out", out},
+                                               {"demo", "--rate", "fast", "--out", out},
+                                               {"demo", "--senders", "many", "--out", out},
+                                               {"demo", "--colour", "blue"}})
     {
         const auto r = Fabemu(args);
         CAPTURE(args[1]);

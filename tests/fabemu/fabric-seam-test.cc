@@ -148,8 +148,7 @@ TEST_CASE("fabric.set comes last in emulation too: a user's IbPort::FcpInterval 
           "real-time default")
 {
     Scenario s = StarOf("infiniband", 2);
-    auto interval = []
-    {
+    auto interval = [] {
         TimeValue v;
         CreateObject<IbPort>()->GetAttribute("FcpInterval", v);
         return v.Get();

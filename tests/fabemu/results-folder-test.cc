@@ -52,7 +52,8 @@ OnlyNotes(const fs::path& dir)
 
 } // namespace
 
-TEST_CASE("--out onto a folder fabemu did not write: exit 2, untouched; --force replaces it; a results folder is replaced")
+TEST_CASE("--out onto a folder fabemu did not write: exit 2, untouched; --force replaces it; a "
+          "results folder is replaced")
 {
     const ScratchDir dir("out");
     const fs::path file = TinyScenario(dir);
@@ -84,14 +85,17 @@ TEST_CASE("--out onto a folder fabemu did not write: exit 2, untouched; --force 
     CHECK(fs::exists(target / "summary.json"));
 
     // The same folder with a trailing '/'; never '.' (the temporary folder would be inside it).
-    CHECK(Fabemu({"run", file.string(), "--out", target.string() + "/", "--quiet"}).code == kExitOk);
+    CHECK(Fabemu({"run", file.string(), "--out", target.string() + "/", "--quiet"}).code ==
+          kExitOk);
     CHECK(Fabemu({"run", file.string(), "--out", ".", "--quiet", "--force"}).code == kExitBadInput);
 
     // An empty folder or a plain file that is not a folder.
     fs::create_directories(dir / "empty");
-    CHECK(Fabemu({"run", file.string(), "--out", (dir / "empty").string(), "--quiet"}).code == kExitOk);
+    CHECK(Fabemu({"run", file.string(), "--out", (dir / "empty").string(), "--quiet"}).code ==
+          kExitOk);
     std::ofstream(dir / "a-file") << "data\n";
-    CHECK(Fabemu({"run", file.string(), "--out", (dir / "a-file").string(), "--quiet"}).code == kExitBadInput);
+    CHECK(Fabemu({"run", file.string(), "--out", (dir / "a-file").string(), "--quiet"}).code ==
+          kExitBadInput);
     CHECK(fs::is_regular_file(dir / "a-file"));
 }
 
@@ -106,9 +110,10 @@ TEST_CASE("the default results/NAME and demo --out follow the same rule")
     const auto run = Fabemu({"run", file.string(), "--quiet"});
     fs::create_directories("demo-out");
     std::ofstream("demo-out/notes.txt") << "my notes\n";
-    const auto demo = Fabemu({"demo", "--senders", "2", "--bytes", "10000", "--out", "demo-out", "--quiet"});
-    const auto forced =
-        Fabemu({"demo", "--senders", "2", "--bytes", "10000", "--out", "demo-out", "--quiet", "--force"});
+    const auto demo =
+        Fabemu({"demo", "--senders", "2", "--bytes", "10000", "--out", "demo-out", "--quiet"});
+    const auto forced = Fabemu(
+        {"demo", "--senders", "2", "--bytes", "10000", "--out", "demo-out", "--quiet", "--force"});
     fs::current_path(cwd);
     CHECK(run.code == kExitBadInput);
     CHECK(run.err.find("results/tiny") != std::string::npos);

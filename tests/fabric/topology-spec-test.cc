@@ -43,11 +43,11 @@ TEST_CASE("ECMP next hops: every path up a fat tree, one path down")
     const uint32_t agg0 = (k / 2) * (k / 2);
     const uint32_t edge0 = agg0 + k / 2;
     const uint32_t farHost = static_cast<uint32_t>(t.Hosts().size() - 1); // in the last pod
-    const uint32_t nearHost = 0;                                           // under edge0
-    CHECK(hops[edge0][farHost].size() == k / 2);  // up to every aggregation switch
-    CHECK(hops[agg0][farHost].size() == k / 2);   // up to every core it reaches
-    CHECK(hops[core0][farHost].size() == 1);      // down: one way to the far pod
-    CHECK(hops[edge0][nearHost].size() == 1);     // straight to its own host
+    const uint32_t nearHost = 0;                                          // under edge0
+    CHECK(hops[edge0][farHost].size() == k / 2);     // up to every aggregation switch
+    CHECK(hops[agg0][farHost].size() == k / 2);      // up to every core it reaches
+    CHECK(hops[core0][farHost].size() == 1);         // down: one way to the far pod
+    CHECK(hops[edge0][nearHost].size() == 1);        // straight to its own host
     CHECK(hops[t.Hosts()[1]][nearHost].size() == 1); // a host sends through its edge
 }
 
@@ -92,8 +92,12 @@ bool
 HasCycle(const TopologySpec& t, const Hops& hops)
 {
     const auto& links = t.Links();
-    auto channel = [&](uint32_t link, uint32_t from) { return 2 * link + (links[link].a == from ? 0 : 1); };
-    auto other = [&](uint32_t link, uint32_t from) { return links[link].a == from ? links[link].b : links[link].a; };
+    auto channel = [&](uint32_t link, uint32_t from) {
+        return 2 * link + (links[link].a == from ? 0 : 1);
+    };
+    auto other = [&](uint32_t link, uint32_t from) {
+        return links[link].a == from ? links[link].b : links[link].a;
+    };
     std::vector<std::set<uint32_t>> next(2 * links.size());
     for (uint32_t h = 0; h < t.Hosts().size(); ++h)
     {
@@ -160,7 +164,8 @@ TEST_CASE("up/down routing: min-hop's routes on a fat tree and a leaf-spine")
     }
 }
 
-TEST_CASE("up/down routing on a ring: every pair reachable, no credit loop where min-hop closes one")
+TEST_CASE(
+    "up/down routing on a ring: every pair reachable, no credit loop where min-hop closes one")
 {
     for (uint32_t switches : {3u, 4u, 5u, 8u})
     {

@@ -32,21 +32,22 @@ struct Flow
 
 /// Posts one WRITE of \p bytes on a new connection; its completion time goes into the flow.
 Flow&
-Write(std::vector<std::unique_ptr<Flow>>& flows, IbFabricHelper& f, uint32_t a, uint32_t b, uint64_t bytes, uint8_t sl = 0)
+Write(std::vector<std::unique_ptr<Flow>>& flows, IbFabricHelper& f, uint32_t a, uint32_t b,
+      uint64_t bytes, uint8_t sl = 0)
 {
     flows.push_back(std::make_unique<Flow>());
     Flow& flow = *flows.back();
     flow.conn = f.Connect(a, b, sl);
     flow.bytes = bytes;
-    flow.conn.requester->SetCompletionCallback(MakeCallback(
-        +[](Flow* fl, const RdmaCompletion& c) {
-            fl->done = c.completed;
-            fl->ok = c.status == RdmaCompletion::Status::Success;
-            if (--g_pending == 0)
-            {
-                Simulator::Stop();
-            }
-        }).Bind(&flow));
+    flow.conn.requester->SetCompletionCallback(MakeCallback(+[](Flow* fl, const RdmaCompletion& c) {
+                                                   fl->done = c.completed;
+                                                   fl->ok =
+                                                       c.status == RdmaCompletion::Status::Success;
+                                                   if (--g_pending == 0)
+                                                   {
+                                                       Simulator::Stop();
+                                                   }
+                                               }).Bind(&flow));
     ++g_pending;
     RdmaWorkRequest wr;
     wr.op = RdmaWorkRequest::Op::Write;
@@ -72,7 +73,8 @@ Efficiency(uint32_t mtu)
 
 } // namespace
 
-TEST_CASE("one 4x EDR link, MTU 4096: goodput is the payload efficiency of the link within 1%, GRH or not")
+TEST_CASE("one 4x EDR link, MTU 4096: goodput is the payload efficiency of the link within 1%, GRH "
+          "or not")
 {
     // With a GRH on every packet (LNH 3) each carries 40 bytes more.
     for (bool grh : {false, true})
@@ -90,7 +92,8 @@ TEST_CASE("one 4x EDR link, MTU 4096: goodput is the payload efficiency of the l
         Simulator::Run();
         REQUIRE(fl.ok);
         const double goodput = bytes * 8.0 / fl.done.GetSeconds();
-        const double expect = 100e9 * 4096 / (4096 + 8 + (grh ? 40 : 0) + 12 + 4 + 2); // 99.37 Gb/s without
+        const double expect =
+            100e9 * 4096 / (4096 + 8 + (grh ? 40 : 0) + 12 + 4 + 2); // 99.37 Gb/s without
         CAPTURE(goodput);
         CHECK(goodput == doctest::Approx(expect).epsilon(0.01));
         CHECK(f.TotalOverflows() == 0);
@@ -156,7 +159,8 @@ TEST_CASE("credit loop: with a buffer above the bandwidth-delay product the link
     Reset();
 }
 
-TEST_CASE("wrap-around: 200 MB through a switch wraps every 12-bit counter hundreds of times, no stall, no overflow")
+TEST_CASE("wrap-around: 200 MB through a switch wraps every 12-bit counter hundreds of times, no "
+          "stall, no overflow")
 {
     Reset();
     const uint32_t mtu = 2048;
@@ -173,18 +177,21 @@ TEST_CASE("wrap-around: 200 MB through a switch wraps every 12-bit counter hundr
     Ptr<RdmaQp> rx = fl.conn.responder;
     for (int ms = 1; ms <= 15; ++ms)
     {
-        Simulator::Schedule(MilliSeconds(ms), [&delivered, rx]() { delivered.push_back(rx->GetBytesReceived()); });
+        Simulator::Schedule(MilliSeconds(ms),
+                            [&delivered, rx]() { delivered.push_back(rx->GetBytesReceived()); });
     }
     // Stalls once running (the first packets may wait for the first flow-control packet).
     uint64_t stallsAfterStart = 0;
-    Simulator::Schedule(MilliSeconds(1), [&stallsAfterStart, &f]() { stallsAfterStart = f.TotalCreditStalls(); });
+    Simulator::Schedule(MilliSeconds(1),
+                        [&stallsAfterStart, &f]() { stallsAfterStart = f.TotalCreditStalls(); });
     // The buffer trace sees every change, so the test also watches for an excess.
     uint32_t worst = 0;
     for (const auto& port : f.GetPorts())
     {
-        port->TraceConnectWithoutContext("BufferDepth", MakeCallback(+[](uint32_t* w, uint8_t, uint32_t blocks) {
-                                                                         *w = std::max(*w, blocks);
-                                                                     }).Bind(&worst));
+        port->TraceConnectWithoutContext("BufferDepth",
+                                         MakeCallback(+[](uint32_t* w, uint8_t, uint32_t blocks) {
+                                             *w = std::max(*w, blocks);
+                                         }).Bind(&worst));
     }
     Simulator::Stop(Seconds(1));
     Simulator::Run();
@@ -386,7 +393,8 @@ TEST_CASE("congestion spreading: a victim sharing the hotspot's path suffers; IB
     CHECK(becn > 0);
 }
 
-TEST_CASE("a ring: min-hop routes close a credit loop and deadlock; up/down routes deliver everything")
+TEST_CASE(
+    "a ring: min-hop routes close a credit loop and deadlock; up/down routes deliver everything")
 {
     // Five switches in a ring, a host on each; host i writes to host i+2, two switch hops
     // the same way round for everyone: each ring link's buffer waits on the next one's.

@@ -22,15 +22,16 @@
 
 using namespace ns3;
 
-
-TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every field where it belongs")
+TEST_CASE(
+    "packets the IB model writes to pcap decode in tshark: LRH, BTH, every field where it belongs")
 {
     if (!HaveTool("tshark"))
     {
         FABEMU_SKIP("tshark is not installed (scripts/install-deps installs it)");
     }
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("fabemu-ib-" + std::to_string(getpid()) + ".pcap")).string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("fabemu-ib-" + std::to_string(getpid()) + ".pcap"))
+                                 .string();
     Simulator::Destroy();
     Config::Reset();
     Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
@@ -51,8 +52,9 @@ TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every
     }
     const std::string fields = RunCommand(
         "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " +
-        path + " -T fields -e infiniband.lrh.dlid -e infiniband.lrh.slid -e infiniband.lrh.pktlen "
-               "-e infiniband.bth.opcode -e infiniband.bth.psn -e _ws.malformed 2>/dev/null");
+        path +
+        " -T fields -e infiniband.lrh.dlid -e infiniband.lrh.slid -e infiniband.lrh.pktlen "
+        "-e infiniband.bth.opcode -e infiniband.bth.psn -e _ws.malformed 2>/dev/null");
     std::istringstream in(fields);
     std::vector<std::vector<std::string>> rows;
     for (std::string line; std::getline(in, line);)
@@ -67,7 +69,8 @@ TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every
     }
     REQUIRE(rows.size() == 3);
     const char* opcodes[] = {"6", "7", "8"}; // RC RDMA WRITE First, Middle, Last
-    const int words[] = {(8 + 12 + 16 + 1024 + 4) / 4, (8 + 12 + 1024 + 4) / 4, (8 + 12 + 952 + 4) / 4};
+    const int words[] = {(8 + 12 + 16 + 1024 + 4) / 4, (8 + 12 + 1024 + 4) / 4,
+                         (8 + 12 + 952 + 4) / 4};
     for (size_t i = 0; i < rows.size(); ++i)
     {
         CAPTURE(fields);
@@ -82,15 +85,16 @@ TEST_CASE("packets the IB model writes to pcap decode in tshark: LRH, BTH, every
     std::filesystem::remove(path);
 }
 
-TEST_CASE("with UseGrh the pcap decodes as LNH 3: GRH with next header 0x1B and the GIDs, then the BTH")
+TEST_CASE(
+    "with UseGrh the pcap decodes as LNH 3: GRH with next header 0x1B and the GIDs, then the BTH")
 {
     if (!HaveTool("tshark"))
     {
         FABEMU_SKIP("tshark is not installed (scripts/install-deps installs it)");
     }
-    const std::string path =
-        (std::filesystem::temp_directory_path() / ("fabemu-ib-grh-" + std::to_string(getpid()) + ".pcap"))
-            .string();
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("fabemu-ib-grh-" + std::to_string(getpid()) + ".pcap"))
+                                 .string();
     Simulator::Destroy();
     Config::Reset();
     Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
@@ -111,8 +115,10 @@ TEST_CASE("with UseGrh the pcap decodes as LNH 3: GRH with next header 0x1B and 
     }
     Config::Reset();
     const std::string fields = RunCommand(
-        "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " + path +
-        " -Y 'infiniband.bth.opcode == 10' -T fields -e infiniband.lrh.lnh -e infiniband.lrh.pktlen "
+        "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " +
+        path +
+        " -Y 'infiniband.bth.opcode == 10' -T fields -e infiniband.lrh.lnh -e "
+        "infiniband.lrh.pktlen "
         "-e infiniband.grh.nxthdr -e infiniband.grh.sgid -e infiniband.grh.dgid "
         "-e infiniband.grh.paylen -e _ws.malformed 2>/dev/null");
     std::filesystem::remove(path);
@@ -127,19 +133,21 @@ TEST_CASE("with UseGrh the pcap decodes as LNH 3: GRH with next header 0x1B and 
         f.push_back(x);
     }
     REQUIRE(f.size() >= 6);
-    CHECK((f[0] == "3" || f[0] == "0x03"));                               // LNH: GRH next
-    CHECK(f[1] == std::to_string((8 + 40 + 12 + 16 + 1000 + 4) / 4));     // PktLen in words
-    CHECK((f[2] == "27" || f[2] == "0x1b"));                              // next header: BTH
-    CHECK(f[3] == "fe80::2:c903:ff:1");                                   // h0, LID 1
-    CHECK(f[4] == "fe80::2:c903:ff:2");                                   // h1, LID 2
-    CHECK(f[5] == std::to_string(12 + 16 + 1000 + 4));                    // PayLen: BTH to ICRC
+    CHECK((f[0] == "3" || f[0] == "0x03"));                           // LNH: GRH next
+    CHECK(f[1] == std::to_string((8 + 40 + 12 + 16 + 1000 + 4) / 4)); // PktLen in words
+    CHECK((f[2] == "27" || f[2] == "0x1b"));                          // next header: BTH
+    CHECK(f[3] == "fe80::2:c903:ff:1");                               // h0, LID 1
+    CHECK(f[4] == "fe80::2:c903:ff:2");                               // h1, LID 2
+    CHECK(f[5] == std::to_string(12 + 16 + 1000 + 4));                // PayLen: BTH to ICRC
     CHECK((f.size() < 7 || f[6].empty()));
 }
 
-TEST_CASE("captured packets carry their CRCs: the ICRC is the same at every hop, the VCRC follows the hop's VL")
+TEST_CASE("captured packets carry their CRCs: the ICRC is the same at every hop, the VCRC follows "
+          "the hop's VL")
 {
     const std::string base =
-        (std::filesystem::temp_directory_path() / ("fabemu-ib-crc-" + std::to_string(getpid()))).string();
+        (std::filesystem::temp_directory_path() / ("fabemu-ib-crc-" + std::to_string(getpid())))
+            .string();
     Simulator::Destroy();
     Config::Reset();
     Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(1024));
@@ -179,15 +187,18 @@ TEST_CASE("captured packets carry their CRCs: the ICRC is the same at every hop,
         CHECK((b[0] >> 4) == 1); // VL 1 on the second
         const size_t icrc = a.size() - 6;
         auto crc32At = [](const std::vector<uint8_t>& v, size_t at) {
-            return uint32_t(v[at]) | uint32_t(v[at + 1]) << 8 | uint32_t(v[at + 2]) << 16 | uint32_t(v[at + 3]) << 24;
+            return uint32_t(v[at]) | uint32_t(v[at + 1]) << 8 | uint32_t(v[at + 2]) << 16 |
+                   uint32_t(v[at + 3]) << 24;
         };
         CHECK(crc32At(a, icrc) != 0);
-        CHECK(crc32At(a, icrc) == crc32At(b, icrc));           // invariant end to end
+        CHECK(crc32At(a, icrc) == crc32At(b, icrc)); // invariant end to end
         CHECK(crc32At(a, icrc) == IbIcrc(a.data(), icrc));
-        const auto vcrc = [](const std::vector<uint8_t>& v) { return uint16_t(v[v.size() - 2] << 8 | v.back()); };
-        CHECK(vcrc(a) == IbCrc16(a.data(), a.size() - 2));    // covers LRH to ICRC
+        const auto vcrc = [](const std::vector<uint8_t>& v) {
+            return uint16_t(v[v.size() - 2] << 8 | v.back());
+        };
+        CHECK(vcrc(a) == IbCrc16(a.data(), a.size() - 2)); // covers LRH to ICRC
         CHECK(vcrc(b) == IbCrc16(b.data(), b.size() - 2));
-        CHECK(vcrc(a) != vcrc(b));                             // the VL differs, so does the VCRC
+        CHECK(vcrc(a) != vcrc(b)); // the VL differs, so does the VCRC
         // A changed payload byte changes the ICRC.
         auto c = a;
         c[40] ^= 1;

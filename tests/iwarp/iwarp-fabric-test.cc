@@ -162,9 +162,11 @@ TEST_CASE("an RDMA Write of 10 MB lands every byte at its offset; Read and Send 
         // WRITE: every byte at 4096 + i, nothing before or after touched.
         CHECK(std::equal(src->begin(), src->end(), dst->begin() + 4096));
         CHECK(std::all_of(dst->begin(), dst->begin() + 4096, [](uint8_t x) { return x == 0; }));
-        CHECK(std::all_of(dst->begin() + 4096 + kBytes, dst->end(), [](uint8_t x) { return x == 0; }));
+        CHECK(std::all_of(dst->begin() + 4096 + kBytes, dst->end(),
+                          [](uint8_t x) { return x == 0; }));
         // READ: the bytes at that remote offset, placed at local offset 1000.
-        CHECK(std::equal(readBack->begin() + 1000, readBack->begin() + 251000, src->begin() + 123456));
+        CHECK(std::equal(readBack->begin() + 1000, readBack->begin() + 251000,
+                         src->begin() + 123456));
         CHECK(readBack->at(999) == 0);
         // SEND: into the posted buffer, and a receive completion of its length.
         CHECK(std::equal(sendSrc->begin(), sendSrc->end(), recvBuf->begin()));
@@ -176,7 +178,8 @@ TEST_CASE("an RDMA Write of 10 MB lands every byte at its offset; Read and Send 
     }
 }
 
-TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way only, no CRC unless asked")
+TEST_CASE(
+    "MPA negotiation: revision 1 with a revision-2 peer, markers one way only, no CRC unless asked")
 {
     Reset();
     QpPair q;
@@ -210,8 +213,8 @@ TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way o
     Simulator::Run();
     CHECK(a->Revision() == 1);
     CHECK(b->Revision() == 1);
-    CHECK(a->MarkersOnTx());        // toward b, which asked
-    CHECK_FALSE(b->MarkersOnTx());  // toward a, which did not
+    CHECK(a->MarkersOnTx());       // toward b, which asked
+    CHECK_FALSE(b->MarkersOnTx()); // toward a, which did not
     CHECK_FALSE(a->CrcInUse());
     CHECK_FALSE(b->CrcInUse());
     REQUIRE(da.completions.size() == 2);
@@ -223,7 +226,8 @@ TEST_CASE("MPA negotiation: revision 1 with a revision-2 peer, markers one way o
     Reset();
 }
 
-TEST_CASE("SEND with Solicited Event and Invalidate: the event is flagged, the STag is gone after it")
+TEST_CASE(
+    "SEND with Solicited Event and Invalidate: the event is flagged, the STag is gone after it")
 {
     Reset();
     QpPair q;
@@ -250,8 +254,8 @@ TEST_CASE("SEND with Solicited Event and Invalidate: the event is flagged, the S
     CHECK(db.completions[0].receive);
     CHECK(db.completions[0].solicited);
     REQUIRE(b->GetTerminateSent());
-    CHECK(*b->GetTerminateSent() ==
-          TerminateCause{TerminateCause::Ddp, terminate::kDdpTagged, terminate::kDdpTaggedInvalidStag});
+    CHECK(*b->GetTerminateSent() == TerminateCause{TerminateCause::Ddp, terminate::kDdpTagged,
+                                                   terminate::kDdpTaggedInvalidStag});
     // The WRITE itself completed once TCP had it acknowledged (iWARP has no RDMAP ACK);
     // the peer's verdict comes back as a Terminate, and the QP is in error.
     REQUIRE(a->GetTerminateReceived());
@@ -269,7 +273,10 @@ struct Window
 {
     uint64_t atFrom{0};
     uint64_t atTo{0};
-    double Gbps(Time from, Time to) const { return (atTo - atFrom) * 8.0 / (to - from).GetSeconds() / 1e9; }
+    double Gbps(Time from, Time to) const
+    {
+        return (atTo - atFrom) * 8.0 / (to - from).GetSeconds() / 1e9;
+    }
 };
 
 template <typename F>
@@ -282,7 +289,8 @@ Sample(Window& w, Time from, Time to, F counter)
 
 } // namespace
 
-TEST_CASE("one flow on a 10 Gb/s link: goodput is TCP's times the MPA/DDP/RDMAP framing efficiency, within 3%")
+TEST_CASE("one flow on a 10 Gb/s link: goodput is TCP's times the MPA/DDP/RDMAP framing "
+          "efficiency, within 3%")
 {
     const Time from = MilliSeconds(5);
     const Time to = MilliSeconds(25);
@@ -300,7 +308,8 @@ TEST_CASE("one flow on a 10 Gb/s link: goodput is TCP's times the MPA/DDP/RDMAP 
         Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(4 << 20));
         Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(4 << 20));
         const Address sinkAddr = InetSocketAddress(Ipv4Address(f.GetHostIpv4(1)), 5001);
-        PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), 5001));
+        PacketSinkHelper sink("ns3::TcpSocketFactory",
+                              InetSocketAddress(Ipv4Address::GetAny(), 5001));
         ApplicationContainer sinkApp = sink.Install(f.GetHostNode(1));
         BulkSendHelper bulk("ns3::TcpSocketFactory", sinkAddr);
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
@@ -336,7 +345,8 @@ TEST_CASE("one flow on a 10 Gb/s link: goodput is TCP's times the MPA/DDP/RDMAP 
     }
     // A full FPDU fills one TCP segment: MPA length 2, tagged header 14, payload, CRC 4.
     const double efficiency = double(mss - 2 - 14 - 4) / mss;
-    MESSAGE("TCP " << tcpGbps << " Gb/s, iWARP " << iwarpGbps << " Gb/s, framing efficiency " << efficiency);
+    MESSAGE("TCP " << tcpGbps << " Gb/s, iWARP " << iwarpGbps << " Gb/s, framing efficiency "
+                   << efficiency);
     CHECK(fpdus > 10000);
     CHECK(tcpGbps > 9.0);
     CHECK(iwarpGbps / (tcpGbps * efficiency) == doctest::Approx(1.0).epsilon(0.03));
@@ -357,7 +367,8 @@ struct FourFlows
 /// Hosts 0..3 on one switch WRITE \p bytes each to hosts 4..7 on the other, through
 /// one 10 Gb/s bottleneck.
 void
-RunFourFlows(const IwarpFabricOptions& o, uint64_t bytes, FourFlows& ff, IwarpFabricHelper& f, Time from, Time to)
+RunFourFlows(const IwarpFabricOptions& o, uint64_t bytes, FourFlows& ff, IwarpFabricHelper& f,
+             Time from, Time to)
 {
     f.Install(TopologySpec::Dumbbell(8, Link("25Gbps"), Link("10Gbps")), o);
     for (uint32_t i = 0; i < 4; ++i)
@@ -385,7 +396,8 @@ RunFourFlows(const IwarpFabricOptions& o, uint64_t bytes, FourFlows& ff, IwarpFa
 
 } // namespace
 
-TEST_CASE("four flows through a lossy drop-tail bottleneck: TCP recovers and every byte arrives intact")
+TEST_CASE(
+    "four flows through a lossy drop-tail bottleneck: TCP recovers and every byte arrives intact")
 {
     Reset();
     IwarpFabricOptions o;
@@ -393,13 +405,14 @@ TEST_CASE("four flows through a lossy drop-tail bottleneck: TCP recovers and eve
     FourFlows ff;
     IwarpFabricHelper f;
     RunFourFlows(o, 4 * 1000 * 1000, ff, f, MilliSeconds(1), MilliSeconds(2));
-    MESSAGE("switch drops " << f.SwitchDrops() << ", TCP retransmissions " << f.TotalTcpRetransmissions());
+    MESSAGE("switch drops " << f.SwitchDrops() << ", TCP retransmissions "
+                            << f.TotalTcpRetransmissions());
     CHECK(f.SwitchDrops() > 0);
     CHECK(f.TotalTcpRetransmissions() > 0);
     for (uint32_t i = 0; i < 4; ++i)
     {
-        MESSAGE("flow " << i << " received " << ff.conns[i].responder->GetBytesReceived() << " sent "
-                        << Qp(ff.conns[i].requester).GetPayloadBytesSent() << " error "
+        MESSAGE("flow " << i << " received " << ff.conns[i].responder->GetBytesReceived()
+                        << " sent " << Qp(ff.conns[i].requester).GetPayloadBytesSent() << " error "
                         << ff.conns[i].requester->IsError() << " tx avail "
                         << Qp(ff.conns[i].requester).GetSocket()->GetTxAvailable());
     }
@@ -413,7 +426,8 @@ TEST_CASE("four flows through a lossy drop-tail bottleneck: TCP recovers and eve
     Reset();
 }
 
-TEST_CASE("four flows with DCTCP and RED/ECN at the bottleneck: shares within 20% of each other, no loss")
+TEST_CASE(
+    "four flows with DCTCP and RED/ECN at the bottleneck: shares within 20% of each other, no loss")
 {
     Reset();
     IwarpFabricOptions o;
@@ -435,8 +449,8 @@ TEST_CASE("four flows with DCTCP and RED/ECN at the bottleneck: shares within 20
     const double hi = *std::max_element(share.begin(), share.end());
     const double sum = share[0] + share[1] + share[2] + share[3];
     MESSAGE("shares " << share[0] << " " << share[1] << " " << share[2] << " " << share[3]
-                      << " Gb/s; ECN marks " << f.SwitchEcnMarks() << ", echoes " << f.TotalEcnEchoes()
-                      << ", peak queue " << f.PeakSwitchQueueBytes() << " B");
+                      << " Gb/s; ECN marks " << f.SwitchEcnMarks() << ", echoes "
+                      << f.TotalEcnEchoes() << ", peak queue " << f.PeakSwitchQueueBytes() << " B");
     CHECK(hi - lo <= 0.2 * sum / 4);
     CHECK(sum > 9.0); // the bottleneck stays busy
     CHECK(f.SwitchEcnMarks() > 0);
@@ -463,7 +477,8 @@ Inject(Ptr<IwarpQp> qp, std::vector<uint8_t> bytes)
 
 } // namespace
 
-TEST_CASE("a malformed FPDU on the wire ends in the prescribed Terminate at both ends; nothing hangs")
+TEST_CASE(
+    "a malformed FPDU on the wire ends in the prescribed Terminate at both ends; nothing hangs")
 {
     struct Case
     {
@@ -477,7 +492,12 @@ TEST_CASE("a malformed FPDU on the wire ends in the prescribed Terminate at both
     w.payload.assign(200, 0x42);
     const std::vector<Case> cases{
         {"bad CRC", {TerminateCause::Llp, 0, terminate::kMpaCrc}, [](auto& b) { b[100] ^= 0xff; }},
-        {"bad length", {TerminateCause::Llp, 0, terminate::kMpaFpduStart}, [](auto& b) { b[0] = 0; b[1] = 3; }},
+        {"bad length",
+         {TerminateCause::Llp, 0, terminate::kMpaFpduStart},
+         [](auto& b) {
+             b[0] = 0;
+             b[1] = 3;
+         }},
         {"unknown opcode",
          {TerminateCause::Rdmap, terminate::kRdmapRemoteOperation, terminate::kRdmapOpcode},
          [](auto& b) {
@@ -536,14 +556,16 @@ TEST_CASE("the model's pcap decodes in tshark as iWARP: MPA request/reply, DDP/R
         FABEMU_SKIP("tshark is not installed (scripts/install-deps installs it)");
     }
     const std::string prefix =
-        (std::filesystem::temp_directory_path() / ("fabemu-iwarp-" + std::to_string(getpid()))).string();
+        (std::filesystem::temp_directory_path() / ("fabemu-iwarp-" + std::to_string(getpid())))
+            .string();
     Reset();
     {
         IwarpFabricHelper f;
         f.Install(TopologySpec::Star(2, Link("10Gbps")));
         f.EnablePcap(prefix + "-h0.pcap", 0);
         const auto c = f.Connect(0, 1);
-        for (auto op : {RdmaWorkRequest::Op::Write, RdmaWorkRequest::Op::Read, RdmaWorkRequest::Op::Send})
+        for (auto op :
+             {RdmaWorkRequest::Op::Write, RdmaWorkRequest::Op::Read, RdmaWorkRequest::Op::Send})
         {
             RdmaWorkRequest wr;
             wr.op = op;
@@ -555,10 +577,12 @@ TEST_CASE("the model's pcap decodes in tshark as iWARP: MPA request/reply, DDP/R
         Reset();
     }
     const std::string file = prefix + "-h0.pcap";
-    const std::string out = RunCommand("tshark -r " + file +
-                                       " -T fields -e iwarp_mpa.rep -e iwarp_mpa.req -e iwarp_rdma.opcode "
-                                       "-e iwarp_mpa.crc_check -e _ws.expert.message 2>/dev/null");
-    const std::string crcs = RunCommand("tshark -r " + file + " -V 2>/dev/null | grep -o '[A-Za-z]* CRC32)' | sort | uniq -c");
+    const std::string out =
+        RunCommand("tshark -r " + file +
+                   " -T fields -e iwarp_mpa.rep -e iwarp_mpa.req -e iwarp_rdma.opcode "
+                   "-e iwarp_mpa.crc_check -e _ws.expert.message 2>/dev/null");
+    const std::string crcs = RunCommand(
+        "tshark -r " + file + " -V 2>/dev/null | grep -o '[A-Za-z]* CRC32)' | sort | uniq -c");
     std::filesystem::remove(file);
     MESSAGE(out);
     MESSAGE(crcs);

@@ -62,7 +62,8 @@ TEST_CASE("CRC32c: RFC 3720 appendix B.4 vectors, octets in the order they are s
 {
     auto wire = [](const std::vector<uint8_t>& d) {
         const uint32_t c = Crc32c(d.data(), d.size());
-        return std::vector<uint8_t>{uint8_t(c), uint8_t(c >> 8), uint8_t(c >> 16), uint8_t(c >> 24)};
+        return std::vector<uint8_t>{uint8_t(c), uint8_t(c >> 8), uint8_t(c >> 16),
+                                    uint8_t(c >> 24)};
     };
     std::vector<uint8_t> v(32, 0x00);
     CHECK(wire(v) == std::vector<uint8_t>{0xaa, 0x36, 0x91, 0x8a});
@@ -192,7 +193,8 @@ TEST_CASE("Send variants and Terminate: control bytes and header sizes of RFC 50
     CHECK(back->cause == t.cause);
 }
 
-TEST_CASE("markers every 512 octets point back to their FPDU; the deframer removes them in any chunking")
+TEST_CASE(
+    "markers every 512 octets point back to their FPDU; the deframer removes them in any chunking")
 {
     MpaFramer framer(true, true);
     std::vector<uint8_t> stream;
@@ -316,7 +318,8 @@ TEST_CASE("a malformed FPDU earns the Terminate cause RFC 5040/5041/5044 prescri
         u[1] = 0x4c; // opcode 12 (the atomics of RFC 7306 are not modelled either)
         TerminateCause c;
         CHECK_FALSE(DdpSegment::Parse(u.data(), u.size(), c));
-        CHECK(c == TerminateCause{TerminateCause::Rdmap, terminate::kRdmapRemoteOperation, terminate::kRdmapOpcode});
+        CHECK(c == TerminateCause{TerminateCause::Rdmap, terminate::kRdmapRemoteOperation,
+                                  terminate::kRdmapOpcode});
     }
     SUBCASE("DDP version 2: DDP tagged-buffer error, invalid version")
     {
@@ -325,7 +328,8 @@ TEST_CASE("a malformed FPDU earns the Terminate cause RFC 5040/5041/5044 prescri
         u[0] = 0xc2;
         TerminateCause c;
         CHECK_FALSE(DdpSegment::Parse(u.data(), u.size(), c));
-        CHECK(c == TerminateCause{TerminateCause::Ddp, terminate::kDdpTagged, terminate::kDdpTaggedVersion});
+        CHECK(c == TerminateCause{TerminateCause::Ddp, terminate::kDdpTagged,
+                                  terminate::kDdpTaggedVersion});
     }
     SUBCASE("a Send on the Read Request queue: DDP untagged-buffer error, invalid QN")
     {
@@ -336,6 +340,7 @@ TEST_CASE("a malformed FPDU earns the Terminate cause RFC 5040/5041/5044 prescri
         s.Serialize(u);
         TerminateCause c;
         CHECK_FALSE(DdpSegment::Parse(u.data(), u.size(), c));
-        CHECK(c == TerminateCause{TerminateCause::Ddp, terminate::kDdpUntagged, terminate::kDdpUntaggedInvalidQn});
+        CHECK(c == TerminateCause{TerminateCause::Ddp, terminate::kDdpUntagged,
+                                  terminate::kDdpUntaggedInvalidQn});
     }
 }

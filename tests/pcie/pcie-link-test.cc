@@ -320,8 +320,9 @@ TEST_CASE("no TLP leaves before the peer's InitFC, and completions do not pass a
     std::vector<std::pair<Time, PcieTlp::Kind>> sent;
     pair.a->GetPort()->TraceConnectWithoutContext(
         "TlpTx", MakeBoundCallback(
-                     +[](std::vector<std::pair<Time, PcieTlp::Kind>>* v, const PcieTlp& t, bool)
-                     { v->emplace_back(Simulator::Now(), t.kind); },
+                     +[](std::vector<std::pair<Time, PcieTlp::Kind>>* v, const PcieTlp& t, bool) {
+                         v->emplace_back(Simulator::Now(), t.kind);
+                     },
                      &sent));
     pair.a->GetDma()->Write(0, 512); // two TLPs; the second waits for PH
     // b reads from a: a's completion arrives at a's queue after the second write.

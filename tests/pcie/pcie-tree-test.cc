@@ -105,18 +105,16 @@ TEST_CASE("one small TLP through one switch takes the switch latency plus one se
 
         Time arrival;
         tree->GetEndpoint("nic0")->GetPort()->TraceConnectWithoutContext(
-            "TlpRx", Callback<void, const PcieTlp&>(
-                         [&arrival](const PcieTlp& t)
-                         {
-                             if (t.kind == PcieTlp::Kind::MemWrite)
-                             {
-                                 arrival = Simulator::Now();
-                             }
-                         }));
+            "TlpRx", Callback<void, const PcieTlp&>([&arrival](const PcieTlp& t) {
+                if (t.kind == PcieTlp::Kind::MemWrite)
+                {
+                    arrival = Simulator::Now();
+                }
+            }));
         const Time t0 = MicroSeconds(1); // InitFC long done
-        Simulator::Schedule(
-            t0, [&tree]()
-            { tree->Write("gpu0", "nic0", 0, 64, Callback<void, const PcieTransfer&>()); });
+        Simulator::Schedule(t0, [&tree]() {
+            tree->Write("gpu0", "nic0", 0, 64, Callback<void, const PcieTransfer&>());
+        });
         Simulator::Run();
         const Time wire = tree->GetLink("gpu0")->WireTime(PcieTlpWireBytes(c.gen, 12, 64, false));
         const Time expected = t0 + c.latency + wire + NanoSeconds(5) * 2;
@@ -297,16 +295,13 @@ TEST_CASE("the transfer API reads and writes any memory and reports bytes, start
 
     Done done;
     auto cb = MakeCallback(&Done::Add, &done);
-    Simulator::Schedule(
-        MicroSeconds(1),
-        [&]()
-        {
-            tree->Read("nic0", "mem", 4096, 65536, cb); // NIC reads a host buffer
-            tree->Read("gpu0", "gpu1", 0, 65536, cb);   // P2P read through the root complex
-            tree->Write("gpu1", "nic0", 0, 4096, cb);   // doorbell-like write across the tree
-            tree->Write("gpu0", "mem", 0, 0, cb);       // nothing to move: done at once
-            tree->Read("gpu1", "mem", 0, 0, cb);        // the same for a read
-        });
+    Simulator::Schedule(MicroSeconds(1), [&]() {
+        tree->Read("nic0", "mem", 4096, 65536, cb); // NIC reads a host buffer
+        tree->Read("gpu0", "gpu1", 0, 65536, cb);   // P2P read through the root complex
+        tree->Write("gpu1", "nic0", 0, 4096, cb);   // doorbell-like write across the tree
+        tree->Write("gpu0", "mem", 0, 0, cb);       // nothing to move: done at once
+        tree->Read("gpu1", "mem", 0, 0, cb);        // the same for a read
+    });
     Simulator::Run();
     REQUIRE(done.transfers.size() == 5);
     for (const auto& t : done.transfers)
@@ -445,10 +440,10 @@ TEST_CASE("a slow memory behind a switch holds the writer to its bandwidth throu
     Ptr<PcieSwitch> sw = tree->GetSwitch("sw0");
     size_t maxQueued = 0;
     sw->TraceConnectWithoutContext(
-        "Forward",
-        Callback<void, const PcieTlp&, uint32_t, uint32_t>(
-            [&](const PcieTlp&, uint32_t, uint32_t out)
-            { maxQueued = std::max(maxQueued, sw->GetPort(out)->GetQueued(PcieFcType::Posted)); }));
+        "Forward", Callback<void, const PcieTlp&, uint32_t, uint32_t>([&](const PcieTlp&, uint32_t,
+                                                                          uint32_t out) {
+            maxQueued = std::max(maxQueued, sw->GetPort(out)->GetQueued(PcieFcType::Posted));
+        }));
     Done done;
     const uint64_t bytes = 2 << 20;
     tree->Write("gpu0", "nic0", 0, bytes, MakeCallback(&Done::Add, &done));

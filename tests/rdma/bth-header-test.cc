@@ -71,10 +71,9 @@ TEST_CASE("extension header sizes follow rxe's opcode table")
         uint32_t ext;
     };
     const Case cases[] = {
-        {0x00, 0},  {0x03, 4},  {0x05, 4},  {0x06, 16}, {0x07, 0},  {0x0a, 16},
-        {0x0b, 20}, {0x0c, 16}, {0x0d, 4},  {0x0e, 0},  {0x10, 4},  {0x11, 4},
-        {0x12, 12}, {0x13, 28}, {0x14, 28}, {0x17, 4},  {0x24, 0},  {0x2b, 20},
-        {0x64, 8},  {0x65, 12}, {0x81, 0},
+        {0x00, 0},  {0x03, 4}, {0x05, 4}, {0x06, 16}, {0x07, 0}, {0x0a, 16}, {0x0b, 20},
+        {0x0c, 16}, {0x0d, 4}, {0x0e, 0}, {0x10, 4},  {0x11, 4}, {0x12, 12}, {0x13, 28},
+        {0x14, 28}, {0x17, 4}, {0x24, 0}, {0x2b, 20}, {0x64, 8}, {0x65, 12}, {0x81, 0},
     };
     for (const auto& c : cases)
     {
@@ -105,8 +104,8 @@ TEST_CASE("extension headers round-trip in wire order")
     reth.rkey = 0xdeadbeef;
     reth.dmaLength = 65536;
     AethHeader aeth;
-    aeth.syndrome = static_cast<uint8_t>(AckSyndrome::Nak) |
-                    static_cast<uint8_t>(NakCode::PsnSequenceError);
+    aeth.syndrome =
+        static_cast<uint8_t>(AckSyndrome::Nak) | static_cast<uint8_t>(NakCode::PsnSequenceError);
     aeth.msn = 0x123456;
     DethHeader deth;
     deth.qkey = 0x11111111;

@@ -23,7 +23,7 @@ struct Wire
     Ptr<RdmaQueuePair> a = CreateObject<RdmaQueuePair>();
     Ptr<RdmaQueuePair> b = CreateObject<RdmaQueuePair>();
     std::function<bool(const TransportPacket&, bool fromA)> drop = [](const TransportPacket&,
-                                                                       bool) { return false; };
+                                                                      bool) { return false; };
     Time delay = MicroSeconds(2);
     Time perPacket = NanoSeconds(100);
     std::vector<RdmaCompletion> doneA;
@@ -236,14 +236,14 @@ TEST_CASE("UD: datagrams arrive with their immediate, and a lost one stays lost"
     };
     for (uint32_t i = 1; i <= 3; ++i)
     {
-        RdmaWorkRequest wr = Wr(i == 3 ? RdmaWorkRequest::Op::SendWithImm : RdmaWorkRequest::Op::Send,
-                                100 * i, i);
+        RdmaWorkRequest wr =
+            Wr(i == 3 ? RdmaWorkRequest::Op::SendWithImm : RdmaWorkRequest::Op::Send, 100 * i, i);
         wr.imm = i == 3 ? 0xabcd : 0;
         w.a->PostSend(wr);
     }
     Simulator::Run();
     REQUIRE(w.doneA.size() == 3); // every send completes once it has left
-    CHECK(n == 3);                 // and none was sent again
+    CHECK(n == 3);                // and none was sent again
     REQUIRE(w.doneB.size() == 2);
     CHECK(w.doneB[0].bytes == 100);
     CHECK(w.doneB[1].bytes == 300);

@@ -76,8 +76,8 @@ TEST_CASE("a malformed CDF file is rejected naming file and line")
         CHECK(std::string(e.what()).find(bad + ":3:") == 0);
     }
     const auto shortOne = WriteTemp("0 0\n100 90\n");
-    CHECK_THROWS_WITH_AS(FlowSizeCdf::Load(shortOne),
-                         doctest::Contains("must end at 100"), std::runtime_error);
+    CHECK_THROWS_WITH_AS(FlowSizeCdf::Load(shortOne), doctest::Contains("must end at 100"),
+                         std::runtime_error);
     CHECK_THROWS_AS(FlowSizeCdf::Load("/nonexistent/cdf.txt"), std::runtime_error);
     std::filesystem::remove(bad);
     std::filesystem::remove(shortOne);
@@ -115,8 +115,8 @@ TEST_CASE("Poisson arrivals load each host's link to the target on average")
     std::vector<uint32_t> hosts{0, 1, 2, 3, 4, 5, 6, 7};
     const double load = 0.5;
     const Time duration = Seconds(2);
-    const auto flows = workload::Poisson(hosts, load, cdf, DataRate("10Gbps"), Time(0),
-                                         duration, Rng(3));
+    const auto flows =
+        workload::Poisson(hosts, load, cdf, DataRate("10Gbps"), Time(0), duration, Rng(3));
     double bytes = 0;
     for (const auto& f : flows)
     {

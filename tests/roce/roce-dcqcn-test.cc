@@ -64,9 +64,7 @@ struct Flows
 
     /// \p n senders h1..hn each WRITE \p bytes into h0 over a star at \p rate;
     /// sender i starts at starts[i].
-    Flows(uint32_t n,
-          DataRate rate,
-          const std::vector<Time>& starts,
+    Flows(uint32_t n, DataRate rate, const std::vector<Time>& starts,
           uint64_t bytes = 4'000'000'000ULL) // longer than any run
     {
         fabric.Install(TopologySpec::Star(n + 1, LinkParams{rate, MicroSeconds(1)}));
@@ -132,8 +130,8 @@ TEST_CASE("DCQCN: two long flows on a 40 Gb/s bottleneck converge to 20 Gb/s eac
     UseDcqcn();
     Flows f(2, DataRate("40Gbps"), {Time(0), MilliSeconds(1)});
     const auto g = Throughput(f, MilliSeconds(25), MilliSeconds(50));
-    MESSAGE("flows " << g[0] << " and " << g[1] << " Gb/s, Jain " << Jain(g)
-                     << ", CNPs " << f.fabric.TotalCnps() << ", marks " << f.fabric.TotalEcnMarks()
+    MESSAGE("flows " << g[0] << " and " << g[1] << " Gb/s, Jain " << Jain(g) << ", CNPs "
+                     << f.fabric.TotalCnps() << ", marks " << f.fabric.TotalEcnMarks()
                      << ", pauses " << f.fabric.TotalPfcFrames());
     // The issue's tolerance: 20 +/- 2 Gb/s each, over the second half of a 50 ms run.
     CHECK(std::abs(g[0] - 20) <= 2);
@@ -160,7 +158,6 @@ TEST_CASE("DCQCN: a third flow joining brings all three to C/3")
     }
     CheckLossless(f.fabric, f.tx, f.rx);
 }
-
 
 namespace
 {

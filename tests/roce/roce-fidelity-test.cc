@@ -32,8 +32,7 @@ struct Bottleneck
 
     explicit Bottleneck(uint64_t bytes)
     {
-        fabric.Install(TopologySpec::Dumbbell(2,
-                                              LinkParams{DataRate("100Gbps"), MicroSeconds(1)},
+        fabric.Install(TopologySpec::Dumbbell(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)},
                                               LinkParams{DataRate("10Gbps"), MicroSeconds(1)}));
         s0 = fabric.GetSwitches().at(0);
         for (uint32_t i = 0; i < s0->GetNPorts(); ++i)
@@ -45,10 +44,9 @@ struct Bottleneck
         }
         REQUIRE(out);
         const auto conn = fabric.Connect(0, 1);
-        conn.requester->SetCompletionCallback(MakeCallback(
-            +[](bool* d, const RdmaCompletion& c) {
-                *d = c.status == RdmaCompletion::Status::Success;
-            }).Bind(&done));
+        conn.requester->SetCompletionCallback(MakeCallback(+[](bool* d, const RdmaCompletion& c) {
+                                                  *d = c.status == RdmaCompletion::Status::Success;
+                                              }).Bind(&done));
         RdmaWorkRequest wr;
         wr.op = RdmaWorkRequest::Op::Write;
         wr.bytes = bytes;
@@ -84,16 +82,14 @@ Departures(const std::string& markingPoint)
     Bottleneck b(400'000);
     std::vector<Departure> seen;
     b.out->TraceConnectWithoutContext(
-        "MacTx",
-        MakeCallback(
-            +[](std::vector<Departure>* v, Ptr<RoceNetDevice> dev, Ptr<const Packet> p, uint8_t prio) {
-                const auto f = PeekFrame(p);
-                if (f.kind == FrameKind::Roce && f.payloadLength > 0)
-                {
-                    v->push_back(Departure{f.ecn == 3, dev->GetQueueBytes(prio)});
-                }
-            })
-            .Bind(&seen, b.out));
+        "MacTx", MakeCallback(+[](std::vector<Departure>* v, Ptr<RoceNetDevice> dev,
+                                  Ptr<const Packet> p, uint8_t prio) {
+                     const auto f = PeekFrame(p);
+                     if (f.kind == FrameKind::Roce && f.payloadLength > 0)
+                     {
+                         v->push_back(Departure{f.ecn == 3, dev->GetQueueBytes(prio)});
+                     }
+                 }).Bind(&seen, b.out));
     b.Run();
     return seen;
 }
@@ -153,41 +149,36 @@ TEST_CASE("a PFC pause lasts as long as the drain arithmetic says, to within one
     };
     std::vector<Pause> pauses;
     Ptr<SwitchMmu> mmu = b.s0->GetMmu();
-    b.s0->TraceConnectWithoutContext(
-        "Pfc",
-        MakeCallback(
-            +[](std::vector<Pause>* v, Ptr<SwitchMmu> m, uint32_t port, uint8_t prio, bool pause) {
-                if (pause)
-                {
-                    Pause p;
-                    p.xoff = Simulator::Now();
-                    p.sharedAtXoff = m->GetSharedUsed(port, prio);
-                    p.headroomAtXoff = m->GetHeadroomUsed(port, prio);
-                    p.port = port;
-                    p.open = true;
-                    v->push_back(p);
-                }
-                else if (!v->empty() && v->back().open)
-                {
-                    v->back().xon = Simulator::Now();
-                    v->back().open = false;
-                    CHECK(m->GetHeadroomUsed(port, prio) == 0);
-                }
-            })
-            .Bind(&pauses, mmu));
+    b.s0->TraceConnectWithoutContext("Pfc",
+                                     MakeCallback(+[](std::vector<Pause>* v, Ptr<SwitchMmu> m,
+                                                      uint32_t port, uint8_t prio, bool pause) {
+                                         if (pause)
+                                         {
+                                             Pause p;
+                                             p.xoff = Simulator::Now();
+                                             p.sharedAtXoff = m->GetSharedUsed(port, prio);
+                                             p.headroomAtXoff = m->GetHeadroomUsed(port, prio);
+                                             p.port = port;
+                                             p.open = true;
+                                             v->push_back(p);
+                                         }
+                                         else if (!v->empty() && v->back().open)
+                                         {
+                                             v->back().xon = Simulator::Now();
+                                             v->back().open = false;
+                                             CHECK(m->GetHeadroomUsed(port, prio) == 0);
+                                         }
+                                     }).Bind(&pauses, mmu));
     for (uint32_t i = 0; i < b.s0->GetNPorts(); ++i)
     {
         b.s0->GetPort(i)->TraceConnectWithoutContext(
-            "MacRx",
-            MakeCallback(
-                +[](std::vector<Pause>* v, uint32_t port, Ptr<const Packet> p) {
-                    if (!v->empty() && v->back().open && v->back().port == port &&
-                        PeekFrame(p).kind == FrameKind::Roce)
-                    {
-                        v->back().arrivedWhilePaused += p->GetSize();
-                    }
-                })
-                .Bind(&pauses, i));
+            "MacRx", MakeCallback(+[](std::vector<Pause>* v, uint32_t port, Ptr<const Packet> p) {
+                         if (!v->empty() && v->back().open && v->back().port == port &&
+                             PeekFrame(p).kind == FrameKind::Roce)
+                         {
+                             v->back().arrivedWhilePaused += p->GetSize();
+                         }
+                     }).Bind(&pauses, i));
     }
     b.Run();
     REQUIRE(pauses.size() >= 3);
@@ -200,7 +191,8 @@ TEST_CASE("a PFC pause lasts as long as the drain arithmetic says, to within one
         // XON once headroom is empty and the shared count is at most XOFF - offset: the
         // shared bytes to drain are the frames between there and the count at XOFF.
         const uint64_t sharedToDrain =
-            static_cast<uint64_t>(std::ceil(double(p.sharedAtXoff - (xoff - offset)) / frame)) * frame;
+            static_cast<uint64_t>(std::ceil(double(p.sharedAtXoff - (xoff - offset)) / frame)) *
+            frame;
         const uint64_t drain = p.headroomAtXoff + p.arrivedWhilePaused + sharedToDrain;
         const double want = double(drain) / frame * frameTime.GetSeconds();
         const double got = (p.xon - p.xoff).GetSeconds();

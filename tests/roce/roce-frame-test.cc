@@ -120,6 +120,5 @@ TEST_CASE("malformed frames are named, never read past their end")
     auto lldp = good;
     lldp[16] = 0x88;
     lldp[17] = 0xcc;
-    CHECK(ParseEthernetFrame(lldp.data(), lldp.size()).error ==
-          FrameError::UnsupportedEtherType);
+    CHECK(ParseEthernetFrame(lldp.data(), lldp.size()).error == FrameError::UnsupportedEtherType);
 }

@@ -30,7 +30,8 @@ IncastResult
 RunIncast(uint32_t senders, uint64_t bytes)
 {
     RoceFabricHelper fabric;
-    fabric.Install(TopologySpec::Star(senders + 1, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
+    fabric.Install(
+        TopologySpec::Star(senders + 1, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
     IncastResult r;
     std::vector<Ptr<RdmaQueuePair>> receivers;
     std::vector<Ptr<RdmaQueuePair>> requesters;
@@ -41,18 +42,17 @@ RunIncast(uint32_t senders, uint64_t bytes)
         Ptr<RdmaQueuePair> rx = DynamicCast<RdmaQueuePair>(conn.responder);
         receivers.push_back(rx);
         requesters.push_back(tx);
-        tx->SetCompletionCallback(MakeCallback(
-            +[](IncastResult* res, const RdmaCompletion& c) {
-                if (c.status == RdmaCompletion::Status::Success)
-                {
-                    ++res->completed;
-                }
-                else
-                {
-                    ++res->failed;
-                }
-                res->lastCompletion = Simulator::Now();
-            }).Bind(&r));
+        tx->SetCompletionCallback(MakeCallback(+[](IncastResult* res, const RdmaCompletion& c) {
+                                      if (c.status == RdmaCompletion::Status::Success)
+                                      {
+                                          ++res->completed;
+                                      }
+                                      else
+                                      {
+                                          ++res->failed;
+                                      }
+                                      res->lastCompletion = Simulator::Now();
+                                  }).Bind(&r));
         RdmaWorkRequest wr;
         wr.op = RdmaWorkRequest::Op::Write;
         wr.bytes = bytes;

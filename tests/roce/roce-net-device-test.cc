@@ -35,16 +35,11 @@ struct Link
         cable->SetAttribute("Delay", TimeValue(delay));
         a->Attach(cable);
         b->Attach(cable);
-        a->TraceConnectWithoutContext(
-            "MacTx",
-            MakeCallback(&Link::OnTx, this));
+        a->TraceConnectWithoutContext("MacTx", MakeCallback(&Link::OnTx, this));
         a->TraceConnectWithoutContext("PfcPauseReceived", MakeCallback(&Link::OnPause, this));
         b->SetFrameCallback(MakeCallback(&Link::OnArrival, this));
     }
-    ~Link()
-    {
-        Simulator::Destroy();
-    }
+    ~Link() { Simulator::Destroy(); }
 
     void OnTx(Ptr<const Packet>, uint8_t prio) { txAtA.emplace_back(Simulator::Now(), prio); }
     void OnPause(uint8_t, uint16_t) { pausesAtA.push_back(Simulator::Now()); }
@@ -137,7 +132,8 @@ TEST_CASE("a pause of q quanta stops that priority for q*512/r, and only that pr
     CHECK(firstAfter >= tp + pause);
     CHECK(firstAfter <= tp + pause + frameTime);
     // Priority 3 takes the whole link meanwhile.
-    const int lineRateFrames = static_cast<int>(pause.GetPicoSeconds() / frameTime.GetPicoSeconds());
+    const int lineRateFrames =
+        static_cast<int>(pause.GetPicoSeconds() / frameTime.GetPicoSeconds());
     CHECK(prio3During >= lineRateFrames - 1);
 }
 
@@ -224,10 +220,10 @@ TEST_CASE("the PFC watchdog reports a pause storm once, and only with the watchd
             link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
         }
         std::vector<Time> storms;
-        link.a->TraceConnectWithoutContext(
-            "PfcStorm",
-            MakeCallback(+[](std::vector<Time>* s, uint8_t, Time d) { s->push_back(d); })
-                .Bind(&storms));
+        link.a->TraceConnectWithoutContext("PfcStorm",
+                                           MakeCallback(+[](std::vector<Time>* s, uint8_t, Time d) {
+                                               s->push_back(d);
+                                           }).Bind(&storms));
         link.Backlog(3, 100);
         // A storm: pauses of 2000 quanta (10.24 us) refreshed every 5 us for 3 ms.
         for (int i = 0; i < 600; ++i)

@@ -99,15 +99,15 @@ TEST_CASE("frames the model writes to pcap decode in tshark as RoCEv2 BTH, none 
         CHECK(seen[op] > 0);
     }
     const std::string bad = RunCommand("tshark -r " + path +
-                                " -Y '_ws.malformed || _ws.expert.severity >= 6291456' "
-                                "2>/dev/null | wc -l");
+                                       " -Y '_ws.malformed || _ws.expert.severity >= 6291456' "
+                                       "2>/dev/null | wc -l");
     CHECK(std::stoi(bad) == 0);
     // Timestamps are nanoseconds: frames within one microsecond are told apart.
-    const std::string ns = RunCommand("tshark -r " + path +
-                               " -T fields -e frame.time_epoch 2>/dev/null | sort -u | wc -l");
+    const std::string ns = RunCommand(
+        "tshark -r " + path + " -T fields -e frame.time_epoch 2>/dev/null | sort -u | wc -l");
     const std::string us = RunCommand("tshark -r " + path +
-                               " -T fields -e frame.time_epoch 2>/dev/null | "
-                               "sed -E 's/([0-9]+[.][0-9]{6}).*/\\1/' | sort -u | wc -l");
+                                      " -T fields -e frame.time_epoch 2>/dev/null | "
+                                      "sed -E 's/([0-9]+[.][0-9]{6}).*/\\1/' | sort -u | wc -l");
     CHECK(std::stoul(ns) > std::stoul(us));
     std::filesystem::remove(path);
 }
@@ -116,7 +116,8 @@ TEST_CASE("a lone flow on an idle leaf-spine finishes in its ideal FCT")
 {
     Config::Reset();
     RoceFabricHelper fabric;
-    fabric.Install(TopologySpec::LeafSpine(2, 2, 2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)},
+    fabric.Install(TopologySpec::LeafSpine(2, 2, 2,
+                                           LinkParams{DataRate("100Gbps"), MicroSeconds(1)},
                                            LinkParams{DataRate("400Gbps"), MicroSeconds(1)}));
     FlowRunner runner(fabric);
     for (uint64_t bytes : {1000ULL, 100'000ULL, 10'000'000ULL})
@@ -141,7 +142,8 @@ TEST_CASE("web-search at 30% load on a leaf-spine: every flow completes, FCT fil
 {
     Config::Reset();
     RoceFabricHelper fabric;
-    fabric.Install(TopologySpec::LeafSpine(2, 2, 4, LinkParams{DataRate("100Gbps"), MicroSeconds(1)},
+    fabric.Install(TopologySpec::LeafSpine(2, 2, 4,
+                                           LinkParams{DataRate("100Gbps"), MicroSeconds(1)},
                                            LinkParams{DataRate("400Gbps"), MicroSeconds(1)}));
     std::ostringstream pfc;
     PfcLog pfcLog(fabric, pfc);
@@ -150,8 +152,8 @@ TEST_CASE("web-search at 30% load on a leaf-spine: every flow completes, FCT fil
     std::vector<uint32_t> hosts{0, 1, 2, 3, 4, 5, 6, 7};
     const auto cdf =
         FlowSizeCdf::Load(std::string(FABEMU_SOURCE_DIR) + "/scenarios/cdf/websearch.txt");
-    const auto flows = workload::Poisson(hosts, 0.3, cdf, DataRate("100Gbps"), Time(0),
-                                         MilliSeconds(2), rng);
+    const auto flows =
+        workload::Poisson(hosts, 0.3, cdf, DataRate("100Gbps"), Time(0), MilliSeconds(2), rng);
     REQUIRE(flows.size() > 20);
     FlowRunner runner(fabric);
     runner.Add(flows);
@@ -212,7 +214,8 @@ TEST_CASE("the PFC log records pauses and resumes of an incast")
     Simulator::Destroy();
 }
 
-TEST_CASE("the queue sampler sleeps while every queue is empty and resumes on its grid when frames come")
+TEST_CASE(
+    "the queue sampler sleeps while every queue is empty and resumes on its grid when frames come")
 {
     Config::Reset();
     RoceFabricHelper fabric;

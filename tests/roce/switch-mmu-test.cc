@@ -149,9 +149,9 @@ TEST_CASE("one egress queue may have RED thresholds of its own")
 {
     Ptr<SwitchMmu> mmu = CreateObject<SwitchMmu>();
     mmu->SetEcnThresholds(2, 3, 100'000, 400'000, 0.2);
-    CHECK(mmu->MarkProbability(2, 3, 50'000) == 0);                        // own Kmin
-    CHECK(mmu->MarkProbability(2, 3, 250'000) == doctest::Approx(0.1));    // own Pmax
+    CHECK(mmu->MarkProbability(2, 3, 50'000) == 0);                     // own Kmin
+    CHECK(mmu->MarkProbability(2, 3, 250'000) == doctest::Approx(0.1)); // own Pmax
     // Switch-wide: Kmin 5 KiB, Kmax 200 KiB, Pmax 1%; halfway between is 0.5%.
     CHECK(mmu->MarkProbability(1, 3, (5 * 1024 + 200 * 1024) / 2) == doctest::Approx(0.005));
-    CHECK(mmu->MarkProbability(2, 4, 300'000) == 1);                       // above Kmax 200 KB
+    CHECK(mmu->MarkProbability(2, 4, 300'000) == 1); // above Kmax 200 KB
 }

@@ -50,7 +50,8 @@ CheckFlowAccounting(const nlohmann::json& s)
     const auto& stats = s["flow_stats"];
     const size_t count = stats["count"];
     REQUIRE(s["flows"].size() == count);
-    CHECK(stats["completed"].get<size_t>() + stats["failed"].get<size_t>() + stats["pending"].get<size_t>() ==
+    CHECK(stats["completed"].get<size_t>() + stats["failed"].get<size_t>() +
+              stats["pending"].get<size_t>() ==
           count);
     size_t completed = 0;
     size_t failed = 0;
@@ -124,7 +125,8 @@ PeakSampledGbps(const fs::path& csv)
 
 } // namespace
 
-TEST_CASE("a credit loop that delivers nothing: every flow failed or pending, no FCT, the counts add up")
+TEST_CASE(
+    "a credit loop that delivers nothing: every flow failed or pending, no FCT, the counts add up")
 {
     const ScratchDir dir("deadlock");
     const fs::path file = kScenarios / "ib-ring-updown.yaml";
@@ -139,14 +141,16 @@ TEST_CASE("a credit loop that delivers nothing: every flow failed or pending, no
     // Failed QPs fail the run; flows only pending leave it to the expectations (completed: 5).
     const size_t failed = s["flow_stats"]["failed"];
     CHECK(r.code == (failed > 0 ? kExitFailure : kExitExpectation));
-    CHECK(r.err.find(failed > 0 ? "failed: retry count exceeded on h" : "5 flows pending") != std::string::npos);
+    CHECK(r.err.find(failed > 0 ? "failed: retry count exceeded on h" : "5 flows pending") !=
+          std::string::npos);
 
     // An expect block with a word on flow_stats.failed decides the exit code itself.
     std::string yaml = Slurp(file);
     yaml = yaml.substr(0, yaml.find("expect:")) +
            "expect:\n  flow_stats.failed: \"0..5\"\n  flow_stats.completed: 0\n";
     std::ofstream(dir / "expected.yaml") << yaml;
-    const auto expected = Run(dir / "expected.yaml", dir / "expected", {"fabric.routing=minhop", "duration=5ms"});
+    const auto expected =
+        Run(dir / "expected.yaml", dir / "expected", {"fabric.routing=minhop", "duration=5ms"});
     CHECK(expected.code == kExitOk);
     CHECK(Lines(dir / "expected" / "fct.txt") == 0);
 }
@@ -167,12 +171,13 @@ TEST_CASE("queue pairs that give up: failed with their reason, no FCT line, exit
         CHECK(f["reason"] == "retry count exceeded");
         delivered += f["delivered_bytes"].get<uint64_t>();
     }
-    CHECK(delivered > 0);                 // they got some bytes through first...
-    CHECK(delivered < 3 * 1024 * 1024);   // ...and not all: those are not counted as delivered
+    CHECK(delivered > 0);               // they got some bytes through first...
+    CHECK(delivered < 3 * 1024 * 1024); // ...and not all: those are not counted as delivered
     CHECK(Lines(dir / "out" / "fct.txt") == 0);
     CHECK(Lines(dir / "out" / "fct.csv") == 1);
-    CHECK(r.err.find("3 flows failed: retry count exceeded on h0\u2192h3, h1\u2192h3, h2\u2192h4") !=
-          std::string::npos);
+    CHECK(
+        r.err.find("3 flows failed: retry count exceeded on h0\u2192h3, h1\u2192h3, h2\u2192h4") !=
+        std::string::npos);
 
     // Failures the scenario sets out to cause: its expectation decides, met or not.
     std::ofstream(dir / "expected.yaml") << FailingScenario("expect:\n  flow_stats.failed: 3\n");
@@ -184,14 +189,17 @@ TEST_CASE("queue pairs that give up: failed with their reason, no FCT line, exit
     CHECK(Run(dir / "other.yaml", dir / "other").code == kExitFailure);
 }
 
-TEST_CASE("no sampled throughput above the host link rate: every shipped simulation and failing QPs")
+TEST_CASE(
+    "no sampled throughput above the host link rate: every shipped simulation and failing QPs")
 {
     const ScratchDir dir("tput");
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(kScenarios))
     {
-        // VM scenarios (an endpoints: block) need root and QEMU; the shipped-scenario tests run them.
-        if (e.path().extension() == ".yaml" && Slurp(e.path()).find("\nendpoints:") == std::string::npos)
+        // VM scenarios (an endpoints: block) need root and QEMU; the shipped-scenario tests run
+        // them.
+        if (e.path().extension() == ".yaml" &&
+            Slurp(e.path()).find("\nendpoints:") == std::string::npos)
         {
             files.push_back(e.path());
         }
@@ -208,7 +216,8 @@ TEST_CASE("no sampled throughput above the host link rate: every shipped simulat
         const Scenario s = LoadScenario((out / "scenario.resolved.yaml").string());
         const double link = s.topology.link.bitsPerSecond / 1e9;
         const double peak = PeakSampledGbps(out / "throughput.csv");
-        MESSAGE(file.stem().string() << ": peak sample " << peak << " Gb/s on " << link << " Gb/s links");
+        MESSAGE(file.stem().string()
+                << ": peak sample " << peak << " Gb/s on " << link << " Gb/s links");
         CHECK(peak <= link * 1.001);
         CHECK(Lines(out / "throughput.csv") > 1); // it sampled something
     }

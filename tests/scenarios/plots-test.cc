@@ -133,7 +133,8 @@ CheckReport(const fs::path& dir)
         }
     }
     std::regex img(R"(\]\((plots/[^)]+)\))");
-    for (auto it = std::sregex_iterator(md.begin(), md.end(), img); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(md.begin(), md.end(), img); it != std::sregex_iterator();
+         ++it)
     {
         CHECK(fs::exists(dir / (*it)[1].str()));
     }
@@ -153,7 +154,8 @@ TEST_CASE("every shipped simulation scenario: each plot shows its data")
     std::vector<std::pair<std::string, std::vector<std::string>>> runs;
     for (const auto& e : fs::directory_iterator(kScenarios))
     {
-        if (e.path().extension() != ".yaml" || Slurp(e.path()).find("\nendpoints:") != std::string::npos)
+        if (e.path().extension() != ".yaml" ||
+            Slurp(e.path()).find("\nendpoints:") != std::string::npos)
         {
             continue;
         }
@@ -189,9 +191,11 @@ TEST_CASE("queue samples left out are an empty queue; a plot of zeros is left ou
                        {"id":1,"src":"h2","dst":"h0","op":"write","bytes":1000,"start_s":0,"state":"pending"}],
               "expect":[{"metric":"flow_stats.jain_throughput","want":">0","value":0.9999832904171833,"ok":true}]})");
     // Flows that deliver nothing (a deadlock): no throughput plot.
-    Write(dir / "throughput.csv", "time_ns,flow,gbps\n10000,0,0\n20000,0,0\n10000,1,0\n20000,1,0\n");
+    Write(dir / "throughput.csv",
+          "time_ns,flow,gbps\n10000,0,0\n20000,0,0\n10000,1,0\n20000,1,0\n");
     // A queue sampled at 10, 20 and 90 us: 30..80 us were empty.
-    Write(dir / "queue.csv", "time_ns,node,port,prio,bytes\n10000,0,1,3,2048\n20000,0,1,3,4096\n90000,0,1,3,1024\n");
+    Write(dir / "queue.csv",
+          "time_ns,node,port,prio,bytes\n10000,0,1,3,2048\n20000,0,1,3,4096\n90000,0,1,3,1024\n");
     Write(dir / "fct.csv", "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown\n");
     std::ostringstream err;
     const auto made = RenderReport(dir, err);
@@ -219,9 +223,10 @@ TEST_CASE("DCQCN rates named by flow; identical senders drawn as one line, label
                        {"id":2,"src":"h0","dst":"h3","op":"write","bytes":1000,"start_s":0.0005,"state":"completed","fct_s":0.0005}]})");
     // h1 qp 17 and h2 qp 17 send flows 0 and 1 alike; h0 qp 17, 18 receive them and
     // h0 qp 19 sends flow 2, whose rate never changes.
-    Write(dir / "rate.csv", "time_ns,host,qpn,rate_bps\n0,1,17,100000000000\n0,2,17,100000000000\n"
-                            "0,0,17,100000000000\n0,0,18,100000000000\n"
-                            "100000,1,17,50000000000\n100000,2,17,50000000000\n500000,0,19,100000000000\n");
+    Write(dir / "rate.csv",
+          "time_ns,host,qpn,rate_bps\n0,1,17,100000000000\n0,2,17,100000000000\n"
+          "0,0,17,100000000000\n0,0,18,100000000000\n"
+          "100000,1,17,50000000000\n100000,2,17,50000000000\n500000,0,19,100000000000\n");
     std::ostringstream err;
     RenderReport(dir, err);
     const std::string gp = Slurp(dir / "plots" / "dcqcn-rate.gp");

@@ -27,7 +27,8 @@ Fabemu(const std::vector<std::string>& args)
 
 } // namespace
 
-TEST_CASE("a switch buffer too small for its ports: validate and run both exit 2 at the fabric.buffer key")
+TEST_CASE("a switch buffer too small for its ports: validate and run both exit 2 at the "
+          "fabric.buffer key")
 {
     const ScratchDir dir("preflight");
     const fs::path file = dir / "small-buffer.yaml";
@@ -38,7 +39,8 @@ TEST_CASE("a switch buffer too small for its ports: validate and run both exit 2
                            "topology: {builder: star, hosts: 4}\n"
                            "workloads:\n"
                            "  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\n";
-    const std::string where = file.string() + ":4:3: fabric.buffer: the fabric cannot be built as configured: ";
+    const std::string where =
+        file.string() + ":4:3: fabric.buffer: the fabric cannot be built as configured: ";
     const auto v = Fabemu({"validate", file.string()});
     CHECK(v.code == kExitBadInput);
     CHECK(v.err.find(where) == 0);
@@ -49,7 +51,8 @@ TEST_CASE("a switch buffer too small for its ports: validate and run both exit 2
     CHECK(r.err.find(where) == 0);
     CHECK_FALSE(fs::exists(dir / "out"));
     // Given by --set, the value has no place in the file.
-    const auto set = Fabemu({"validate", file.string(), "--set", "ns3::SwitchMmu::BufferSize=65536"});
+    const auto set =
+        Fabemu({"validate", file.string(), "--set", "ns3::SwitchMmu::BufferSize=65536"});
     CHECK(set.code == kExitBadInput);
     CHECK(set.err.find("fabric.set: ns3::SwitchMmu::BufferSize: the fabric cannot be built") !=
           std::string::npos);
@@ -68,7 +71,8 @@ TEST_CASE("values a model would abort on are reported at their fabric.set line i
                          "topology: {builder: star, hosts: 3}\n";
     auto v = Fabemu({"validate", ib.string()});
     CHECK(v.code == kExitBadInput);
-    CHECK(v.err.find(ib.string() + ":6:5: fabric.set: ns3::IbPort::VlArbLow: VlArbLow entry '5:32'") == 0);
+    CHECK(v.err.find(ib.string() +
+                     ":6:5: fabric.set: ns3::IbPort::VlArbLow: VlArbLow entry '5:32'") == 0);
     const fs::path cc = dir / "cc.yaml";
     std::ofstream(cc) << "name: cc\n"
                          "fabric:\n"

@@ -36,7 +36,8 @@ DocsKeyTable()
     std::stringstream text;
     text << in.rdbuf();
     const std::string doc = text.str();
-    const std::string begin = "<!-- keys: begin (generated from the key tables; the keys test checks it) -->\n";
+    const std::string begin =
+        "<!-- keys: begin (generated from the key tables; the keys test checks it) -->\n";
     const auto a = doc.find(begin);
     const auto b = doc.find("<!-- keys: end -->");
     REQUIRE(a != std::string::npos);
@@ -85,7 +86,8 @@ TEST_CASE("every key path of the tables is settable with --set and reads back")
     int tried = 0;
     for (const auto& k : Keys())
     {
-        if (k.example.empty() || k.key.rfind("workloads.", 0) == 0 || k.key.rfind("endpoints.", 0) == 0)
+        if (k.example.empty() || k.key.rfind("workloads.", 0) == 0 ||
+            k.key.rfind("endpoints.", 0) == 0)
         {
             continue; // lists and host maps: below
         }
@@ -121,9 +123,9 @@ TEST_CASE("--set reaches nested keys, list items and host maps")
     CHECK(s.expect[0].metric == "totals.drops");
     const std::string vms = "name: t\ntopology: {builder: star, hosts: 4}\nendpoints: {h3: {}}\n"
                             "workloads:\n  - {type: command, on: h3, run: ip a}\n";
-    const Scenario vm = ParseScenario(vms, "t.yaml",
-                                      {"endpoints.h3.kind=netns", "endpoints.h3.device=none",
-                                       "workloads.0.run=ip r"});
+    const Scenario vm = ParseScenario(
+        vms, "t.yaml",
+        {"endpoints.h3.kind=netns", "endpoints.h3.device=none", "workloads.0.run=ip r"});
     CHECK(vm.workloads[0].run == "ip r");
     CHECK(vm.endpoints[0].kind == "netns");
     // An override's mistake names itself, with no line.
@@ -157,7 +159,7 @@ TEST_CASE("a key of another fabric type is refused with why, from the tables")
     }
     catch (const ScenarioError& e)
     {
-        CHECK(std::string(e.what()).find("fabric.buffer applies to roce and iwarp, not infiniband") !=
-              std::string::npos);
+        CHECK(std::string(e.what()).find(
+                  "fabric.buffer applies to roce and iwarp, not infiniband") != std::string::npos);
     }
 }

@@ -117,8 +117,8 @@ TEST_CASE("defaults: a scenario needs only a name")
 TEST_CASE("--set overrides reach nested keys and ns-3 attributes")
 {
     const Scenario s = ParseScenario(kGood, "good.yaml",
-                                     {"fabric.ecn.kmin=20KB", "seed=3", "ns3::SwitchMmu::Kmax=400000",
-                                      "topology.link.rate=25Gbps"});
+                                     {"fabric.ecn.kmin=20KB", "seed=3",
+                                      "ns3::SwitchMmu::Kmax=400000", "topology.link.rate=25Gbps"});
     CHECK(s.fabric.kmin == 20 * 1024);
     CHECK(s.seed == 3);
     CHECK(s.topology.link.bitsPerSecond == 25'000'000'000ULL);
@@ -126,8 +126,10 @@ TEST_CASE("--set overrides reach nested keys and ns-3 attributes")
     CHECK(s.fabric.set[1].name == "ns3::SwitchMmu::Kmax");
     // A bad override names itself, with no line (it is not in the file).
     const auto e = ErrorOf(kGood, {"fabric.mtu=1000"});
-    CHECK(std::string(e.what()) == "bad.yaml: fabric.mtu must be 256, 512, 1024, 2048 or 4096, not 1000");
-    CHECK(std::string(ErrorOf(kGood, {"nonsense"}).what()).find("not KEY=VALUE") != std::string::npos);
+    CHECK(std::string(e.what()) ==
+          "bad.yaml: fabric.mtu must be 256, 512, 1024, 2048 or 4096, not 1000");
+    CHECK(std::string(ErrorOf(kGood, {"nonsense"}).what()).find("not KEY=VALUE") !=
+          std::string::npos);
 }
 
 struct BadCase
@@ -146,17 +148,17 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         {"malformed YAML", "name: t\nfabric: {type: roce\n", 3, 1, "not valid YAML"},
         {"unknown top-level key, closest suggested", head + "fabrik: {}\n", 2, 1,
          "unknown key 'fabrik' in the scenario; did you mean 'fabric'?"},
-        {"unknown nested key, closest suggested", head + "fabric:\n  kmin: 5KB\n  pfc: true\n", 3, 3,
-         "unknown key 'kmin' in fabric"},
-        {"misspelt ecn key", head + "fabric:\n  ecn: {kmn: 5KB}\n", 3, 9,
-         "did you mean 'kmin'?"},
+        {"unknown nested key, closest suggested", head + "fabric:\n  kmin: 5KB\n  pfc: true\n", 3,
+         3, "unknown key 'kmin' in fabric"},
+        {"misspelt ecn key", head + "fabric:\n  ecn: {kmn: 5KB}\n", 3, 9, "did you mean 'kmin'?"},
         {"wrong type: a list for a number", head + "seed: [1, 2]\n", 2, 7,
          "seed must be a single value, not a list"},
         {"wrong type: text for a bool", head + "fabric: {pfc: maybe}\n", 2, 15,
          "fabric.pfc must be true or false, not 'maybe'"},
         {"bad unit in a time", head + "duration: 20 parsecs\n", 2, 11,
          "duration must be a time with a unit"},
-        {"a time without a unit", head + "duration: 20\n", 2, 11, "duration must be a time with a unit"},
+        {"a time without a unit", head + "duration: 20\n", 2, 11,
+         "duration must be a time with a unit"},
         {"bad unit in a rate", head + "topology:\n  link: {rate: 100GB}\n", 3, 16,
          "topology.link.rate must be a rate"},
         {"bad byte size", head + "fabric:\n  ecn: {kmin: lots}\n", 3, 15,
@@ -167,19 +169,24 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          "fabric.mtu must be 256, 512, 1024, 2048 or 4096, not 1500"},
         {"unknown choice, closest suggested", head + "topology: {builder: leafspine}\n", 2, 21,
          "did you mean 'leaf-spine'?"},
-        {"host that does not exist", head + "topology: {hosts: 4}\nworkloads:\n  - {type: bulk, src: h1, dst: h9, bytes: 1MB}\n",
+        {"host that does not exist",
+         head +
+             "topology: {hosts: 4}\nworkloads:\n  - {type: bulk, src: h1, dst: h9, bytes: 1MB}\n",
          4, 32, "names host 'h9', but the topology has h0..h3"},
-        {"not a host name", head + "workloads:\n  - {type: bulk, src: node1, dst: h1, bytes: 1MB}\n", 3,
-         23, "must name a host such as h0, not 'node1'"},
-        {"command on a simulated host", head + "workloads:\n  - {type: command, on: h1, run: ls}\n", 3,
-         25, "h1 is simulated"},
+        {"not a host name",
+         head + "workloads:\n  - {type: bulk, src: node1, dst: h1, bytes: 1MB}\n", 3, 23,
+         "must name a host such as h0, not 'node1'"},
+        {"command on a simulated host", head + "workloads:\n  - {type: command, on: h1, run: ls}\n",
+         3, 25, "h1 is simulated"},
         {"{hN} in a command naming no host",
-         head + "endpoints: {h0: {}}\nworkloads:\n  - {type: command, on: h0, run: \"ping {h5}\"}\n", 4,
-         34, "'{h5}' names no host"},
-        {"workload missing a required key", head + "workloads:\n  - {type: bulk, src: h0, bytes: 1MB}\n",
-         3, 5, "workload 'bulk' needs 'dst'"},
-        {"key that does not apply to the builder", head + "topology: {builder: pair, hosts: 4}\n", 2,
-         34, "topology.hosts does not apply to the 'pair' builder"},
+         head +
+             "endpoints: {h0: {}}\nworkloads:\n  - {type: command, on: h0, run: \"ping {h5}\"}\n",
+         4, 34, "'{h5}' names no host"},
+        {"workload missing a required key",
+         head + "workloads:\n  - {type: bulk, src: h0, bytes: 1MB}\n", 3, 5,
+         "workload 'bulk' needs 'dst'"},
+        {"key that does not apply to the builder", head + "topology: {builder: pair, hosts: 4}\n",
+         2, 34, "topology.hosts does not apply to the 'pair' builder"},
         {"unknown ns-3 attribute name shape", head + "fabric:\n  set: {SwitchMmu.Kmin: 1}\n", 3, 9,
          "is not ns3::Class::Attribute"},
         {"unknown expectation metric", head + "expect:\n  totals.dorps: 0\n", 3, 3,
@@ -205,11 +212,14 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         {"lmc on roce", head + "fabric: {lmc: 1}\n", 2, 15, "fabric.lmc applies to infiniband"},
         {"routing on roce", head + "fabric: {routing: updown}\n", 2, 19,
          "fabric.routing applies to infiniband"},
-        {"unknown routing", head + "fabric: {type: infiniband, routing: dfsssp}\n", 2, 37, "fabric.routing"},
-        {"a ring of two", head + "topology: {builder: ring, leaves: 2}\n", 2, 35, "topology.leaves"},
+        {"unknown routing", head + "fabric: {type: infiniband, routing: dfsssp}\n", 2, 37,
+         "fabric.routing"},
+        {"a ring of two", head + "topology: {builder: ring, leaves: 2}\n", 2, 35,
+         "topology.leaves"},
         {"a roce key on infiniband", head + "fabric: {type: infiniband, pfc: true}\n", 2, 33,
          "fabric.pfc applies to roce, not infiniband"},
-        {"siw over infiniband", head + "fabric: {type: infiniband}\nendpoints: {h0: {device: siw}}\n", 3, 26,
+        {"siw over infiniband",
+         head + "fabric: {type: infiniband}\nendpoints: {h0: {device: siw}}\n", 3, 26,
          "siw speaks iWARP; on fabric.type infiniband the endpoints are rxe"},
         {"device none on a VM", head + "endpoints: {h0: {device: none}}\n", 2, 26,
          "none (plain IP, no RDMA device) is for kind: netns"},
@@ -219,8 +229,8 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         {"unknown endpoint kind", head + "endpoints: {h0: {kind: container}}\n", 2, 24,
          "endpoints.h0.kind"},
         {"unknown scheduling", head + "scheduling: fast\n", 2, 13, "scheduling"},
-        {"IB CC with VMs", head + "fabric: {type: infiniband, cc: ibcc}\nendpoints: {h0: {}}\n", 2, 32,
-         "the gateways do not pace"},
+        {"IB CC with VMs", head + "fabric: {type: infiniband, cc: ibcc}\nendpoints: {h0: {}}\n", 2,
+         32, "the gateways do not pace"},
         {"kmin above kmax", head + "fabric:\n  ecn: {kmin: 300KB, kmax: 200KB}\n", 3, 8,
          "kmin (307200) is above kmax (204800)"},
         {"odd fat-tree k", head + "topology: {builder: fat-tree, k: 5}\n", 2, 34,
@@ -233,7 +243,9 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
         const ScenarioError e = ErrorOf(c.text);
         const std::string msg = e.what();
         CAPTURE(msg);
-        CHECK(msg.rfind("bad.yaml:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ", 0) == 0);
+        CHECK(
+            msg.rfind("bad.yaml:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ",
+                      0) == 0);
         CHECK(msg.find(c.says) != std::string::npos);
     }
 }
@@ -242,10 +254,11 @@ TEST_CASE("namespace endpoints: kind netns, with an RDMA device or plain IP (dev
 {
     const std::string head = "name: n\ntopology: {builder: star, hosts: 4}\n";
     const std::string command = "workloads:\n  - {type: command, on: h1, run: ip a}\n";
-    const Scenario roce = ParseScenario(
-        head + "endpoints:\n  h0: {kind: netns, device: rxe}\n  h1: {kind: netns, device: none}\n  h2: {}\n" +
-            command,
-        "n.yaml");
+    const Scenario roce = ParseScenario(head +
+                                            "endpoints:\n  h0: {kind: netns, device: rxe}\n  h1: "
+                                            "{kind: netns, device: none}\n  h2: {}\n" +
+                                            command,
+                                        "n.yaml");
     REQUIRE(roce.endpoints.size() == 3);
     CHECK(roce.endpoints[0].kind == "netns");
     CHECK(roce.endpoints[0].device == "rxe");
@@ -253,10 +266,11 @@ TEST_CASE("namespace endpoints: kind netns, with an RDMA device or plain IP (dev
     CHECK(roce.endpoints[2].kind == "vm"); // VMs and namespaces share a run
     CHECK(roce.endpoints[2].device == "rxe");
     // On iWARP an endpoint's RDMA device is siw; a plain-IP namespace stays plain.
-    const Scenario iwarp = ParseScenario(
-        head + "fabric: {type: iwarp}\nendpoints:\n  h0: {kind: netns, device: none}\n  h1: {kind: netns}\n" +
-            command,
-        "n.yaml");
+    const Scenario iwarp = ParseScenario(head +
+                                             "fabric: {type: iwarp}\nendpoints:\n  h0: {kind: "
+                                             "netns, device: none}\n  h1: {kind: netns}\n" +
+                                             command,
+                                         "n.yaml");
     REQUIRE(iwarp.endpoints.size() == 2);
     CHECK(iwarp.endpoints[0].device == "none");
     CHECK(iwarp.endpoints[1].device == "siw");
@@ -325,7 +339,8 @@ expect:
 
 TEST_CASE("perftest result tables become metrics")
 {
-    const std::string bw = R"(---------------------------------------------------------------------------------------
+    const std::string bw =
+        R"(---------------------------------------------------------------------------------------
  #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]
  65536      200              14.82              14.74  		   0.000236
 ---------------------------------------------------------------------------------------
@@ -334,7 +349,8 @@ TEST_CASE("perftest result tables become metrics")
     CHECK(m["bw_average_mb_sec"] == doctest::Approx(14.74));
     CHECK(m["bw_peak_mb_sec"] == doctest::Approx(14.82));
     CHECK(m["msgrate_mpps"] == doctest::Approx(0.000236));
-    const std::string lat = R"( #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
+    const std::string lat =
+        R"( #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] 
  2       200          382.16         4897.27      924.47   	       1324.54     	931.85 		4897.24 		4897.27
 )";
     const auto l = PerftestMetrics(lat);

@@ -45,8 +45,8 @@ TEST_CASE("same file and seed twice: identical summary and CSVs; another seed di
     a.erase("wall_time_s");
     b.erase("wall_time_s");
     CHECK(a.dump() == b.dump());
-    for (const char* csv : {"fct.csv", "fct.txt", "pfc.csv", "queue.csv", "throughput.csv", "rate.csv",
-                            "scenario.resolved.yaml"})
+    for (const char* csv : {"fct.csv", "fct.txt", "pfc.csv", "queue.csv", "throughput.csv",
+                            "rate.csv", "scenario.resolved.yaml"})
     {
         CAPTURE(csv);
         CHECK(fs::file_size(dir / "a" / csv) > 0);
@@ -99,7 +99,8 @@ FctRows(const fs::path& file)
 
 } // namespace
 
-TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabric.type; the FCTs compare")
+TEST_CASE(
+    "one web-search scenario on RoCEv2 and on iWARP by changing only fabric.type; the FCTs compare")
 {
     const ScratchDir dir("iwarp-vs-roce");
     const fs::path file = kScenarios / "iwarp-vs-roce.yaml";
@@ -109,7 +110,9 @@ TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabri
     auto iwarp = FctRows(dir / "iwarp" / "fct.txt");
     REQUIRE(roce.size() >= 30);
     REQUIRE(iwarp.size() == roce.size());
-    auto byStart = [](auto& v) { std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a[1] < b[1]; }); };
+    auto byStart = [](auto& v) {
+        std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a[1] < b[1]; });
+    };
     byStart(roce);
     byStart(iwarp);
     std::vector<double> sr;
@@ -125,7 +128,8 @@ TEST_CASE("one web-search scenario on RoCEv2 and on iWARP by changing only fabri
     std::sort(sr.begin(), sr.end());
     std::sort(si.begin(), si.end());
     MESSAGE("median slowdown RoCEv2 " << sr[sr.size() / 2] << ", iWARP " << si[si.size() / 2]);
-    // Both near their ideal at 30% load; TCP's slow start and DCTCP's queue keep iWARP's a bit above.
+    // Both near their ideal at 30% load; TCP's slow start and DCTCP's queue keep iWARP's a bit
+    // above.
     CHECK(si[si.size() / 2] < 3.0);
     CHECK(sr[sr.size() / 2] < 3.0);
     const auto s = Summary(dir / "iwarp");
@@ -183,7 +187,8 @@ TEST_CASE("an expectation not met exits 3 and the results are still written")
     CHECK(fs::exists(dir / "out" / "report.md"));
 }
 
-TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in units that suit the link")
+TEST_CASE(
+    "plots: PNGs in the results folder; DCQCN rates on a log scale, in units that suit the link")
 {
     // Plots are part of the product: scripts/install-deps installs gnuplot.
     REQUIRE_MESSAGE(std::system("command -v gnuplot >/dev/null 2>&1") == 0,
@@ -193,7 +198,8 @@ TEST_CASE("plots: PNGs in the results folder; DCQCN rates on a log scale, in uni
     for (const char* plot : {"queue", "throughput", "dcqcn-rate"})
     {
         CAPTURE(plot);
-        CHECK(Slurp(dir / "plots" / (std::string(plot) + ".png")).substr(0, 8) == "\x89PNG\r\n\x1a\n");
+        CHECK(Slurp(dir / "plots" / (std::string(plot) + ".png")).substr(0, 8) ==
+              "\x89PNG\r\n\x1a\n");
     }
     // 100 Gb/s hosts: Gb/s; a flow starts at line rate and DCQCN cuts it tenfold and more.
     std::string script = Slurp(dir / "plots" / "dcqcn-rate.gp");

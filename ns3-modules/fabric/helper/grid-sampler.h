@@ -48,7 +48,8 @@ class GridSampler
         const int64_t since = (Simulator::Now() - m_last).GetTimeStep();
         const int64_t steps = std::max<int64_t>(1, (since + step - 1) / step);
         m_pending = true;
-        Simulator::Schedule(m_last + TimeStep(steps * step) - Simulator::Now(), &GridSampler::Take, this);
+        Simulator::Schedule(m_last + TimeStep(steps * step) - Simulator::Now(), &GridSampler::Take,
+                            this);
     }
 
     /// Samples taken so far.

@@ -69,11 +69,8 @@ TopologySpec::Dumbbell(uint32_t hosts, LinkParams edge, LinkParams bottleneck)
 }
 
 TopologySpec
-TopologySpec::LeafSpine(uint32_t leaves,
-                        uint32_t spines,
-                        uint32_t hostsPerLeaf,
-                        LinkParams hostLink,
-                        LinkParams fabricLink)
+TopologySpec::LeafSpine(uint32_t leaves, uint32_t spines, uint32_t hostsPerLeaf,
+                        LinkParams hostLink, LinkParams fabricLink)
 {
     NS_ABORT_MSG_IF(leaves < 1 || spines < 1 || hostsPerLeaf < 1,
                     "leaf-spine: leaves, spines and hosts_per_leaf must be at least 1");
@@ -151,7 +148,8 @@ TopologySpec::FatTree(uint32_t k, LinkParams hostLink, LinkParams fabricLink)
 }
 
 TopologySpec
-TopologySpec::Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink, LinkParams ringLink)
+TopologySpec::Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink,
+                   LinkParams ringLink)
 {
     NS_ABORT_MSG_IF(switches < 3 || hostsPerSwitch < 1,
                     "ring: at least 3 switches and 1 host per switch");
@@ -248,7 +246,8 @@ TopologySpec::UpDownNextHops() const
     };
     auto isDown = [&](uint32_t from, uint32_t to) { return key(from) < key(to); };
 
-    std::vector<std::vector<std::vector<uint32_t>>> hops(n, std::vector<std::vector<uint32_t>>(m_hosts.size()));
+    std::vector<std::vector<std::vector<uint32_t>>> hops(
+        n, std::vector<std::vector<uint32_t>>(m_hosts.size()));
     for (uint32_t h = 0; h < m_hosts.size(); ++h)
     {
         // Backward BFS from the host over (node, phase). Phase 0: the node's route to the host
@@ -301,7 +300,8 @@ TopologySpec::UpDownNextHops() const
             if (dist[u] == kInf)
             {
                 throw std::runtime_error("up/down routing: no legal route from " + m_nodes[u].name +
-                                         " to " + m_nodes[m_hosts[h]].name + " (use min-hop routing)");
+                                         " to " + m_nodes[m_hosts[h]].name +
+                                         " (use min-hop routing)");
             }
             for (auto [w, link] : adj[u])
             {

@@ -45,16 +45,14 @@ class TopologySpec
     /// Two switches joined by \p bottleneck; hosts split evenly between them.
     static TopologySpec Dumbbell(uint32_t hosts, LinkParams edge, LinkParams bottleneck);
     /// Every leaf linked to every spine; \p hostsPerLeaf hosts per leaf.
-    static TopologySpec LeafSpine(uint32_t leaves,
-                                  uint32_t spines,
-                                  uint32_t hostsPerLeaf,
-                                  LinkParams hostLink,
-                                  LinkParams fabricLink);
+    static TopologySpec LeafSpine(uint32_t leaves, uint32_t spines, uint32_t hostsPerLeaf,
+                                  LinkParams hostLink, LinkParams fabricLink);
     /// Three-tier k-ary fat tree (k even): k^3/4 hosts, 5k^2/4 switches.
     static TopologySpec FatTree(uint32_t k, LinkParams hostLink, LinkParams fabricLink);
     /// \p switches switches in a ring (at least 3), \p hostsPerSwitch hosts on each: the
     /// smallest topology whose shortest paths close a cycle of channel dependencies.
-    static TopologySpec Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink, LinkParams ringLink);
+    static TopologySpec Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink,
+                             LinkParams ringLink);
 
     const std::vector<Node>& Nodes() const { return m_nodes; }
     const std::vector<Link>& Links() const { return m_links; }

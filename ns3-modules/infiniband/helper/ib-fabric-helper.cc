@@ -42,8 +42,9 @@ IbFabricHelper::Install(const TopologySpec& spec)
     for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
     {
         const uint32_t node = spec.Hosts()[h];
-        NS_ABORT_MSG_IF(portOf[node].size() != 1, nodes[node].name << " has " << portOf[node].size()
-                                                                   << " links; a host has one HCA port");
+        NS_ABORT_MSG_IF(portOf[node].size() != 1, nodes[node].name
+                                                      << " has " << portOf[node].size()
+                                                      << " links; a host has one HCA port");
         Ptr<IbHca> hca = CreateObject<IbHca>();
         hca->Setup(portOf[node].begin()->second, BaseLid(h));
         m_hcas.push_back(hca);
@@ -103,7 +104,8 @@ IbFabricHelper::Connect(uint32_t a, uint32_t b, uint8_t sl)
     m_qpHost[PeekPointer(qa)] = a;
     m_qpHost[PeekPointer(qb)] = b;
     // IB has no UDP ports; FCT files carry the QP numbers there.
-    return Connection{qa, qb, static_cast<uint16_t>(qa->GetQpn()), static_cast<uint16_t>(qb->GetQpn())};
+    return Connection{qa, qb, static_cast<uint16_t>(qa->GetQpn()),
+                      static_cast<uint16_t>(qb->GetQpn())};
 }
 
 void

@@ -9,8 +9,7 @@
 namespace ns3
 {
 
-IbPcapWriter::IbPcapWriter(Ptr<IbPort> port, const std::string& path)
-    : m_port(port)
+IbPcapWriter::IbPcapWriter(Ptr<IbPort> port, const std::string& path) : m_port(port)
 {
     m_file.Open(path, std::ios::out | std::ios::binary);
     NS_ABORT_MSG_IF(m_file.Fail(), "cannot write pcap file " << path);
@@ -33,8 +32,9 @@ IbPcapWriter::Write(Ptr<const Packet> p)
     p->CopyData(bytes.data(), bytes.size());
     IbFillCrcs(bytes.data(), bytes.size());
     const int64_t ns = Simulator::Now().GetNanoSeconds();
-    m_file.Write(static_cast<uint32_t>(ns / 1'000'000'000), static_cast<uint32_t>(ns % 1'000'000'000),
-                 bytes.data(), static_cast<uint32_t>(bytes.size()));
+    m_file.Write(static_cast<uint32_t>(ns / 1'000'000'000),
+                 static_cast<uint32_t>(ns % 1'000'000'000), bytes.data(),
+                 static_cast<uint32_t>(bytes.size()));
     ++m_packets;
 }
 
@@ -76,7 +76,8 @@ IbQueueSampler::Sample()
             std::vector<bool>::reference busy = m_wasBusy[i * IbPort::kMaxDataVls + vl];
             if (bytes > 0 || busy)
             {
-                m_out << now << ' ' << w.node << ' ' << w.index << ' ' << +vl << ' ' << bytes << '\n';
+                m_out << now << ' ' << w.node << ' ' << w.index << ' ' << +vl << ' ' << bytes
+                      << '\n';
             }
             busy = bytes > 0;
             anyBusy = anyBusy || busy;

@@ -18,46 +18,36 @@ NS_OBJECT_ENSURE_REGISTERED(IbHca);
 TypeId
 IbHca::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::IbHca")
-                            .SetParent<Object>()
-                            .SetGroupName("Infiniband")
-                            .AddConstructor<IbHca>()
-                            .AddAttribute("UseGrh",
-                                          "Send every packet with a Global Route Header (LNH 3, 40 bytes "
-                                          "more), as packets to or from another subnet carry",
-                                          BooleanValue(false),
-                                          MakeBooleanAccessor(&IbHca::m_useGrh),
-                                          MakeBooleanChecker())
-                            .AddAttribute("ServiceLevel",
-                                          "SL of the QPs the fabric helper connects",
-                                          UintegerValue(0),
-                                          MakeUintegerAccessor(&IbHca::m_defaultSl),
-                                          MakeUintegerChecker<uint8_t>(0, 15))
-                            .AddAttribute("CctiIncrease",
-                                          "IB CC: CCTI added per BECN",
-                                          UintegerValue(1),
-                                          MakeUintegerAccessor(&IbHca::m_cctiIncrease),
-                                          MakeUintegerChecker<uint32_t>(1, 255))
-                            .AddAttribute("CctiLimit",
-                                          "IB CC: the largest CCTI (the table's last entry)",
-                                          UintegerValue(127),
-                                          MakeUintegerAccessor(&IbHca::m_cctiLimit),
-                                          MakeUintegerChecker<uint32_t>(1, 16383))
-                            .AddAttribute("CctiTimer",
-                                          "IB CC: CCTI drops by one this often",
-                                          TimeValue(MicroSeconds(10)),
-                                          MakeTimeAccessor(&IbHca::m_cctiTimer),
-                                          MakeTimeChecker(NanoSeconds(1)))
-                            .AddAttribute("CctStep",
-                                          "IB CC: the table's inter-packet delay grows by this per index "
-                                          "(a linear table, as the CC manager fills it)",
-                                          TimeValue(NanoSeconds(20)),
-                                          MakeTimeAccessor(&IbHca::m_cctStep),
-                                          MakeTimeChecker(Time(0)))
-                            .AddTraceSource("Ccti",
-                                            "A flow's CCTI changed: (QPN, new CCTI)",
-                                            MakeTraceSourceAccessor(&IbHca::m_cctiTrace),
-                                            "ns3::IbHca::CctiTracedCallback");
+    static TypeId tid =
+        TypeId("ns3::IbHca")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbHca>()
+            .AddAttribute("UseGrh",
+                          "Send every packet with a Global Route Header (LNH 3, 40 bytes "
+                          "more), as packets to or from another subnet carry",
+                          BooleanValue(false), MakeBooleanAccessor(&IbHca::m_useGrh),
+                          MakeBooleanChecker())
+            .AddAttribute("ServiceLevel", "SL of the QPs the fabric helper connects",
+                          UintegerValue(0), MakeUintegerAccessor(&IbHca::m_defaultSl),
+                          MakeUintegerChecker<uint8_t>(0, 15))
+            .AddAttribute("CctiIncrease", "IB CC: CCTI added per BECN", UintegerValue(1),
+                          MakeUintegerAccessor(&IbHca::m_cctiIncrease),
+                          MakeUintegerChecker<uint32_t>(1, 255))
+            .AddAttribute("CctiLimit", "IB CC: the largest CCTI (the table's last entry)",
+                          UintegerValue(127), MakeUintegerAccessor(&IbHca::m_cctiLimit),
+                          MakeUintegerChecker<uint32_t>(1, 16383))
+            .AddAttribute("CctiTimer", "IB CC: CCTI drops by one this often",
+                          TimeValue(MicroSeconds(10)), MakeTimeAccessor(&IbHca::m_cctiTimer),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("CctStep",
+                          "IB CC: the table's inter-packet delay grows by this per index "
+                          "(a linear table, as the CC manager fills it)",
+                          TimeValue(NanoSeconds(20)), MakeTimeAccessor(&IbHca::m_cctStep),
+                          MakeTimeChecker(Time(0)))
+            .AddTraceSource("Ccti", "A flow's CCTI changed: (QPN, new CCTI)",
+                            MakeTraceSourceAccessor(&IbHca::m_cctiTrace),
+                            "ns3::IbHca::CctiTracedCallback");
     return tid;
 }
 
@@ -134,13 +124,15 @@ IbHca::VlOf(uint8_t sl) const
     const uint8_t vls = m_port->GetNumDataVls();
     const int8_t mapped = m_sl2vl[sl & 0xf];
     // Unset, or a VL the port does not have: SL modulo the data VLs.
-    return mapped >= 0 && mapped < vls ? static_cast<uint8_t>(mapped) : static_cast<uint8_t>(sl % vls);
+    return mapped >= 0 && mapped < vls ? static_cast<uint8_t>(mapped)
+                                       : static_cast<uint8_t>(sl % vls);
 }
 
 uint32_t
 IbHca::WireBytes(const TransportPacket& p) const
 {
-    return kIbLrhBytes + (m_useGrh ? kIbGrhBytes : 0) + p.TransportBytes() + kIbIcrcBytes + kIbVcrcBytes;
+    return kIbLrhBytes + (m_useGrh ? kIbGrhBytes : 0) + p.TransportBytes() + kIbIcrcBytes +
+           kIbVcrcBytes;
 }
 
 void
@@ -173,13 +165,14 @@ IbHca::Build(const Conn& c, const TransportPacket& p) const
     lrh.lnh = m_useGrh ? kIbLnhGlobal : kIbLnhLocal;
     lrh.dlid = c.remoteLid;
     lrh.slid = m_lid;
-    lrh.pktLen = static_cast<uint16_t>((kIbLrhBytes + grh + transport + p.payload + pad + kIbIcrcBytes) / 4);
+    lrh.pktLen =
+        static_cast<uint16_t>((kIbLrhBytes + grh + transport + p.payload + pad + kIbIcrcBytes) / 4);
     lrh.Write(head.data());
     if (m_useGrh)
     {
         GrhHeader g;
         g.tClass = static_cast<uint8_t>(c.sl << 4); // the SL, visible end to end
-        g.flowLabel = c.qp->GetQpn() & 0xfffff;      // one flow per QP
+        g.flowLabel = c.qp->GetQpn() & 0xfffff;     // one flow per QP
         g.payLen = static_cast<uint16_t>(transport + p.payload + pad + kIbIcrcBytes);
         g.sgid = IbGidOfLid(m_lid);
         g.dgid = IbGidOfLid(c.remoteLid);
@@ -297,7 +290,8 @@ IbHca::Deliver(Ptr<Packet> p, uint8_t vl)
 {
     m_port->Release(vl, IbPort::Blocks(p->GetSize()));
     const uint32_t size = p->GetSize();
-    std::vector<uint8_t> bytes(std::min<uint32_t>(size, kIbLrhBytes + kIbGrhBytes + kMaxTransportHeaderBytes));
+    std::vector<uint8_t> bytes(
+        std::min<uint32_t>(size, kIbLrhBytes + kIbGrhBytes + kMaxTransportHeaderBytes));
     p->CopyData(bytes.data(), static_cast<uint32_t>(bytes.size()));
     // The BTH follows the LRH, or the GRH when the LRH says one is there.
     const uint32_t bth = kIbLrhBytes + ((bytes[1] & 0x3) == kIbLnhGlobal ? kIbGrhBytes : 0);

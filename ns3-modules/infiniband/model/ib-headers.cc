@@ -67,8 +67,22 @@ std::array<uint8_t, 16>
 IbGidOfLid(uint16_t lid)
 {
     // fe80:: subnet prefix; GUID 0002:c903:00ff:LLLL (a vendor OUI, then the LID).
-    return {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x02, 0xc9, 0x03, 0x00, 0xff,
-            static_cast<uint8_t>(lid >> 8), static_cast<uint8_t>(lid)};
+    return {0xfe,
+            0x80,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0x00,
+            0x02,
+            0xc9,
+            0x03,
+            0x00,
+            0xff,
+            static_cast<uint8_t>(lid >> 8),
+            static_cast<uint8_t>(lid)};
 }
 
 void
@@ -108,7 +122,8 @@ IbCrc16(const uint8_t* data, size_t len)
         crc ^= data[i];
         for (int b = 0; b < 8; ++b)
         {
-            crc = (crc & 1) ? static_cast<uint16_t>((crc >> 1) ^ 0xd008) : static_cast<uint16_t>(crc >> 1);
+            crc = (crc & 1) ? static_cast<uint16_t>((crc >> 1) ^ 0xd008)
+                            : static_cast<uint16_t>(crc >> 1);
         }
     }
     return static_cast<uint16_t>(~crc);

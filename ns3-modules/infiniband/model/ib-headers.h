@@ -30,10 +30,10 @@ constexpr uint32_t kIbCounterMask = 0xfff;
 
 struct LrhHeader
 {
-    uint8_t vl{0};      ///< 4 bits
-    uint8_t lver{0};    ///< 4 bits, link version 0
-    uint8_t sl{0};      ///< 4 bits, service level
-    uint8_t lnh{2};     ///< 2 bits: 2 = IBA local (BTH next), 3 = IBA global (GRH next)
+    uint8_t vl{0};   ///< 4 bits
+    uint8_t lver{0}; ///< 4 bits, link version 0
+    uint8_t sl{0};   ///< 4 bits, service level
+    uint8_t lnh{2};  ///< 2 bits: 2 = IBA local (BTH next), 3 = IBA global (GRH next)
     uint16_t dlid{0};
     uint16_t pktLen{0}; ///< 11 bits, in 4-byte words, LRH through ICRC (not VCRC)
     uint16_t slid{0};

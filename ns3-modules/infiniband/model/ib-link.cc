@@ -13,8 +13,8 @@ IbLaneDataRate(const std::string& speed)
     // Signalling -> data per lane: SDR 2.5 -> 2, DDR 5 -> 4, QDR 10 -> 8 (8b/10b);
     // FDR 14.0625 -> 13.64, EDR 25.78125 -> 25 (64b/66b); HDR 50, NDR 100, XDR 200 (PAM4+FEC).
     static const std::map<std::string, uint64_t> lane{
-        {"SDR", 2'000'000'000},   {"DDR", 4'000'000'000},   {"QDR", 8'000'000'000},
-        {"FDR", 13'636'363'636},  {"EDR", 25'000'000'000},  {"HDR", 50'000'000'000},
+        {"SDR", 2'000'000'000},   {"DDR", 4'000'000'000},  {"QDR", 8'000'000'000},
+        {"FDR", 13'636'363'636},  {"EDR", 25'000'000'000}, {"HDR", 50'000'000'000},
         {"NDR", 100'000'000'000}, {"XDR", 200'000'000'000}};
     const auto it = lane.find(speed);
     return it == lane.end() ? 0 : it->second;

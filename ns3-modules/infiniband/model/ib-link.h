@@ -13,7 +13,8 @@
 namespace ns3
 {
 
-/// Data rate of one lane of \p speed (SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR), in bit/s; 0 if unknown.
+/// Data rate of one lane of \p speed (SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR), in bit/s; 0 if
+/// unknown.
 uint64_t IbLaneDataRate(const std::string& speed);
 /// \p speed x \p width (1, 2, 4, 8 or 12 lanes); aborts on an unknown speed or width.
 DataRate IbLinkRate(const std::string& speed, uint32_t width);

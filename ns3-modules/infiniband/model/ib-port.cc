@@ -22,65 +22,51 @@ IbPort::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Infiniband")
             .AddConstructor<IbPort>()
-            .AddAttribute("DataRate",
-                          "Data rate after line encoding (e.g. 4x EDR: 100Gbps)",
-                          DataRateValue(DataRate("100Gbps")),
-                          MakeDataRateAccessor(&IbPort::m_rate),
+            .AddAttribute("DataRate", "Data rate after line encoding (e.g. 4x EDR: 100Gbps)",
+                          DataRateValue(DataRate("100Gbps")), MakeDataRateAccessor(&IbPort::m_rate),
                           MakeDataRateChecker())
-            .AddAttribute("NumDataVls",
-                          "Data virtual lanes, VL0 up (VLCap: 1, 2, 4, 8 or 15)",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&IbPort::m_numVls),
+            .AddAttribute("NumDataVls", "Data virtual lanes, VL0 up (VLCap: 1, 2, 4, 8 or 15)",
+                          UintegerValue(1), MakeUintegerAccessor(&IbPort::m_numVls),
                           MakeUintegerChecker<uint8_t>(1, kMaxDataVls))
-            .AddAttribute("BufferBlocks",
-                          "Receive buffer per data VL, in 64-byte credits",
-                          UintegerValue(512),
-                          MakeUintegerAccessor(&IbPort::m_bufferBlocks),
+            .AddAttribute("BufferBlocks", "Receive buffer per data VL, in 64-byte credits",
+                          UintegerValue(512), MakeUintegerAccessor(&IbPort::m_bufferBlocks),
                           MakeUintegerChecker<uint32_t>(1, 65536))
             .AddAttribute("FcpInterval",
                           "Period of the flow-control packets sent even without a change "
                           "(IBA: at most 65,536 symbol times)",
-                          TimeValue(MicroSeconds(2)),
-                          MakeTimeAccessor(&IbPort::m_fcpInterval),
+                          TimeValue(MicroSeconds(2)), MakeTimeAccessor(&IbPort::m_fcpInterval),
                           MakeTimeChecker(NanoSeconds(10)))
             .AddAttribute("VlArbHigh",
                           "High-priority arbitration table, 'vl:weight,...' (weights in 64-byte "
                           "units); empty: none",
-                          StringValue(""),
-                          MakeStringAccessor(&IbPort::m_highSpec),
+                          StringValue(""), MakeStringAccessor(&IbPort::m_highSpec),
                           MakeStringChecker())
             .AddAttribute("VlArbLow",
                           "Low-priority arbitration table, 'vl:weight,...'; empty: every data VL "
                           "with weight 255",
-                          StringValue(""),
-                          MakeStringAccessor(&IbPort::m_lowSpec),
+                          StringValue(""), MakeStringAccessor(&IbPort::m_lowSpec),
                           MakeStringChecker())
             .AddAttribute("LimitOfHighPriority",
                           "High-priority bytes, in 4 KB units, sent before a waiting "
                           "low-priority packet must go; 255 = unbounded, 0 = one packet",
-                          UintegerValue(255),
-                          MakeUintegerAccessor(&IbPort::m_highLimit),
+                          UintegerValue(255), MakeUintegerAccessor(&IbPort::m_highLimit),
                           MakeUintegerChecker<uint32_t>(0, 255))
             .AddTraceSource("BufferDepth",
                             "Blocks in use in a VL's input buffer, at every change: (vl, blocks)",
                             MakeTraceSourceAccessor(&IbPort::m_bufferTrace),
                             "ns3::IbPort::BufferDepthCallback")
-            .AddTraceSource("CreditStall",
-                            "A VL's head packet waited for credits: (VL, how long)",
+            .AddTraceSource("CreditStall", "A VL's head packet waited for credits: (VL, how long)",
                             MakeTraceSourceAccessor(&IbPort::m_stallTrace),
                             "ns3::IbPort::StallTracedCallback")
-            .AddTraceSource("FcpTx",
-                            "Flow-control packet sent: (VL, FCTBS, FCCL)",
+            .AddTraceSource("FcpTx", "Flow-control packet sent: (VL, FCTBS, FCCL)",
                             MakeTraceSourceAccessor(&IbPort::m_fcpTxTrace),
                             "ns3::IbPort::FcpTracedCallback")
-            .AddTraceSource("FcpRx",
-                            "Flow-control packet received: (VL, FCTBS, FCCL)",
+            .AddTraceSource("FcpRx", "Flow-control packet received: (VL, FCTBS, FCCL)",
                             MakeTraceSourceAccessor(&IbPort::m_fcpRxTrace),
                             "ns3::IbPort::FcpTracedCallback")
-            .AddTraceSource("Sniffer",
-                            "Every data packet sent, LRH first (pcap link type InfiniBand)",
-                            MakeTraceSourceAccessor(&IbPort::m_sniffer),
-                            "ns3::Packet::TracedCallback");
+            .AddTraceSource(
+                "Sniffer", "Every data packet sent, LRH first (pcap link type InfiniBand)",
+                MakeTraceSourceAccessor(&IbPort::m_sniffer), "ns3::Packet::TracedCallback");
     return tid;
 }
 
@@ -118,10 +104,12 @@ IbPort::ParseTables()
         {
             unsigned vl = 0;
             unsigned weight = 0;
-            NS_ABORT_MSG_IF(std::sscanf(item.c_str(), "%u:%u", &vl, &weight) != 2 || vl >= m_numVls ||
-                                weight > 255,
-                            "IbPort: arbitration entry '" << item << "' is not vl:weight with a data VL "
-                                                          "below " << +m_numVls << " and weight <= 255");
+            NS_ABORT_MSG_IF(std::sscanf(item.c_str(), "%u:%u", &vl, &weight) != 2 ||
+                                vl >= m_numVls || weight > 255,
+                            "IbPort: arbitration entry '" << item
+                                                          << "' is not vl:weight with a data VL "
+                                                             "below "
+                                                          << +m_numVls << " and weight <= 255");
             table.entries.push_back({static_cast<uint8_t>(vl), weight});
         }
         table.index = 0;
@@ -179,7 +167,8 @@ IbPort::Fccl(uint8_t vl) const
 void
 IbPort::Enqueue(Ptr<Packet> p, uint8_t vl, Time notBefore, Ptr<IbPort> holder, uint8_t holderVl)
 {
-    NS_ABORT_MSG_IF(vl >= m_numVls, "IbPort: VL " << +vl << " but the port has " << +m_numVls << " data VLs");
+    NS_ABORT_MSG_IF(vl >= m_numVls,
+                    "IbPort: VL " << +vl << " but the port has " << +m_numVls << " data VLs");
     m_tx[vl].queue.push_back({p, Blocks(p->GetSize()), notBefore, holder, holderVl});
     m_tx[vl].queuedBytes += p->GetSize();
     TrySend();
@@ -302,7 +291,8 @@ IbPort::TrySend()
     const int vl = Arbitrate();
     if (vl < 0)
     {
-        // Nothing may go now: wake for the earliest packet held back by time (credits wake us by FCP).
+        // Nothing may go now: wake for the earliest packet held back by time (credits wake us by
+        // FCP).
         Time earliest = Time::Max();
         for (uint8_t v = 0; v < m_numVls; ++v)
         {
@@ -313,7 +303,7 @@ IbPort::TrySend()
             }
         }
         if (earliest != Time::Max() && (!m_retry.IsRunning() || Simulator::GetDelayLeft(m_retry) >
-                                                                     earliest - Simulator::Now()))
+                                                                    earliest - Simulator::Now()))
         {
             m_retry.Cancel();
             m_retry = Simulator::Schedule(earliest - Simulator::Now(), &IbPort::TrySend, this);

@@ -66,7 +66,8 @@ class IbPort : public Object
      * \param holder the input port whose buffer holds the packet, released when its
      *        tail has left (switches); null for a packet made here
      */
-    void Enqueue(Ptr<Packet> p, uint8_t vl, Time notBefore, Ptr<IbPort> holder = nullptr, uint8_t holderVl = 0);
+    void Enqueue(Ptr<Packet> p, uint8_t vl, Time notBefore, Ptr<IbPort> holder = nullptr,
+                 uint8_t holderVl = 0);
     size_t GetQueuePackets(uint8_t vl) const { return m_tx.at(vl).queue.size(); }
     uint64_t GetQueueBytes(uint8_t vl) const { return m_tx.at(vl).queuedBytes; }
     /// Whether \p vl's head packet is waiting for credit (the port is a victim, not a root).
@@ -174,10 +175,10 @@ class IbPort : public Object
     TracedCallback<uint8_t, uint32_t> m_bufferTrace; ///< (vl, blocks in use)
     uint64_t m_fcpsSent{0};
 
-    TracedCallback<uint8_t, Time> m_stallTrace;              ///< VL, how long
+    TracedCallback<uint8_t, Time> m_stallTrace;               ///< VL, how long
     TracedCallback<uint8_t, uint16_t, uint16_t> m_fcpTxTrace; ///< VL, FCTBS, FCCL
     TracedCallback<uint8_t, uint16_t, uint16_t> m_fcpRxTrace;
-    TracedCallback<Ptr<const Packet>> m_sniffer;             ///< data packets sent
+    TracedCallback<Ptr<const Packet>> m_sniffer; ///< data packets sent
 };
 
 } // namespace ns3

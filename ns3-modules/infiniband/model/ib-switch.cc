@@ -12,35 +12,31 @@ NS_OBJECT_ENSURE_REGISTERED(IbSwitch);
 TypeId
 IbSwitch::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::IbSwitch")
-                            .SetParent<Object>()
-                            .SetGroupName("Infiniband")
-                            .AddConstructor<IbSwitch>()
-                            .AddAttribute("SwitchingLatency",
-                                          "From a packet's head arriving to its leaving (cut-through)",
-                                          TimeValue(NanoSeconds(100)),
-                                          MakeTimeAccessor(&IbSwitch::m_latency),
-                                          MakeTimeChecker(Time(0)))
-                            .AddAttribute("CcEnabled",
-                                          "IB congestion control: mark FECN on packets into a "
-                                          "congested output VL (off by default, as on real fabrics)",
-                                          BooleanValue(false),
-                                          MakeBooleanAccessor(&IbSwitch::m_ccEnabled),
-                                          MakeBooleanChecker())
-                            .AddAttribute("CcThreshold",
-                                          "Bytes queued for an output VL above which it is congested",
-                                          UintegerValue(16 * 1024),
-                                          MakeUintegerAccessor(&IbSwitch::m_ccThreshold),
-                                          MakeUintegerChecker<uint32_t>())
-                            .AddAttribute("CcMarkingRate",
-                                          "Packets left unmarked between two FECN marks (IBA Marking_Rate)",
-                                          UintegerValue(0),
-                                          MakeUintegerAccessor(&IbSwitch::m_markingRate),
-                                          MakeUintegerChecker<uint32_t>())
-                            .AddTraceSource("Fecn",
-                                            "A packet marked FECN: (output port, VL)",
-                                            MakeTraceSourceAccessor(&IbSwitch::m_fecnTrace),
-                                            "ns3::IbSwitch::FecnTracedCallback");
+    static TypeId tid =
+        TypeId("ns3::IbSwitch")
+            .SetParent<Object>()
+            .SetGroupName("Infiniband")
+            .AddConstructor<IbSwitch>()
+            .AddAttribute("SwitchingLatency",
+                          "From a packet's head arriving to its leaving (cut-through)",
+                          TimeValue(NanoSeconds(100)), MakeTimeAccessor(&IbSwitch::m_latency),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("CcEnabled",
+                          "IB congestion control: mark FECN on packets into a "
+                          "congested output VL (off by default, as on real fabrics)",
+                          BooleanValue(false), MakeBooleanAccessor(&IbSwitch::m_ccEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("CcThreshold",
+                          "Bytes queued for an output VL above which it is congested",
+                          UintegerValue(16 * 1024), MakeUintegerAccessor(&IbSwitch::m_ccThreshold),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("CcMarkingRate",
+                          "Packets left unmarked between two FECN marks (IBA Marking_Rate)",
+                          UintegerValue(0), MakeUintegerAccessor(&IbSwitch::m_markingRate),
+                          MakeUintegerChecker<uint32_t>())
+            .AddTraceSource("Fecn", "A packet marked FECN: (output port, VL)",
+                            MakeTraceSourceAccessor(&IbSwitch::m_fecnTrace),
+                            "ns3::IbSwitch::FecnTracedCallback");
     return tid;
 }
 

@@ -92,26 +92,25 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
     if (options.red)
     {
         const double k = Packets(options.markBytes, options.mtu);
-        switchQueue.SetRootQueueDisc("ns3::RedQueueDisc",
-                                     "UseEcn", BooleanValue(true),
-                                     "UseHardDrop", BooleanValue(false),
-                                     "MeanPktSize", UintegerValue(options.mtu),
-                                     "QW", DoubleValue(1.0),
-                                     // Marks every packet above K: DCTCP's step, not RED's ramp.
-                                     "MinTh", DoubleValue(k),
-                                     "MaxTh", DoubleValue(k + 1),
-                                     "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
+        switchQueue.SetRootQueueDisc(
+            "ns3::RedQueueDisc", "UseEcn", BooleanValue(true), "UseHardDrop", BooleanValue(false),
+            "MeanPktSize", UintegerValue(options.mtu), "QW", DoubleValue(1.0),
+            // Marks every packet above K: DCTCP's step, not RED's ramp.
+            "MinTh", DoubleValue(k), "MaxTh", DoubleValue(k + 1), "MaxSize",
+            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
     }
     else
     {
-        switchQueue.SetRootQueueDisc("ns3::FifoQueueDisc",
-                                     "MaxSize", QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
+        switchQueue.SetRootQueueDisc(
+            "ns3::FifoQueueDisc", "MaxSize",
+            QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, queuePackets)));
     }
     // Hosts: fq_codel, Linux's default qdisc, so a short flow does not wait behind the
     // window of a long one from the same host (the host link is often the bottleneck,
     // and no switch marks there).
     TrafficControlHelper hostQueue;
-    hostQueue.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn", BooleanValue(EcnCapable(options)));
+    hostQueue.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "UseEcn",
+                               BooleanValue(EcnCapable(options)));
 
     struct End
     {
@@ -132,16 +131,18 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
         for (uint32_t side = 0; side < 2; ++side)
         {
             const uint32_t node = side == 0 ? link.a : link.b;
-            QueueDiscContainer q = (nodes[node].isSwitch ? switchQueue : hostQueue).Install(devs.Get(side));
+            QueueDiscContainer q =
+                (nodes[node].isSwitch ? switchQueue : hostQueue).Install(devs.Get(side));
             if (nodes[node].isSwitch)
             {
                 if (auto red = DynamicCast<RedQueueDisc>(q.Get(0)))
                 {
                     red->AssignStreams(stream++);
                 }
-                m_switchPorts.push_back(SwitchPort{m_nodes.Get(node)->GetId(), devs.Get(side)->GetIfIndex(), q.Get(0)});
-                q.Get(0)->TraceConnectWithoutContext("BytesInQueue",
-                                                     MakeCallback(&IwarpFabricHelper::QueueBytes, this));
+                m_switchPorts.push_back(
+                    SwitchPort{m_nodes.Get(node)->GetId(), devs.Get(side)->GetIfIndex(), q.Get(0)});
+                q.Get(0)->TraceConnectWithoutContext(
+                    "BytesInQueue", MakeCallback(&IwarpFabricHelper::QueueBytes, this));
             }
         }
         Ipv4InterfaceContainer ifs = addresses.Assign(devs);
@@ -169,7 +170,8 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
             const auto& l = spec.Links()[linkIndex];
             const End& mine = l.a == n ? ends[linkIndex].first : ends[linkIndex].second;
             const End& peer = l.a == n ? ends[linkIndex].second : ends[linkIndex].first;
-            return std::make_pair(peer.addr, static_cast<uint32_t>(ip->GetInterfaceForDevice(mine.dev)));
+            return std::make_pair(peer.addr,
+                                  static_cast<uint32_t>(ip->GetInterfaceForDevice(mine.dev)));
         };
         if (hostOf[n] >= 0)
         {
@@ -212,7 +214,8 @@ IwarpFabricHelper::ConfigureSocket(Ptr<Socket> s) const
     s->SetAttribute("MinRto", TimeValue(m_options.minRto));
     s->SetAttribute("ConnTimeout", TimeValue(m_options.connTimeout));
     s->SetAttribute("DelAckCount", UintegerValue(m_options.delayedAck ? 2 : 1));
-    s->SetAttribute("UseEcn", EnumValue(EcnCapable(m_options) ? TcpSocketState::On : TcpSocketState::Off));
+    s->SetAttribute("UseEcn",
+                    EnumValue(EcnCapable(m_options) ? TcpSocketState::On : TcpSocketState::Off));
 }
 
 RdmaFabric::Connection
@@ -282,9 +285,10 @@ IwarpFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
     const uint64_t perSegment = framer.MaxUlpdu(GetMss()) - kDdpTaggedHeaderBytes;
     const uint64_t segments = std::max<uint64_t>(1, (bytes + perSegment - 1) / perSegment);
     const uint64_t wire =
-        bytes + segments * (kDdpTaggedHeaderBytes + kMpaLengthBytes + kMpaCrcBytes + 3 + kTcpIpHeaderBytes +
-                            kPppHeaderBytes);
-    return oneWay * 6 + slowest.CalculateBytesTxTime(static_cast<uint32_t>(std::min<uint64_t>(wire, UINT32_MAX)));
+        bytes + segments * (kDdpTaggedHeaderBytes + kMpaLengthBytes + kMpaCrcBytes + 3 +
+                            kTcpIpHeaderBytes + kPppHeaderBytes);
+    return oneWay * 6 + slowest.CalculateBytesTxTime(
+                            static_cast<uint32_t>(std::min<uint64_t>(wire, UINT32_MAX)));
 }
 
 void
@@ -326,19 +330,22 @@ IwarpFabricHelper::TotalEcnEchoes() const
 uint64_t
 IwarpFabricHelper::TotalTerminates() const
 {
-    return Sum(m_qps, [](const Ptr<IwarpQp>& q) { return uint64_t(q->GetTerminateSent().has_value()); });
+    return Sum(m_qps,
+               [](const Ptr<IwarpQp>& q) { return uint64_t(q->GetTerminateSent().has_value()); });
 }
 
 uint64_t
 IwarpFabricHelper::SwitchDrops() const
 {
-    return Sum(m_switchPorts, [](const SwitchPort& p) { return p.queue->GetStats().nTotalDroppedPackets; });
+    return Sum(m_switchPorts,
+               [](const SwitchPort& p) { return p.queue->GetStats().nTotalDroppedPackets; });
 }
 
 uint64_t
 IwarpFabricHelper::SwitchEcnMarks() const
 {
-    return Sum(m_switchPorts, [](const SwitchPort& p) { return p.queue->GetStats().nTotalMarkedPackets; });
+    return Sum(m_switchPorts,
+               [](const SwitchPort& p) { return p.queue->GetStats().nTotalMarkedPackets; });
 }
 
 uint64_t

@@ -99,12 +99,12 @@ class IwarpFabricHelper : public RdmaFabric
     IwarpFabricOptions m_options;
     TopologySpec m_spec;
     NodeContainer m_nodes;
-    std::vector<uint32_t> m_hostNodes;          ///< node index of each host
-    std::vector<Ipv4Address> m_hostAddress;     ///< each host's address
-    std::vector<Ptr<NetDevice>> m_hostDevices;  ///< each host's device
-    std::vector<SwitchPort> m_switchPorts;      ///< one per switch port
-    std::vector<uint16_t> m_nextPort;           ///< per host, the next listening port
-    std::vector<Ptr<IwarpQp>> m_qps;            ///< alive until the helper goes
+    std::vector<uint32_t> m_hostNodes;         ///< node index of each host
+    std::vector<Ipv4Address> m_hostAddress;    ///< each host's address
+    std::vector<Ptr<NetDevice>> m_hostDevices; ///< each host's device
+    std::vector<SwitchPort> m_switchPorts;     ///< one per switch port
+    std::vector<uint16_t> m_nextPort;          ///< per host, the next listening port
+    std::vector<Ptr<IwarpQp>> m_qps;           ///< alive until the helper goes
     uint64_t m_peakQueue{0};
 };
 

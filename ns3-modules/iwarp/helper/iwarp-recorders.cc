@@ -7,7 +7,8 @@
 namespace ns3
 {
 
-IwarpQueueSampler::IwarpQueueSampler(const IwarpFabricHelper& fabric, std::ostream& out, Time interval)
+IwarpQueueSampler::IwarpQueueSampler(const IwarpFabricHelper& fabric, std::ostream& out,
+                                     Time interval)
     : m_fabric(fabric),
       m_out(out),
       m_interval(interval),

@@ -35,28 +35,22 @@ IwarpQp::GetTypeId()
             .SetParent<RdmaQp>()
             .SetGroupName("Iwarp")
             .AddConstructor<IwarpQp>()
-            .AddAttribute("Markers",
-                          "Ask the peer for MPA markers (every 512 octets) on what this end receives",
-                          BooleanValue(false),
-                          MakeBooleanAccessor(&IwarpQp::m_markers),
-                          MakeBooleanChecker())
-            .AddAttribute("Crc",
-                          "Ask for MPA CRC32c on every FPDU (used if either end asks)",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&IwarpQp::m_crc),
+            .AddAttribute(
+                "Markers",
+                "Ask the peer for MPA markers (every 512 octets) on what this end receives",
+                BooleanValue(false), MakeBooleanAccessor(&IwarpQp::m_markers), MakeBooleanChecker())
+            .AddAttribute("Crc", "Ask for MPA CRC32c on every FPDU (used if either end asks)",
+                          BooleanValue(true), MakeBooleanAccessor(&IwarpQp::m_crc),
                           MakeBooleanChecker())
             .AddAttribute("MpaRevision",
                           "MPA revision offered: 1 (RFC 5044) or 2 (RFC 6581, IRD/ORD exchanged)",
-                          UintegerValue(2),
-                          MakeUintegerAccessor(&IwarpQp::m_revision),
+                          UintegerValue(2), MakeUintegerAccessor(&IwarpQp::m_revision),
                           MakeUintegerChecker<uint8_t>(1, 2))
             .AddAttribute("MaxUlpdu",
                           "Largest ULPDU length accepted; a larger one is a framing error",
-                          UintegerValue(16384),
-                          MakeUintegerAccessor(&IwarpQp::m_maxUlpduAccepted),
+                          UintegerValue(16384), MakeUintegerAccessor(&IwarpQp::m_maxUlpduAccepted),
                           MakeUintegerChecker<uint32_t>(64, 65535))
-            .AddTraceSource("Terminate",
-                            "A Terminate message sent or received, with its cause",
+            .AddTraceSource("Terminate", "A Terminate message sent or received, with its cause",
                             MakeTraceSourceAccessor(&IwarpQp::m_terminateTrace),
                             "ns3::IwarpQp::TerminateCallback");
     return tid;
@@ -154,8 +148,10 @@ IwarpQp::PeerClosed(Ptr<Socket>)
 void
 IwarpQp::WriteStream(const std::vector<uint8_t>& bytes)
 {
-    const int sent = m_socket->Send(Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size())));
-    NS_ABORT_MSG_IF(sent != static_cast<int>(bytes.size()), "TCP refused bytes it said it had room for");
+    const int sent =
+        m_socket->Send(Create<Packet>(bytes.data(), static_cast<uint32_t>(bytes.size())));
+    NS_ABORT_MSG_IF(sent != static_cast<int>(bytes.size()),
+                    "TCP refused bytes it said it had room for");
     m_streamWritten += bytes.size();
 }
 
@@ -186,7 +182,8 @@ IwarpQp::ProcessHandshake()
     const bool expectReply = m_state == State::AwaitReply;
     if (frame && frame->reply != expectReply)
     {
-        error = expectReply ? "an MPA request where the reply was due" : "an MPA reply where a request was due";
+        error = expectReply ? "an MPA request where the reply was due"
+                            : "an MPA reply where a request was due";
         frame.reset();
     }
     if (!frame || frame->reject)
@@ -291,7 +288,8 @@ IwarpQp::Place(uint32_t stag, uint64_t to, const std::vector<uint8_t>& payload, 
     if (it == m_regions.end())
     {
         return tagged ? TerminateCause{TerminateCause::Ddp, kDdpTagged, kDdpTaggedInvalidStag}
-                      : TerminateCause{TerminateCause::Rdmap, kRdmapRemoteProtection, kRdmapInvalidStag};
+                      : TerminateCause{TerminateCause::Rdmap, kRdmapRemoteProtection,
+                                       kRdmapInvalidStag};
     }
     const Region& r = it->second;
     if (to < r.base || to - r.base + payload.size() > r.bytes->size())
@@ -299,7 +297,8 @@ IwarpQp::Place(uint32_t stag, uint64_t to, const std::vector<uint8_t>& payload, 
         return tagged ? TerminateCause{TerminateCause::Ddp, kDdpTagged, kDdpTaggedBaseBounds}
                       : TerminateCause{TerminateCause::Ddp, kDdpUntagged, kDdpUntaggedTooLong};
     }
-    std::copy(payload.begin(), payload.end(), r.bytes->begin() + static_cast<std::ptrdiff_t>(to - r.base));
+    std::copy(payload.begin(), payload.end(),
+              r.bytes->begin() + static_cast<std::ptrdiff_t>(to - r.base));
     return std::nullopt;
 }
 
@@ -416,8 +415,8 @@ IwarpQp::Receive(const DdpSegment& s)
                 return;
             }
         }
-        m_tx.push_back(
-            Tagged(RdmapOpcode::ReadResponse, s.sinkStag, s.sinkTo, s.readSize, s.srcStag, s.srcTo));
+        m_tx.push_back(Tagged(RdmapOpcode::ReadResponse, s.sinkStag, s.sinkTo, s.readSize,
+                              s.srcStag, s.srcTo));
         Pump();
         return;
     }
@@ -480,9 +479,10 @@ IwarpQp::PostSend(const RdmaWorkRequest& wr)
         break;
     default:
         // Send, with Solicited Event and/or with Invalidate (RFC 5040 4.5, 5.2).
-        m.header.opcode = uint8_t(wr.invalidateKey != 0
-                                      ? (wr.solicited ? RdmapOpcode::SendSeInvalidate : RdmapOpcode::SendInvalidate)
-                                      : (wr.solicited ? RdmapOpcode::SendSe : RdmapOpcode::Send));
+        m.header.opcode = uint8_t(
+            wr.invalidateKey != 0
+                ? (wr.solicited ? RdmapOpcode::SendSeInvalidate : RdmapOpcode::SendInvalidate)
+                : (wr.solicited ? RdmapOpcode::SendSe : RdmapOpcode::Send));
         m.header.rsvdUlp = wr.invalidateKey;
         m.header.qn = kQnSend;
         m.srcKey = wr.lkey;
@@ -495,7 +495,8 @@ IwarpQp::PostSend(const RdmaWorkRequest& wr)
 }
 
 IwarpQp::TxMessage
-IwarpQp::Tagged(RdmapOpcode opcode, uint32_t stag, uint64_t to, uint64_t bytes, uint32_t srcKey, uint64_t srcAddr)
+IwarpQp::Tagged(RdmapOpcode opcode, uint32_t stag, uint64_t to, uint64_t bytes, uint32_t srcKey,
+                uint64_t srcAddr)
 {
     TxMessage m;
     m.header.opcode = uint8_t(opcode);
@@ -608,7 +609,8 @@ IwarpQp::CompleteReady()
     while (!m_sendQueue.empty())
     {
         PendingWr& p = m_sendQueue.front();
-        const bool ready = p.wr.op == RdmaWorkRequest::Op::Read ? p.done : p.framed && p.streamEnd <= acked;
+        const bool ready =
+            p.wr.op == RdmaWorkRequest::Op::Read ? p.done : p.framed && p.streamEnd <= acked;
         if (!ready)
         {
             return;

@@ -66,7 +66,10 @@ class IwarpQp : public RdmaQp
     // RdmaQp
     void PostSend(const RdmaWorkRequest& wr) override;
     uint64_t GetBytesReceived() const override { return m_bytesReceived; }
-    bool IsError() const override { return m_state == State::Error || m_state == State::Terminating; }
+    bool IsError() const override
+    {
+        return m_state == State::Error || m_state == State::Terminating;
+    }
 
     bool IsEstablished() const { return m_state == State::Established; }
     Ptr<Socket> GetSocket() const { return m_socket; }
@@ -118,10 +121,10 @@ class IwarpQp : public RdmaQp
     /// A message being cut into segments.
     struct TxMessage
     {
-        DdpSegment header;   ///< fields common to every segment
-        uint64_t bytes{0};   ///< payload bytes of the whole message
-        uint64_t sent{0};    ///< payload bytes framed so far
-        uint32_t srcKey{0};  ///< local region the payload comes from (0: synthetic)
+        DdpSegment header;  ///< fields common to every segment
+        uint64_t bytes{0};  ///< payload bytes of the whole message
+        uint64_t sent{0};   ///< payload bytes framed so far
+        uint32_t srcKey{0}; ///< local region the payload comes from (0: synthetic)
         uint64_t srcAddr{0};
         PendingWr* wr{nullptr}; ///< the work request it carries, if any
     };
@@ -143,7 +146,8 @@ class IwarpQp : public RdmaQp
     void ProcessFpdus();
     void Receive(const DdpSegment& s);
     /// Places \p payload at \p to of region \p stag; the error to report if it cannot.
-    std::optional<TerminateCause> Place(uint32_t stag, uint64_t to, const std::vector<uint8_t>& payload, bool tagged);
+    std::optional<TerminateCause> Place(uint32_t stag, uint64_t to,
+                                        const std::vector<uint8_t>& payload, bool tagged);
     void Pump();
     void CompleteReady();
     void Complete(PendingWr& p, RdmaCompletion::Status status);
@@ -152,7 +156,8 @@ class IwarpQp : public RdmaQp
     void EnterError(RdmaCompletion::Status status);
     void FillPayload(const TxMessage& m, uint32_t n, std::vector<uint8_t>& out) const;
     /// A tagged message (WRITE, READ response) into \p stag at \p to, from a local region.
-    static TxMessage Tagged(RdmapOpcode opcode, uint32_t stag, uint64_t to, uint64_t bytes, uint32_t srcKey, uint64_t srcAddr);
+    static TxMessage Tagged(RdmapOpcode opcode, uint32_t stag, uint64_t to, uint64_t bytes,
+                            uint32_t srcKey, uint64_t srcAddr);
     void TcpTx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase> s);
     void EcnEcho(SequenceNumber32 oldValue, SequenceNumber32 newValue);
 

@@ -142,12 +142,8 @@ TerminateCause::ToString() const
 {
     static const char* const layers[] = {"RDMAP", "DDP", "MPA"};
     char buf[64];
-    std::snprintf(buf,
-                  sizeof buf,
-                  "%s error type %u code 0x%02x",
-                  layer < 3 ? layers[layer] : "unknown layer",
-                  unsigned(etype),
-                  unsigned(ecode));
+    std::snprintf(buf, sizeof buf, "%s error type %u code 0x%02x",
+                  layer < 3 ? layers[layer] : "unknown layer", unsigned(etype), unsigned(ecode));
     return buf;
 }
 
@@ -293,7 +289,8 @@ DdpSegment::Parse(const uint8_t* data, size_t len, TerminateCause& error)
 std::vector<uint8_t>
 MpaRequestReply::Serialize() const
 {
-    std::vector<uint8_t> out(reply ? kKeyReply : kKeyRequest, (reply ? kKeyReply : kKeyRequest) + kKeyBytes);
+    std::vector<uint8_t> out(reply ? kKeyReply : kKeyRequest,
+                             (reply ? kKeyReply : kKeyRequest) + kKeyBytes);
     const bool enh = revision >= 2 && enhanced;
     out.push_back(static_cast<uint8_t>((markers ? kFlagMarkers : 0) | (crc ? kFlagCrc : 0) |
                                        (reject ? kFlagReject : 0) | (enh ? kFlagEnhanced : 0)));
@@ -531,7 +528,8 @@ MpaDeframer::Next(std::optional<TerminateCause>& error)
     {
         const uint32_t own = Crc32c(&m_buf[m_head], crcAt - m_head);
         const uint8_t* c = &m_buf[crcAt];
-        const uint32_t got = uint32_t(c[0]) | uint32_t(c[1]) << 8 | uint32_t(c[2]) << 16 | uint32_t(c[3]) << 24;
+        const uint32_t got =
+            uint32_t(c[0]) | uint32_t(c[1]) << 8 | uint32_t(c[2]) << 16 | uint32_t(c[3]) << 24;
         if (own != got)
         {
             ++m_crcErrors;

@@ -96,7 +96,8 @@ constexpr uint8_t kDdpUntaggedTooLong = 0x05;
 constexpr uint8_t kDdpUntaggedVersion = 0x06;
 // MPA error codes (RFC 5044 8), error type 0
 constexpr uint8_t kMpaCrc = 0x02;
-constexpr uint8_t kMpaFpduStart = 0x03; ///< marker and ULPDU length disagree, or a length that cannot be
+constexpr uint8_t kMpaFpduStart =
+    0x03; ///< marker and ULPDU length disagree, or a length that cannot be
 constexpr uint8_t kMpaRequestReply = 0x04;
 } // namespace terminate
 
@@ -157,18 +158,15 @@ struct MpaRequestReply
     /// Bytes the frame takes, once its first 20 are known; 0 if they are not a frame.
     static size_t FrameBytes(const uint8_t* data, size_t len);
     /// Parses a whole frame; nothing if the key, revision or length is wrong.
-    static std::optional<MpaRequestReply> Parse(const uint8_t* data, size_t len, std::string& error);
+    static std::optional<MpaRequestReply> Parse(const uint8_t* data, size_t len,
+                                                std::string& error);
 };
 
 /// Frames ULPDUs into FPDUs on one direction of a stream.
 class MpaFramer
 {
   public:
-    MpaFramer(bool markers, bool crc)
-        : m_markers(markers),
-          m_crc(crc)
-    {
-    }
+    MpaFramer(bool markers, bool crc) : m_markers(markers), m_crc(crc) {}
     /// Appends the FPDU carrying \p ulpdu to \p out; the stream advances past it.
     void Frame(const std::vector<uint8_t>& ulpdu, std::vector<uint8_t>& out);
     /// Largest ULPDU whose FPDU fits \p mss octets wherever it starts in the stream.

@@ -186,8 +186,7 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
     }
     // Names first, so that a bad description builds nothing.
     std::map<PcieDeviceKind, uint32_t> counts;
-    auto nameOf = [&counts](const PcieTreeSpec::Device& d)
-    {
+    auto nameOf = [&counts](const PcieTreeSpec::Device& d) {
         static const char* const prefix[] = {"gpu", "nic", "nvme"};
         return d.name.empty() ? prefix[int(d.kind)] + std::to_string(counts[d.kind]++) : d.name;
     };

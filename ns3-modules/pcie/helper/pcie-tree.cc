@@ -75,8 +75,8 @@ PcieTree::AddEndpoint(const std::string& name, Ptr<PcieEndpoint> e, Ptr<PcieLink
     m_windows[name] = {base, size};
     m_order.push_back(name);
     e->GetMemory()->TraceConnectWithoutContext(
-        "Written", Callback<void, const PcieTlp&, Time>([this](const PcieTlp& t, Time at)
-                                                        { Written(t, at); }));
+        "Written", Callback<void, const PcieTlp&, Time>(
+                       [this](const PcieTlp& t, Time at) { Written(t, at); }));
     const uint16_t requester = e->GetDma()->GetRequesterId();
     for (uint32_t i = 0; i < e->GetNDmas(); ++i)
     {

@@ -51,7 +51,7 @@ struct PcieTreeSpec
         std::string name; ///< empty: gpu0, gpu1, nic0, nvme0, ... in order
         PcieDeviceKind kind{PcieDeviceKind::Gpu};
         LinkSpec link;
-        uint32_t socket{0};     ///< root devices only: the socket whose root port it is on
+        uint32_t socket{0}; ///< root devices only: the socket whose root port it is on
     };
     struct Switch
     {

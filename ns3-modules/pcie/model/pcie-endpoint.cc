@@ -126,22 +126,22 @@ PcieEndpoint::Receive(const PcieTlp& tlp)
     Time freeAt = Simulator::Now() + m_processing;
     switch (tlp.kind)
     {
-        case PcieTlp::Kind::MemWrite:
-            freeAt = std::max(freeAt, m_memory->Write(tlp));
-            break;
-        case PcieTlp::Kind::MemRead:
-            m_memory->Read(tlp);
-            break;
-        case PcieTlp::Kind::Completion:
-            for (const auto& d : m_dmas)
+    case PcieTlp::Kind::MemWrite:
+        freeAt = std::max(freeAt, m_memory->Write(tlp));
+        break;
+    case PcieTlp::Kind::MemRead:
+        m_memory->Read(tlp);
+        break;
+    case PcieTlp::Kind::Completion:
+        for (const auto& d : m_dmas)
+        {
+            if (d->OwnsTag(tlp.tag))
             {
-                if (d->OwnsTag(tlp.tag))
-                {
-                    d->ReceiveCompletion(tlp);
-                    break;
-                }
+                d->ReceiveCompletion(tlp);
+                break;
             }
-            break;
+        }
+        break;
     }
     if (freeAt <= Simulator::Now())
     {

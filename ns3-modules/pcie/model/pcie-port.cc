@@ -108,8 +108,7 @@ PciePort::GetTypeId()
     return tid;
 }
 
-PciePort::PciePort()
-    : m_rng(CreateObject<UniformRandomVariable>())
+PciePort::PciePort() : m_rng(CreateObject<UniformRandomVariable>())
 {
 }
 
@@ -269,13 +268,11 @@ PciePort::PickQueue()
     // Heads in arrival order; a blocked posted TLP holds back younger
     // non-posted requests and completions, nothing else holds anything back.
     std::array<int, kPcieFcTypes> order{0, 1, 2};
-    std::sort(order.begin(), order.end(),
-              [this](int a, int b)
-              {
-                  const uint64_t oa = m_queue[a].empty() ? UINT64_MAX : m_queue[a].front().order;
-                  const uint64_t ob = m_queue[b].empty() ? UINT64_MAX : m_queue[b].front().order;
-                  return oa < ob;
-              });
+    std::sort(order.begin(), order.end(), [this](int a, int b) {
+        const uint64_t oa = m_queue[a].empty() ? UINT64_MAX : m_queue[a].front().order;
+        const uint64_t ob = m_queue[b].empty() ? UINT64_MAX : m_queue[b].front().order;
+        return oa < ob;
+    });
     bool postedBlocked = false;
     for (int t : order)
     {
@@ -471,53 +468,51 @@ PciePort::ReceiveDllp(PcieDllp d)
 {
     switch (d.kind)
     {
-        case PcieDllp::Kind::Ack:
-        case PcieDllp::Kind::Nak:
+    case PcieDllp::Kind::Ack:
+    case PcieDllp::Kind::Nak: {
+        size_t purged = 0;
+        while (!m_replay.empty() && m_replay.front().seq < d.seq)
         {
-            size_t purged = 0;
-            while (!m_replay.empty() && m_replay.front().seq < d.seq)
+            if (!m_acked.IsNull())
             {
-                if (!m_acked.IsNull())
-                {
-                    m_acked(m_replay.front());
-                }
-                m_replay.pop_front();
-                ++purged;
+                m_acked(m_replay.front());
             }
-            m_nextSend = purged >= m_nextSend ? 0 : m_nextSend - purged;
-            if (purged > 0)
-            {
-                // Forward progress restarts the replay timer (stops it if nothing is left).
-                m_replayDeadline = Time::Max();
-                if (!m_replay.empty())
-                {
-                    ArmReplayTimer(Simulator::Now() + m_replayTimeoutUsed);
-                }
-            }
-            if (d.kind == PcieDllp::Kind::Nak)
-            {
-                ++m_naksReceived;
-                if (!m_replay.empty())
-                {
-                    StartReplay(false);
-                    return;
-                }
-            }
-            break;
+            m_replay.pop_front();
+            ++purged;
         }
-        case PcieDllp::Kind::InitFc:
-        case PcieDllp::Kind::UpdateFc:
+        m_nextSend = purged >= m_nextSend ? 0 : m_nextSend - purged;
+        if (purged > 0)
         {
-            const int t = int(d.fcType);
-            const int h = HeaderClass(d.fcType);
-            const int dc = DataClass(d.fcType);
-            m_fcKnown[t] = true;
-            m_infinite[h] = d.hdrInfinite;
-            m_infinite[dc] = d.dataInfinite;
-            m_limit[h] = std::max(m_limit[h], d.hdrLimit);
-            m_limit[dc] = std::max(m_limit[dc], d.dataLimit);
-            break;
+            // Forward progress restarts the replay timer (stops it if nothing is left).
+            m_replayDeadline = Time::Max();
+            if (!m_replay.empty())
+            {
+                ArmReplayTimer(Simulator::Now() + m_replayTimeoutUsed);
+            }
         }
+        if (d.kind == PcieDllp::Kind::Nak)
+        {
+            ++m_naksReceived;
+            if (!m_replay.empty())
+            {
+                StartReplay(false);
+                return;
+            }
+        }
+        break;
+    }
+    case PcieDllp::Kind::InitFc:
+    case PcieDllp::Kind::UpdateFc: {
+        const int t = int(d.fcType);
+        const int h = HeaderClass(d.fcType);
+        const int dc = DataClass(d.fcType);
+        m_fcKnown[t] = true;
+        m_infinite[h] = d.hdrInfinite;
+        m_infinite[dc] = d.dataInfinite;
+        m_limit[h] = std::max(m_limit[h], d.hdrLimit);
+        m_limit[dc] = std::max(m_limit[dc], d.dataLimit);
+        break;
+    }
     }
     TrySend();
 }

@@ -42,8 +42,7 @@ PcieSwitch::GetTypeId()
     return tid;
 }
 
-PcieSwitch::PcieSwitch()
-    : m_ports(1)
+PcieSwitch::PcieSwitch() : m_ports(1)
 {
     m_table.SetDefaultPort(int(kUpstream));
 }

@@ -29,9 +29,7 @@ Incast(uint32_t dst, const std::vector<uint32_t>& srcs, uint64_t bytes, Time sta
 }
 
 std::vector<FlowSpec>
-Permutation(const std::vector<uint32_t>& hosts,
-            uint64_t bytes,
-            Time start,
+Permutation(const std::vector<uint32_t>& hosts, uint64_t bytes, Time start,
             Ptr<UniformRandomVariable> rng)
 {
     NS_ABORT_MSG_IF(hosts.size() < 2, "permutation: needs at least two hosts");
@@ -68,13 +66,8 @@ AllToAll(const std::vector<uint32_t>& hosts, uint64_t bytes, Time start)
 }
 
 std::vector<FlowSpec>
-Poisson(const std::vector<uint32_t>& hosts,
-        double load,
-        const FlowSizeCdf& cdf,
-        DataRate hostRate,
-        Time start,
-        Time stop,
-        Ptr<UniformRandomVariable> rng)
+Poisson(const std::vector<uint32_t>& hosts, double load, const FlowSizeCdf& cdf, DataRate hostRate,
+        Time start, Time stop, Ptr<UniformRandomVariable> rng)
 {
     NS_ABORT_MSG_IF(hosts.size() < 2, "poisson: needs at least two hosts");
     NS_ABORT_MSG_IF(load <= 0 || load > 1, "poisson: load must be in (0, 1], not " << load);
@@ -95,8 +88,8 @@ Poisson(const std::vector<uint32_t>& hosts,
             {
                 d = hosts[rng->GetInteger(0, static_cast<uint32_t>(hosts.size() - 1))];
             }
-            flows.push_back(FlowSpec{s, d, std::max<uint64_t>(1, cdf.Sample(rng->GetValue())),
-                                     Seconds(t)});
+            flows.push_back(
+                FlowSpec{s, d, std::max<uint64_t>(1, cdf.Sample(rng->GetValue())), Seconds(t)});
         }
     }
     return flows;
@@ -146,8 +139,7 @@ FailureReason(RdmaCompletion::Status s)
 
 } // namespace
 
-FlowRunner::FlowRunner(RdmaFabric& fabric)
-    : m_fabric(fabric)
+FlowRunner::FlowRunner(RdmaFabric& fabric) : m_fabric(fabric)
 {
 }
 
@@ -238,7 +230,7 @@ FlowRunner::Delivered(uint32_t id) const
     // In-order payload at the receiving QP: the responder, or for READ the requester.
     const auto& c = m_connections[id];
     return m_flows[id].op == RdmaWorkRequest::Op::Read ? c.requester->GetBytesReceived()
-                                                      : c.responder->GetBytesReceived();
+                                                       : c.responder->GetBytesReceived();
 }
 
 std::vector<FlowRecord>
@@ -276,8 +268,8 @@ FlowRunner::WriteFct(std::ostream& os) const
             continue;
         }
         std::snprintf(line, sizeof(line), "%08x %08x %u %u %llu %lld %lld %lld\n",
-                      m_fabric.GetHostIpv4(r.spec.src), m_fabric.GetHostIpv4(r.spec.dst),
-                      r.srcPort, r.dstPort, static_cast<unsigned long long>(r.spec.bytes),
+                      m_fabric.GetHostIpv4(r.spec.src), m_fabric.GetHostIpv4(r.spec.dst), r.srcPort,
+                      r.dstPort, static_cast<unsigned long long>(r.spec.bytes),
                       static_cast<long long>(r.spec.start.GetNanoSeconds()),
                       static_cast<long long>(r.fct.GetNanoSeconds()),
                       static_cast<long long>(r.idealFct.GetNanoSeconds()));

@@ -36,14 +36,10 @@ namespace workload
 
 std::vector<FlowSpec> Bulk(uint32_t src, uint32_t dst, uint64_t bytes, Time start);
 /// Every host of \p srcs sends \p bytes to \p dst at once.
-std::vector<FlowSpec> Incast(uint32_t dst,
-                             const std::vector<uint32_t>& srcs,
-                             uint64_t bytes,
+std::vector<FlowSpec> Incast(uint32_t dst, const std::vector<uint32_t>& srcs, uint64_t bytes,
                              Time start);
 /// Each host sends to one other, every host receiving from exactly one (a random derangement).
-std::vector<FlowSpec> Permutation(const std::vector<uint32_t>& hosts,
-                                  uint64_t bytes,
-                                  Time start,
+std::vector<FlowSpec> Permutation(const std::vector<uint32_t>& hosts, uint64_t bytes, Time start,
                                   Ptr<UniformRandomVariable> rng);
 /// Every host sends \p bytes to every other.
 std::vector<FlowSpec> AllToAll(const std::vector<uint32_t>& hosts, uint64_t bytes, Time start);
@@ -51,12 +47,8 @@ std::vector<FlowSpec> AllToAll(const std::vector<uint32_t>& hosts, uint64_t byte
  * \brief Poisson arrivals on each host from \p start to \p stop, at a rate that
  * loads its link to \p load (0..1) with sizes from \p cdf; destinations uniform.
  */
-std::vector<FlowSpec> Poisson(const std::vector<uint32_t>& hosts,
-                              double load,
-                              const FlowSizeCdf& cdf,
-                              DataRate hostRate,
-                              Time start,
-                              Time stop,
+std::vector<FlowSpec> Poisson(const std::vector<uint32_t>& hosts, double load,
+                              const FlowSizeCdf& cdf, DataRate hostRate, Time start, Time stop,
                               Ptr<UniformRandomVariable> rng);
 
 } // namespace workload

@@ -89,8 +89,8 @@ BthHeader::Deserialize(Buffer::Iterator i)
 void
 BthHeader::Print(std::ostream& os) const
 {
-    os << IbOpcodeName(m_opcode) << " qp=" << m_destQp << " psn=" << m_psn
-       << " pkey=0x" << std::hex << m_pkey << std::dec << " pad=" << +m_padCount;
+    os << IbOpcodeName(m_opcode) << " qp=" << m_destQp << " psn=" << m_psn << " pkey=0x" << std::hex
+       << m_pkey << std::dec << " pad=" << +m_padCount;
     if (m_se)
     {
         os << " SE";

@@ -41,11 +41,13 @@ Shape(IbOperation op)
     case IbOperation::SendLast:
         return OperationShape{"SEND Last", false, false, false, false, false, false, true};
     case IbOperation::SendLastImm:
-        return OperationShape{"SEND Last with Immediate", false, false, false, false, true, false, true};
+        return OperationShape{
+            "SEND Last with Immediate", false, false, false, false, true, false, true};
     case IbOperation::SendOnly:
         return OperationShape{"SEND Only", false, false, false, false, false, false, true};
     case IbOperation::SendOnlyImm:
-        return OperationShape{"SEND Only with Immediate", false, false, false, false, true, false, true};
+        return OperationShape{
+            "SEND Only with Immediate", false, false, false, false, true, false, true};
     case IbOperation::WriteFirst:
         return OperationShape{"RDMA WRITE First", true, false, false, false, false, false, true};
     case IbOperation::WriteMiddle:
@@ -53,21 +55,27 @@ Shape(IbOperation op)
     case IbOperation::WriteLast:
         return OperationShape{"RDMA WRITE Last", false, false, false, false, false, false, true};
     case IbOperation::WriteLastImm:
-        return OperationShape{"RDMA WRITE Last with Immediate", false, false, false, false, true, false, true};
+        return OperationShape{
+            "RDMA WRITE Last with Immediate", false, false, false, false, true, false, true};
     case IbOperation::WriteOnly:
         return OperationShape{"RDMA WRITE Only", true, false, false, false, false, false, true};
     case IbOperation::WriteOnlyImm:
-        return OperationShape{"RDMA WRITE Only with Immediate", true, false, false, false, true, false, true};
+        return OperationShape{
+            "RDMA WRITE Only with Immediate", true, false, false, false, true, false, true};
     case IbOperation::ReadRequest:
         return OperationShape{"RDMA READ Request", true, false, false, false, false, false, false};
     case IbOperation::ReadResponseFirst:
-        return OperationShape{"RDMA READ Response First", false, false, true, false, false, false, true};
+        return OperationShape{
+            "RDMA READ Response First", false, false, true, false, false, false, true};
     case IbOperation::ReadResponseMiddle:
-        return OperationShape{"RDMA READ Response Middle", false, false, false, false, false, false, true};
+        return OperationShape{
+            "RDMA READ Response Middle", false, false, false, false, false, false, true};
     case IbOperation::ReadResponseLast:
-        return OperationShape{"RDMA READ Response Last", false, false, true, false, false, false, true};
+        return OperationShape{
+            "RDMA READ Response Last", false, false, true, false, false, false, true};
     case IbOperation::ReadResponseOnly:
-        return OperationShape{"RDMA READ Response Only", false, false, true, false, false, false, true};
+        return OperationShape{
+            "RDMA READ Response Only", false, false, true, false, false, false, true};
     case IbOperation::Acknowledge:
         return OperationShape{"Acknowledge", false, false, true, false, false, false, false};
     case IbOperation::AtomicAcknowledge:
@@ -77,9 +85,11 @@ Shape(IbOperation op)
     case IbOperation::FetchAdd:
         return OperationShape{"FetchAdd", false, true, false, false, false, false, false};
     case IbOperation::SendLastInv:
-        return OperationShape{"SEND Last with Invalidate", false, false, false, false, false, true, true};
+        return OperationShape{
+            "SEND Last with Invalidate", false, false, false, false, false, true, true};
     case IbOperation::SendOnlyInv:
-        return OperationShape{"SEND Only with Invalidate", false, false, false, false, false, true, true};
+        return OperationShape{
+            "SEND Only with Invalidate", false, false, false, false, false, true, true};
     }
     return std::nullopt;
 }
@@ -129,16 +139,8 @@ LookupIbOpcode(uint8_t opcode)
     {
         return std::nullopt;
     }
-    IbOpcodeInfo info{shape->name,
-                      ud,
-                      shape->reth,
-                      shape->atomicEth,
-                      shape->aeth,
-                      shape->atomicAck,
-                      shape->imm,
-                      shape->ieth,
-                      shape->payload,
-                      0};
+    IbOpcodeInfo info{shape->name,      ud,         shape->reth, shape->atomicEth, shape->aeth,
+                      shape->atomicAck, shape->imm, shape->ieth, shape->payload,   0};
     return info;
 }
 

@@ -63,15 +63,15 @@ IbOpcode(IbTransport t, IbOperation op)
 /// Which headers follow the BTH for one opcode, in wire order, and their sizes.
 struct IbOpcodeInfo
 {
-    const char* name;     ///< e.g. "RC RDMA WRITE First"
-    bool hasDeth;         ///< 8 bytes, UD/RD
-    bool hasReth;         ///< 16 bytes
-    bool hasAtomicEth;    ///< 28 bytes
-    bool hasAeth;         ///< 4 bytes
-    bool hasAtomicAckEth; ///< 8 bytes
-    bool hasImmDt;        ///< 4 bytes
-    bool hasIeth;         ///< 4 bytes
-    bool hasPayload;      ///< may carry data
+    const char* name;      ///< e.g. "RC RDMA WRITE First"
+    bool hasDeth;          ///< 8 bytes, UD/RD
+    bool hasReth;          ///< 16 bytes
+    bool hasAtomicEth;     ///< 28 bytes
+    bool hasAeth;          ///< 4 bytes
+    bool hasAtomicAckEth;  ///< 8 bytes
+    bool hasImmDt;         ///< 4 bytes
+    bool hasIeth;          ///< 4 bytes
+    bool hasPayload;       ///< may carry data
     uint32_t fixedPayload; ///< bytes of mandatory payload (CNP: 16 reserved bytes)
 
     /// Bytes of extension headers after the BTH.

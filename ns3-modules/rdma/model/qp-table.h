@@ -22,10 +22,7 @@ template <typename Conn>
 class QpTable
 {
   public:
-    explicit QpTable(uint32_t firstQpn)
-        : m_nextQpn(firstQpn)
-    {
-    }
+    explicit QpTable(uint32_t firstQpn) : m_nextQpn(firstQpn) {}
 
     /// The QPN for the next queue pair.
     uint32_t NextQpn() { return m_nextQpn++; }

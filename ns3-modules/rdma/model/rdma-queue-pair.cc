@@ -49,40 +49,31 @@ RdmaQueuePair::GetTypeId()
             .AddConstructor<RdmaQueuePair>()
             .AddAttribute("Mtu",
                           "Path MTU: payload bytes per packet (256, 512, 1024, 2048 or 4096)",
-                          UintegerValue(1024),
-                          MakeUintegerAccessor(&RdmaQueuePair::m_mtu),
+                          UintegerValue(1024), MakeUintegerAccessor(&RdmaQueuePair::m_mtu),
                           MakeUintegerChecker<uint32_t>(256, 4096))
             .AddAttribute("Timeout",
                           "Retransmission timeout: no acknowledged progress for this long",
-                          TimeValue(MilliSeconds(1)),
-                          MakeTimeAccessor(&RdmaQueuePair::m_timeout),
+                          TimeValue(MilliSeconds(1)), MakeTimeAccessor(&RdmaQueuePair::m_timeout),
                           MakeTimeChecker(NanoSeconds(1)))
             .AddAttribute("RetryCount",
                           "Timeouts in a row after which the QP fails (IB allows 0..7)",
-                          UintegerValue(7),
-                          MakeUintegerAccessor(&RdmaQueuePair::m_retryCount),
+                          UintegerValue(7), MakeUintegerAccessor(&RdmaQueuePair::m_retryCount),
                           MakeUintegerChecker<uint32_t>(0, 7))
             .AddAttribute("Service",
                           "Transport service: RC (reliable connected) or UD (unreliable datagram)",
-                          EnumValue(RC),
-                          MakeEnumAccessor(&RdmaQueuePair::m_service),
+                          EnumValue(RC), MakeEnumAccessor(&RdmaQueuePair::m_service),
                           MakeEnumChecker(RC, "RC", UD, "UD"))
-            .AddAttribute("Qkey",
-                          "UD: the Q_Key this QP sends with and accepts",
-                          UintegerValue(0x11111111),
-                          MakeUintegerAccessor(&RdmaQueuePair::m_qkey),
+            .AddAttribute("Qkey", "UD: the Q_Key this QP sends with and accepts",
+                          UintegerValue(0x11111111), MakeUintegerAccessor(&RdmaQueuePair::m_qkey),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("AckInterval",
                           "The responder acknowledges at least every this many packets",
-                          UintegerValue(4),
-                          MakeUintegerAccessor(&RdmaQueuePair::m_ackInterval),
+                          UintegerValue(4), MakeUintegerAccessor(&RdmaQueuePair::m_ackInterval),
                           MakeUintegerChecker<uint32_t>(1))
-            .AddTraceSource("GoBackN",
-                            "The requester went back to resend: (from PSN, to PSN)",
+            .AddTraceSource("GoBackN", "The requester went back to resend: (from PSN, to PSN)",
                             MakeTraceSourceAccessor(&RdmaQueuePair::m_goBackTrace),
                             "ns3::RdmaQueuePair::GoBackTracedCallback")
-            .AddTraceSource("Timeout",
-                            "The retransmission timer fired: (retry number)",
+            .AddTraceSource("Timeout", "The retransmission timer fired: (retry number)",
                             MakeTraceSourceAccessor(&RdmaQueuePair::m_timeoutTrace),
                             "ns3::RdmaQueuePair::TimeoutTracedCallback");
     return tid;
@@ -157,7 +148,8 @@ RdmaQueuePair::PostSend(const RdmaWorkRequest& wr)
         CompleteAtOnce(wr, RdmaCompletion::Status::Flushed);
         return;
     }
-    const bool send = wr.op == RdmaWorkRequest::Op::Send || wr.op == RdmaWorkRequest::Op::SendWithImm;
+    const bool send =
+        wr.op == RdmaWorkRequest::Op::Send || wr.op == RdmaWorkRequest::Op::SendWithImm;
     if (m_service == UD && (!send || wr.bytes > m_mtu))
     {
         CompleteAtOnce(wr, RdmaCompletion::Status::LengthError);
@@ -605,7 +597,8 @@ RdmaQueuePair::OnTimeout()
     }
     if (Simulator::Now() < m_deadline)
     {
-        m_timer = Simulator::Schedule(m_deadline - Simulator::Now(), &RdmaQueuePair::OnTimeout, this);
+        m_timer =
+            Simulator::Schedule(m_deadline - Simulator::Now(), &RdmaQueuePair::OnTimeout, this);
         return; // progress was made: wait for the moved deadline
     }
     if (m_sndUna >= m_sndNxt && m_lastPaced >= m_wentBack)

@@ -148,9 +148,9 @@ class RdmaQueuePair : public RdmaQp
     uint64_t m_readRetryPsn{UINT64_MAX};
     uint32_t m_retries{0};
     EventId m_timer;
-    Time m_deadline{Time::Max()}; ///< when the retransmission timer expires; Max: disarmed
-    Time m_lastPaced{Time::Min()};  ///< when the NIC last held a packet for pacing
-    Time m_wentBack{Time::Min()};   ///< when the last timeout went back
+    Time m_deadline{Time::Max()};  ///< when the retransmission timer expires; Max: disarmed
+    Time m_lastPaced{Time::Min()}; ///< when the NIC last held a packet for pacing
+    Time m_wentBack{Time::Min()};  ///< when the last timeout went back
     bool m_error{false};
 
     // Responder

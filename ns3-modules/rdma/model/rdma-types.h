@@ -61,10 +61,10 @@ struct RdmaCompletion
     RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
     uint64_t bytes{0};
     Status status{Status::Success};
-    bool receive{false}; ///< a receive completion (SEND, WRITE with immediate) at the responder
+    bool receive{false};   ///< a receive completion (SEND, WRITE with immediate) at the responder
     bool solicited{false}; ///< receive: the sender asked for a solicited event (iWARP)
     uint32_t imm{0};
-    Time posted;         ///< requester: when posted; responder: first packet's arrival
+    Time posted; ///< requester: when posted; responder: first packet's arrival
     Time completed;
 };
 

@@ -71,9 +71,9 @@ RoceFabricHelper::Install(const TopologySpec& spec)
     for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
     {
         const uint32_t node = spec.Hosts()[h];
-        NS_ABORT_MSG_IF(devOf[node].size() != 1,
-                        nodes[node].name << " has " << devOf[node].size()
-                                         << " links; a host has exactly one NIC");
+        NS_ABORT_MSG_IF(devOf[node].size() != 1, nodes[node].name
+                                                     << " has " << devOf[node].size()
+                                                     << " links; a host has exactly one NIC");
         Ptr<RoceNic> nic = CreateObject<RoceNic>();
         nic->Setup(devOf[node].begin()->second, GetHostAddress(h));
         ns3Nodes[node]->AggregateObject(nic);
@@ -284,11 +284,9 @@ RoceFabricHelper::DropsByReason() const
     std::map<std::string, uint64_t> out;
     for (const auto& sw : m_switches)
     {
-        for (auto why : {SwitchDropReason::BufferFull,
-                         SwitchDropReason::HeadroomOverflow,
-                         SwitchDropReason::NoRoute,
-                         SwitchDropReason::NotIp,
-                         SwitchDropReason::Malformed})
+        for (auto why :
+             {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
+              SwitchDropReason::NoRoute, SwitchDropReason::NotIp, SwitchDropReason::Malformed})
         {
             if (sw->GetDrops(why) > 0)
             {

@@ -50,7 +50,6 @@ class RoceFabricHelper : public RdmaFabric
     /// Every port in the fabric, host and switch.
     const std::vector<Ptr<RoceNetDevice>>& GetDevices() const { return m_devices; }
 
-
     // Fabric-wide counters.
     uint64_t TotalDrops() const;
     uint64_t TotalPfcFrames() const;
@@ -72,7 +71,8 @@ class RoceFabricHelper : public RdmaFabric
 
     TopologySpec m_spec;
     std::vector<std::vector<std::vector<uint32_t>>> m_hops; ///< TopologySpec::NextHops()
-    std::vector<std::pair<uint32_t, std::map<uint32_t, uint32_t>>> m_switchPorts; ///< node, link->port
+    std::vector<std::pair<uint32_t, std::map<uint32_t, uint32_t>>>
+        m_switchPorts;                                    ///< node, link->port
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost; ///< the host of each live QP
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;

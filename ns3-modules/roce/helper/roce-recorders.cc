@@ -6,8 +6,7 @@
 namespace ns3
 {
 
-PfcLog::PfcLog(const RoceFabricHelper& fabric, std::ostream& out)
-    : m_out(out)
+PfcLog::PfcLog(const RoceFabricHelper& fabric, std::ostream& out) : m_out(out)
 {
     for (const auto& sw : fabric.GetSwitches())
     {
@@ -24,8 +23,7 @@ PfcLog::OnPfc(uint32_t node, uint32_t port, uint8_t prio, bool pause)
           << (pause ? " pause\n" : " resume\n");
 }
 
-RateLog::RateLog(const RoceFabricHelper& fabric, std::ostream& out)
-    : m_out(out)
+RateLog::RateLog(const RoceFabricHelper& fabric, std::ostream& out) : m_out(out)
 {
     for (uint32_t h = 0; h < fabric.GetNHosts(); ++h)
     {
@@ -41,8 +39,7 @@ RateLog::OnRate(uint32_t host, uint32_t qpn, uint64_t bps)
     m_out << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn << ' ' << bps << '\n';
 }
 
-PcapWriter::PcapWriter(Ptr<RoceNetDevice> port, const std::string& path)
-    : m_port(port)
+PcapWriter::PcapWriter(Ptr<RoceNetDevice> port, const std::string& path) : m_port(port)
 {
     m_file.Open(path, std::ios::out | std::ios::binary);
     NS_ABORT_MSG_IF(m_file.Fail(), "cannot write pcap file " << path);
@@ -75,7 +72,8 @@ QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Ti
         for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
         {
             sw->GetPort(port)->TraceConnectWithoutContext(
-                "MacRx", Callback<void, Ptr<const Packet>>([this](Ptr<const Packet>) { m_grid.Wake(); }));
+                "MacRx",
+                Callback<void, Ptr<const Packet>>([this](Ptr<const Packet>) { m_grid.Wake(); }));
         }
     }
     m_grid.Start();

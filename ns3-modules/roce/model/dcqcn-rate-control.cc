@@ -23,28 +23,21 @@ DcqcnRateControl::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Roce")
             .AddConstructor<DcqcnRateControl>()
-            .AddAttribute("G",
-                          "Gain of the alpha estimate",
-                          DoubleValue(1.0 / 256),
+            .AddAttribute("G", "Gain of the alpha estimate", DoubleValue(1.0 / 256),
                           MakeDoubleAccessor(&DcqcnRateControl::m_g),
                           MakeDoubleChecker<double>(0, 1))
-            .AddAttribute("InitialAlpha",
-                          "Alpha of a new flow",
-                          DoubleValue(1.0),
+            .AddAttribute("InitialAlpha", "Alpha of a new flow", DoubleValue(1.0),
                           MakeDoubleAccessor(&DcqcnRateControl::m_initialAlpha),
                           MakeDoubleChecker<double>(0, 1))
             .AddAttribute("AlphaUpdate",
                           "How alpha follows CNPs: PerCnp (paper) or PerInterval (ConnectX)",
-                          EnumValue(PerCnp),
-                          MakeEnumAccessor(&DcqcnRateControl::m_alphaUpdate),
+                          EnumValue(PerCnp), MakeEnumAccessor(&DcqcnRateControl::m_alphaUpdate),
                           MakeEnumChecker(PerCnp, "PerCnp", PerInterval, "PerInterval"))
-            .AddAttribute("AlphaUpdateInterval",
-                          "Period of alpha updates (tau'; ConnectX dce_tcp_rtt)",
-                          TimeValue(MicroSeconds(55)),
-                          MakeTimeAccessor(&DcqcnRateControl::m_alphaInterval),
-                          MakeTimeChecker(NanoSeconds(1)))
-            .AddAttribute("RateIncreaseInterval",
-                          "Period of the rate-increase timer (T)",
+            .AddAttribute(
+                "AlphaUpdateInterval", "Period of alpha updates (tau'; ConnectX dce_tcp_rtt)",
+                TimeValue(MicroSeconds(55)), MakeTimeAccessor(&DcqcnRateControl::m_alphaInterval),
+                MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("RateIncreaseInterval", "Period of the rate-increase timer (T)",
                           TimeValue(MicroSeconds(55)),
                           MakeTimeAccessor(&DcqcnRateControl::m_increaseInterval),
                           MakeTimeChecker(NanoSeconds(1)))
@@ -55,24 +48,15 @@ DcqcnRateControl::GetTypeId()
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("FastRecoverySteps",
                           "Increase events of fast recovery before additive increase (F)",
-                          UintegerValue(5),
-                          MakeUintegerAccessor(&DcqcnRateControl::m_f),
+                          UintegerValue(5), MakeUintegerAccessor(&DcqcnRateControl::m_f),
                           MakeUintegerChecker<uint32_t>(0))
-            .AddAttribute("Rai",
-                          "Additive increase step",
-                          DataRateValue(DataRate("40Mbps")),
-                          MakeDataRateAccessor(&DcqcnRateControl::m_rai),
-                          MakeDataRateChecker())
-            .AddAttribute("Rhai",
-                          "Hyper increase step",
-                          DataRateValue(DataRate("200Mbps")),
-                          MakeDataRateAccessor(&DcqcnRateControl::m_rhai),
-                          MakeDataRateChecker())
-            .AddAttribute("MinRate",
-                          "The rate never falls below this",
+            .AddAttribute("Rai", "Additive increase step", DataRateValue(DataRate("40Mbps")),
+                          MakeDataRateAccessor(&DcqcnRateControl::m_rai), MakeDataRateChecker())
+            .AddAttribute("Rhai", "Hyper increase step", DataRateValue(DataRate("200Mbps")),
+                          MakeDataRateAccessor(&DcqcnRateControl::m_rhai), MakeDataRateChecker())
+            .AddAttribute("MinRate", "The rate never falls below this",
                           DataRateValue(DataRate("100Mbps")),
-                          MakeDataRateAccessor(&DcqcnRateControl::m_minRate),
-                          MakeDataRateChecker())
+                          MakeDataRateAccessor(&DcqcnRateControl::m_minRate), MakeDataRateChecker())
             .AddAttribute("MinDecreaseInterval",
                           "At most one rate decrease per interval (0: every CNP cuts); with "
                           "Decrease Periodic, the period of the decrease check",
@@ -89,8 +73,7 @@ DcqcnRateControl::GetTypeId()
                           "When the rate is cut: OnCnp (the paper) or Periodic (a check every "
                           "MinDecreaseInterval cuts if a CNP came since the last one; ConnectX, "
                           "HPCC)",
-                          EnumValue(CutOnCnp),
-                          MakeEnumAccessor(&DcqcnRateControl::m_decrease),
+                          EnumValue(CutOnCnp), MakeEnumAccessor(&DcqcnRateControl::m_decrease),
                           MakeEnumChecker(CutOnCnp, "OnCnp", CutPeriodic, "Periodic"))
             .AddAttribute("ClampTargetRate",
                           "Every cut sets the target rate to the current rate; false keeps the "
@@ -109,11 +92,9 @@ DcqcnRateControl::GetTypeId()
             .AddAttribute("HyperIncreaseStep",
                           "Hyper increase adds i x Rhai at its i-th step (Growing, the paper) "
                           "or Rhai every time (Constant, HPCC)",
-                          EnumValue(Growing),
-                          MakeEnumAccessor(&DcqcnRateControl::m_hyperStep),
+                          EnumValue(Growing), MakeEnumAccessor(&DcqcnRateControl::m_hyperStep),
                           MakeEnumChecker(Growing, "Growing", Constant, "Constant"))
-            .AddTraceSource("Rate",
-                            "The current sending rate Rc, bit/s",
+            .AddTraceSource("Rate", "The current sending rate Rc, bit/s",
                             MakeTraceSourceAccessor(&DcqcnRateControl::m_rc),
                             "ns3::TracedValueCallback::Uint64");
     return tid;
@@ -166,11 +147,11 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("AlphaFromFirstCnp", BooleanValue(true));
         set("AlphaUpdateInterval", TimeValue(MicroSeconds(1)));    // DCE_TCP_RTT 1
         set("RateIncreaseInterval", TimeValue(MicroSeconds(300))); // RPG_TIME_RESET 300
-        set("ByteCounter", UintegerValue(32767));                 // RPG_BYTE_RESET
-        set("FastRecoverySteps", UintegerValue(1));               // RPG_THRESHOLD 1
-        set("Rai", DataRateValue(DataRate("5Mbps")));             // RPG_AI_RATE
-        set("Rhai", DataRateValue(DataRate("50Mbps")));           // RPG_HAI_RATE
-        set("MinRate", DataRateValue(DataRate("1Mbps")));         // RPG_MIN_RATE
+        set("ByteCounter", UintegerValue(32767));                  // RPG_BYTE_RESET
+        set("FastRecoverySteps", UintegerValue(1));                // RPG_THRESHOLD 1
+        set("Rai", DataRateValue(DataRate("5Mbps")));              // RPG_AI_RATE
+        set("Rhai", DataRateValue(DataRate("50Mbps")));            // RPG_HAI_RATE
+        set("MinRate", DataRateValue(DataRate("1Mbps")));          // RPG_MIN_RATE
         set("Decrease", EnumValue(CutPeriodic));
         set("MinDecreaseInterval", TimeValue(MicroSeconds(4))); // RATE_REDUCE_MONITOR_PERIOD
         Config::SetDefault("ns3::RoceNic::CnpInterval",
@@ -180,8 +161,8 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
     if (name == "hpcc")
     {
         // HPCC's run.py --cc dcqcn (CC_MODE 1, rdma-hw.cc's Mellanox DCQCN) at 100 Gb/s.
-        set("G", DoubleValue(1.0 / 256));                          // EWMA_GAIN
-        set("InitialAlpha", DoubleValue(1.0));                     // alpha = 1 at the first CNP
+        set("G", DoubleValue(1.0 / 256));      // EWMA_GAIN
+        set("InitialAlpha", DoubleValue(1.0)); // alpha = 1 at the first CNP
         set("AlphaUpdate", EnumValue(PerInterval));
         set("AlphaFromFirstCnp", BooleanValue(true));
         set("AlphaUpdateInterval", TimeValue(MicroSeconds(1)));    // ALPHA_RESUME_INTERVAL 1
@@ -192,8 +173,8 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("Rhai", DataRateValue(DataRate("200Mbps")));           // RATE_HAI 50 x bw/25G
         set("MinRate", DataRateValue(DataRate("1000Mbps")));       // MIN_RATE (run.py)
         set("Decrease", EnumValue(CutPeriodic));
-        set("MinDecreaseInterval", TimeValue(MicroSeconds(4)));    // RATE_DECREASE_INTERVAL 4
-        set("ClampTargetRate", BooleanValue(false));               // CLAMP_TARGET_RATE 0
+        set("MinDecreaseInterval", TimeValue(MicroSeconds(4))); // RATE_DECREASE_INTERVAL 4
+        set("ClampTargetRate", BooleanValue(false));            // CLAMP_TARGET_RATE 0
         set("HyperIncrease", EnumValue(TimerOnly));
         set("HyperIncreaseStep", EnumValue(Constant));
         // HPCC flags CNP on the ACK of every marked packet: no NP rate limit.
@@ -269,8 +250,7 @@ DcqcnRateControl::OnCnp()
             const int64_t since = (now - m_decreaseGrid).GetTimeStep();
             const int64_t next = (since / period + 1) * period;
             m_decreaseEvent = Simulator::Schedule(m_decreaseGrid + TimeStep(next) - now,
-                                                  &DcqcnRateControl::DecreaseCheck,
-                                                  this);
+                                                  &DcqcnRateControl::DecreaseCheck, this);
         }
         return;
     }

@@ -19,10 +19,8 @@ RoceChannel::GetTypeId()
             .SetParent<Channel>()
             .SetGroupName("Roce")
             .AddConstructor<RoceChannel>()
-            .AddAttribute("Delay",
-                          "Propagation delay of the cable, each direction",
-                          TimeValue(MicroSeconds(1)),
-                          MakeTimeAccessor(&RoceChannel::m_delay),
+            .AddAttribute("Delay", "Propagation delay of the cable, each direction",
+                          TimeValue(MicroSeconds(1)), MakeTimeAccessor(&RoceChannel::m_delay),
                           MakeTimeChecker(Time(0)));
     return tid;
 }
@@ -41,11 +39,8 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
 {
     Ptr<RoceNetDevice> dst = GetPeer(src);
     NS_ABORT_MSG_IF(!dst, "RoceChannel: transmit on a cable with one end free");
-    Simulator::ScheduleWithContext(dst->GetNode()->GetId(),
-                                   txTime + m_delay,
-                                   &RoceNetDevice::Receive,
-                                   dst,
-                                   p);
+    Simulator::ScheduleWithContext(dst->GetNode()->GetId(), txTime + m_delay,
+                                   &RoceNetDevice::Receive, dst, p);
 }
 
 std::size_t

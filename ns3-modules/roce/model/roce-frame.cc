@@ -4,7 +4,6 @@
 #include "ib-opcode.h"
 #include "roce-icrc.h"
 
-
 #include <cstring>
 
 namespace ns3
@@ -39,11 +38,7 @@ Fail(ParsedFrame f, FrameError e)
 
 /// Parses UDP 4791 onwards; \p l4 is the UDP header, \p end one past the IP payload.
 ParsedFrame
-ParseRoce(ParsedFrame f,
-          const uint8_t* frame,
-          size_t avail,
-          size_t udpOffset,
-          size_t l3End,
+ParseRoce(ParsedFrame f, const uint8_t* frame, size_t avail, size_t udpOffset, size_t l3End,
           bool checkIcrc)
 {
     f.bthOffset = udpOffset + 8;
@@ -167,7 +162,8 @@ ParseIp(ParsedFrame f, const uint8_t* frame, size_t readable, size_t len, bool c
         const size_t need = f.ipProtocol == kUdp ? 8 : 20;
         if (l3End < l4Offset + need || readable < l4Offset + 4)
         {
-            return Fail(f, f.ipProtocol == kUdp ? FrameError::TruncatedUdp : FrameError::TruncatedIp);
+            return Fail(f,
+                        f.ipProtocol == kUdp ? FrameError::TruncatedUdp : FrameError::TruncatedIp);
         }
         f.srcPort = Be16(frame + l4Offset);
         f.dstPort = Be16(frame + l4Offset + 2);

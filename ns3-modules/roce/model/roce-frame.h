@@ -44,13 +44,13 @@ enum class FrameError
     Runt,                 ///< shorter than an Ethernet header
     UnsupportedEtherType, ///< not IPv4, IPv6, ARP, VLAN or MAC control
     TruncatedVlan,
-    TruncatedIp,          ///< shorter than its IP header (or IP total length)
-    BadIpHeader,          ///< wrong version or IHL
+    TruncatedIp, ///< shorter than its IP header (or IP total length)
+    BadIpHeader, ///< wrong version or IHL
     TruncatedUdp,
-    TruncatedBth,         ///< UDP 4791 but no room for BTH + headers + ICRC
-    UnknownOpcode,        ///< BTH opcode no transport defines
+    TruncatedBth,  ///< UDP 4791 but no room for BTH + headers + ICRC
+    UnknownOpcode, ///< BTH opcode no transport defines
     BadIcrc,
-    BadMacControl,        ///< MAC control frame that is not a well-formed PFC
+    BadMacControl, ///< MAC control frame that is not a well-formed PFC
 };
 
 /// Short stable name of a frame error, e.g. "runt", "bad_icrc".
@@ -62,14 +62,14 @@ struct ParsedFrame
     FrameKind kind{FrameKind::Malformed};
     FrameError error{FrameError::None};
     bool vlan{false};
-    uint8_t pcp{0};   ///< 802.1Q priority code point
+    uint8_t pcp{0}; ///< 802.1Q priority code point
     uint16_t vid{0};
     uint16_t etherType{0};
     uint8_t ipVersion{0};
     size_t l3Offset{0};
     size_t l4Offset{0}; ///< first byte after the IP header (IPv4 options included)
     uint8_t dscp{0};
-    uint8_t ecn{0};   ///< 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
+    uint8_t ecn{0}; ///< 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE
     uint8_t ipProtocol{0};
     std::array<uint8_t, 16> srcIp{}; ///< IPv4 in the first four bytes
     std::array<uint8_t, 16> dstIp{};
@@ -102,9 +102,7 @@ ParsedFrame ParseEthernetFrame(const uint8_t* frame, size_t len, bool checkIcrc 
  * the payload). Lengths are checked against \p len; the ICRC is read and
  * checked only when the whole frame is readable.
  */
-ParsedFrame ParseFrameHeaders(const uint8_t* frame,
-                              size_t readable,
-                              size_t len,
+ParsedFrame ParseFrameHeaders(const uint8_t* frame, size_t readable, size_t len,
                               bool checkIcrc = false);
 
 /// Bytes of a frame's prefix that hold every header ParseFrameHeaders reads

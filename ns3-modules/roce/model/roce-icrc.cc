@@ -93,8 +93,7 @@ ComputeRoceIcrc(const uint8_t* l3, size_t len)
         return std::nullopt;
     }
     const auto [crc, maskedLen] = *start;
-    return static_cast<uint32_t>(
-        crc32(crc, l3 + maskedLen, static_cast<uInt>(len - maskedLen)));
+    return static_cast<uint32_t>(crc32(crc, l3 + maskedLen, static_cast<uInt>(len - maskedLen)));
 }
 
 std::optional<uint32_t>

@@ -34,39 +34,25 @@ RoceNetDevice::GetTypeId()
             .SetParent<NetDevice>()
             .SetGroupName("Roce")
             .AddConstructor<RoceNetDevice>()
-            .AddAttribute("DataRate",
-                          "Line rate of the port",
-                          DataRateValue(DataRate("100Gbps")),
-                          MakeDataRateAccessor(&RoceNetDevice::m_rate),
-                          MakeDataRateChecker())
-            .AddAttribute("Mtu",
-                          "IP MTU of the port, bytes",
-                          UintegerValue(9000),
+            .AddAttribute("DataRate", "Line rate of the port", DataRateValue(DataRate("100Gbps")),
+                          MakeDataRateAccessor(&RoceNetDevice::m_rate), MakeDataRateChecker())
+            .AddAttribute("Mtu", "IP MTU of the port, bytes", UintegerValue(9000),
                           MakeUintegerAccessor(&RoceNetDevice::SetMtu, &RoceNetDevice::GetMtu),
                           MakeUintegerChecker<uint16_t>(68, 9216))
-            .AddAttribute("PfcEnabled",
-                          "Honour received 802.1Qbb pause frames",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&RoceNetDevice::m_pfcEnabled),
-                          MakeBooleanChecker())
+            .AddAttribute("PfcEnabled", "Honour received 802.1Qbb pause frames", BooleanValue(true),
+                          MakeBooleanAccessor(&RoceNetDevice::m_pfcEnabled), MakeBooleanChecker())
             .AddAttribute("PfcWatchdogTime",
                           "Report a pause storm once a priority has been paused without a "
                           "break this long with frames waiting (0: watchdog off)",
-                          TimeValue(Time(0)),
-                          MakeTimeAccessor(&RoceNetDevice::m_watchdogTime),
+                          TimeValue(Time(0)), MakeTimeAccessor(&RoceNetDevice::m_watchdogTime),
                           MakeTimeChecker(Time(0)))
-            .AddAttribute("Scheduler",
-                          "How the transmitter chooses among priorities",
+            .AddAttribute("Scheduler", "How the transmitter chooses among priorities",
                           EnumValue(Scheduler::StrictPriority),
                           MakeEnumAccessor(&RoceNetDevice::m_scheduler),
-                          MakeEnumChecker(Scheduler::StrictPriority,
-                                          "StrictPriority",
-                                          Scheduler::Dwrr,
-                                          "Dwrr"))
-            .AddAttribute("DwrrQuantum",
-                          "Bytes a priority of weight 1 may send per DWRR round",
-                          UintegerValue(9000),
-                          MakeUintegerAccessor(&RoceNetDevice::m_dwrrQuantum),
+                          MakeEnumChecker(Scheduler::StrictPriority, "StrictPriority",
+                                          Scheduler::Dwrr, "Dwrr"))
+            .AddAttribute("DwrrQuantum", "Bytes a priority of weight 1 may send per DWRR round",
+                          UintegerValue(9000), MakeUintegerAccessor(&RoceNetDevice::m_dwrrQuantum),
                           MakeUintegerChecker<uint32_t>(64))
             .AddTraceSource("PfcPauseReceived",
                             "A PFC frame paused (quanta > 0) or resumed (0) a priority",
@@ -80,16 +66,13 @@ RoceNetDevice::GetTypeId()
                             "The PFC watchdog saw a pause storm: (priority, paused for)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_stormTrace),
                             "ns3::RoceNetDevice::StormTracedCallback")
-            .AddTraceSource("Sniffer",
-                            "Every frame sent or received, PFC included (for pcap)",
+            .AddTraceSource("Sniffer", "Every frame sent or received, PFC included (for pcap)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_snifferTrace),
                             "ns3::Packet::TracedCallback")
-            .AddTraceSource("MacTx",
-                            "A data frame leaves its priority queue for the wire",
+            .AddTraceSource("MacTx", "A data frame leaves its priority queue for the wire",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_macTxTrace),
                             "ns3::RoceNetDevice::FramePriorityTracedCallback")
-            .AddTraceSource("MacRx",
-                            "A data frame arrived",
+            .AddTraceSource("MacRx", "A data frame arrived",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_macRxTrace),
                             "ns3::Packet::TracedCallback");
     return tid;
@@ -416,9 +399,7 @@ RoceNetDevice::Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNu
 }
 
 bool
-RoceNetDevice::SendFrom(Ptr<Packet> packet,
-                        const Address& source,
-                        const Address& dest,
+RoceNetDevice::SendFrom(Ptr<Packet> packet, const Address& source, const Address& dest,
                         uint16_t protocolNumber)
 {
     if (packet->GetSize() > m_mtu)

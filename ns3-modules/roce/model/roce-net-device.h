@@ -102,9 +102,7 @@ class RoceNetDevice : public NetDevice
     bool IsBridge() const override { return false; }
     bool IsPointToPoint() const override { return false; }
     bool Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber) override;
-    bool SendFrom(Ptr<Packet> packet,
-                  const Address& source,
-                  const Address& dest,
+    bool SendFrom(Ptr<Packet> packet, const Address& source, const Address& dest,
                   uint16_t protocolNumber) override;
     Ptr<Node> GetNode() const override { return m_node; }
     void SetNode(Ptr<Node> node) override { m_node = node; }
@@ -140,7 +138,8 @@ class RoceNetDevice : public NetDevice
     std::array<uint64_t, kPriorities> m_queueBytes{};
     std::deque<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     std::array<Time, kPriorities> m_pausedUntil{};
-    std::array<std::optional<Time>, kPriorities> m_pauseStart; ///< since when paused without a break
+    std::array<std::optional<Time>, kPriorities>
+        m_pauseStart; ///< since when paused without a break
     std::array<bool, kPriorities> m_stormReported{};
     Time m_watchdogTime;
     uint64_t m_pfcStorms{0};

@@ -24,61 +24,40 @@ RoceNic::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Roce")
             .AddConstructor<RoceNic>()
-            .AddAttribute("Priority",
-                          "802.1Q priority (PCP) of RDMA traffic",
-                          UintegerValue(3),
+            .AddAttribute("Priority", "802.1Q priority (PCP) of RDMA traffic", UintegerValue(3),
                           MakeUintegerAccessor(&RoceNic::m_priority),
                           MakeUintegerChecker<uint8_t>(0, 7))
-            .AddAttribute("Dscp",
-                          "DSCP of RDMA traffic",
-                          UintegerValue(26),
+            .AddAttribute("Dscp", "DSCP of RDMA traffic", UintegerValue(26),
                           MakeUintegerAccessor(&RoceNic::m_dscp),
                           MakeUintegerChecker<uint8_t>(0, 63))
-            .AddAttribute("CnpPriority",
-                          "802.1Q priority of CNPs (ConnectX: 6)",
-                          UintegerValue(6),
+            .AddAttribute("CnpPriority", "802.1Q priority of CNPs (ConnectX: 6)", UintegerValue(6),
                           MakeUintegerAccessor(&RoceNic::m_cnpPriority),
                           MakeUintegerChecker<uint8_t>(0, 7))
-            .AddAttribute("CnpDscp",
-                          "DSCP of CNPs (ConnectX: 48)",
-                          UintegerValue(48),
+            .AddAttribute("CnpDscp", "DSCP of CNPs (ConnectX: 48)", UintegerValue(48),
                           MakeUintegerAccessor(&RoceNic::m_cnpDscp),
                           MakeUintegerChecker<uint8_t>(0, 63))
-            .AddAttribute("Vlan",
-                          "Tag frames with 802.1Q (priority in the PCP)",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&RoceNic::m_vlan),
+            .AddAttribute("Vlan", "Tag frames with 802.1Q (priority in the PCP)",
+                          BooleanValue(true), MakeBooleanAccessor(&RoceNic::m_vlan),
                           MakeBooleanChecker())
-            .AddAttribute("EcnCapable",
-                          "Send data as ECT(0), so switches may mark it",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&RoceNic::m_ecnCapable),
+            .AddAttribute("EcnCapable", "Send data as ECT(0), so switches may mark it",
+                          BooleanValue(true), MakeBooleanAccessor(&RoceNic::m_ecnCapable),
                           MakeBooleanChecker())
-            .AddAttribute("ComputeIcrc",
-                          "Compute each frame's ICRC (off saves time in large runs)",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&RoceNic::m_computeIcrc),
+            .AddAttribute("ComputeIcrc", "Compute each frame's ICRC (off saves time in large runs)",
+                          BooleanValue(true), MakeBooleanAccessor(&RoceNic::m_computeIcrc),
                           MakeBooleanChecker())
-            .AddAttribute("CongestionControl",
-                          "Reaction point per QP: ns3::DcqcnRateControl, or none",
-                          StringValue("none"),
-                          MakeStringAccessor(&RoceNic::m_cc),
-                          MakeStringChecker())
-            .AddAttribute("CnpInterval",
-                          "Notification point: at most one CNP per QP per interval",
-                          TimeValue(MicroSeconds(50)),
-                          MakeTimeAccessor(&RoceNic::m_cnpInterval),
+            .AddAttribute(
+                "CongestionControl", "Reaction point per QP: ns3::DcqcnRateControl, or none",
+                StringValue("none"), MakeStringAccessor(&RoceNic::m_cc), MakeStringChecker())
+            .AddAttribute("CnpInterval", "Notification point: at most one CNP per QP per interval",
+                          TimeValue(MicroSeconds(50)), MakeTimeAccessor(&RoceNic::m_cnpInterval),
                           MakeTimeChecker(Time(0)))
-            .AddTraceSource("CnpSent",
-                            "This NIC sent a CNP: (QP number it is about)",
+            .AddTraceSource("CnpSent", "This NIC sent a CNP: (QP number it is about)",
                             MakeTraceSourceAccessor(&RoceNic::m_cnpTxTrace),
                             "ns3::RoceNic::QpTracedCallback")
-            .AddTraceSource("QpRate",
-                            "A QP's congestion control changed its rate: (QP, bit/s)",
+            .AddTraceSource("QpRate", "A QP's congestion control changed its rate: (QP, bit/s)",
                             MakeTraceSourceAccessor(&RoceNic::m_rateTrace),
                             "ns3::RoceNic::QpRateTracedCallback")
-            .AddTraceSource("CnpReceived",
-                            "A CNP arrived for a local QP: (QP number)",
+            .AddTraceSource("CnpReceived", "A CNP arrived for a local QP: (QP number)",
                             MakeTraceSourceAccessor(&RoceNic::m_cnpRxTrace),
                             "ns3::RoceNic::QpTracedCallback");
     return tid;
@@ -118,16 +97,14 @@ RoceNic::CreateQp()
     Ptr<RdmaQueuePair> qp = CreateObject<RdmaQueuePair>();
     qp->SetQpn(m_conns.NextQpn());
     qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
-    m_conns.Add(Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt, m_priority});
+    m_conns.Add(
+        Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt, m_priority});
     return qp;
 }
 
 void
-RoceNic::Connect(Ptr<RdmaQueuePair> qp,
-                 Ipv4Address remoteIp,
-                 Mac48Address remoteMac,
-                 uint32_t remoteQpn,
-                 uint16_t srcPort)
+RoceNic::Connect(Ptr<RdmaQueuePair> qp, Ipv4Address remoteIp, Mac48Address remoteMac,
+                 uint32_t remoteQpn, uint16_t srcPort)
 {
     Conn& c = m_conns.At(qp->GetQpn());
     qp->SetRemoteQpn(remoteQpn);
@@ -137,15 +114,14 @@ RoceNic::Connect(Ptr<RdmaQueuePair> qp,
     if (m_cc == "ns3::DcqcnRateControl")
     {
         c.cc = CreateObject<DcqcnRateControl>();
-        c.cc->TraceConnectWithoutContext(
-            "Rate", MakeCallback(&RoceNic::OnRate, this).Bind(qp->GetQpn()));
+        c.cc->TraceConnectWithoutContext("Rate",
+                                         MakeCallback(&RoceNic::OnRate, this).Bind(qp->GetQpn()));
         c.cc->Start(m_device->GetDataRate());
     }
     else
     {
-        NS_ABORT_MSG_IF(m_cc != "none",
-                        "ns3::RoceNic::CongestionControl: unknown '"
-                            << m_cc << "' (ns3::DcqcnRateControl or none)");
+        NS_ABORT_MSG_IF(m_cc != "none", "ns3::RoceNic::CongestionControl: unknown '"
+                                            << m_cc << "' (ns3::DcqcnRateControl or none)");
     }
 }
 
@@ -215,10 +191,7 @@ RoceNic::Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t)
 }
 
 Ptr<Packet>
-RoceNic::Frame(const Conn& c,
-               const TransportPacket& p,
-               uint8_t priority,
-               uint8_t dscp,
+RoceNic::Frame(const Conn& c, const TransportPacket& p, uint8_t priority, uint8_t dscp,
                bool ecnCapable) const
 {
     RoceFrameSpec spec;
@@ -228,7 +201,8 @@ RoceNic::Frame(const Conn& c,
     spec.vlan = m_vlan;
     spec.pcp = priority;
     spec.dscp = dscp;
-    const bool data = p.payload > 0 || (p.opcode & 0x1f) == static_cast<uint8_t>(IbOperation::ReadRequest);
+    const bool data =
+        p.payload > 0 || (p.opcode & 0x1f) == static_cast<uint8_t>(IbOperation::ReadRequest);
     spec.ecn = ecnCapable && data ? 2 : 0;
     spec.srcIpv4 = m_address.Get();
     spec.dstIpv4 = c.remoteIp.Get();
@@ -340,12 +314,12 @@ RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
     }
     // Headers only: the L2/L3/L4 prefix plus BTH and extension headers.
     std::array<uint8_t, kFrameHeaderPrefix + kMaxTransportHeaderBytes> prefix;
-    const uint32_t got = frame->CopyData(
-        prefix.data(),
-        std::min<uint32_t>(frame->GetSize(), f.bthOffset + kMaxTransportHeaderBytes));
+    const uint32_t got =
+        frame->CopyData(prefix.data(), std::min<uint32_t>(frame->GetSize(),
+                                                          f.bthOffset + kMaxTransportHeaderBytes));
     TransportPacket tp;
-    if (got <= f.bthOffset ||
-        !ReadTransportHeaders(prefix.data() + f.bthOffset, got - static_cast<uint32_t>(f.bthOffset), tp))
+    if (got <= f.bthOffset || !ReadTransportHeaders(prefix.data() + f.bthOffset,
+                                                    got - static_cast<uint32_t>(f.bthOffset), tp))
     {
         return;
     }

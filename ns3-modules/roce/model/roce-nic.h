@@ -47,11 +47,8 @@ class RoceNic : public Object
      * \brief Points \p qp at a remote QP: frames go to \p remoteIp / \p remoteMac
      * from UDP source port \p srcPort (the ECMP entropy of this connection).
      */
-    void Connect(Ptr<RdmaQueuePair> qp,
-                 Ipv4Address remoteIp,
-                 Mac48Address remoteMac,
-                 uint32_t remoteQpn,
-                 uint16_t srcPort);
+    void Connect(Ptr<RdmaQueuePair> qp, Ipv4Address remoteIp, Mac48Address remoteMac,
+                 uint32_t remoteQpn, uint16_t srcPort);
 
     /// Sends \p qp's frames on priority \p priority (0..7) instead of the NIC's Priority.
     void SetQpPriority(Ptr<RdmaQueuePair> qp, uint8_t priority);
@@ -90,10 +87,7 @@ class RoceNic : public Object
     void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
     void SendCnp(Conn& c);
     /// A frame for \p p; only data frames are sent ECN-capable, and only if \p ecnCapable.
-    Ptr<Packet> Frame(const Conn& c,
-                      const TransportPacket& p,
-                      uint8_t priority,
-                      uint8_t dscp,
+    Ptr<Packet> Frame(const Conn& c, const TransportPacket& p, uint8_t priority, uint8_t dscp,
                       bool ecnCapable) const;
 
     Ptr<RoceNetDevice> m_device;

@@ -13,15 +13,13 @@ namespace ns3
 
 NS_OBJECT_ENSURE_REGISTERED(ByteHeader);
 
-ByteHeader::ByteHeader(const uint8_t* bytes, size_t n)
-    : m_size(n)
+ByteHeader::ByteHeader(const uint8_t* bytes, size_t n) : m_size(n)
 {
     NS_ABORT_MSG_IF(n > kMax, "ByteHeader of " << n << " bytes exceeds " << kMax);
     std::memcpy(m_bytes.data(), bytes, n);
 }
 
-ByteHeader::ByteHeader(size_t n)
-    : m_size(n)
+ByteHeader::ByteHeader(size_t n) : m_size(n)
 {
     NS_ABORT_MSG_IF(n > kMax, "ByteHeader of " << n << " bytes exceeds " << kMax);
 }
@@ -114,9 +112,8 @@ MakeRoceV2Packet(const RoceFrameSpec& spec, bool computeIcrc)
     if (computeIcrc)
     {
         const size_t l3 = kEthernetHeaderSize + (spec.vlan ? kVlanTagSize : 0);
-        WriteIcrc(icrc,
-                  *ComputeRoceIcrcWithZeros(head.Data() + l3, headers - l3,
-                                            spec.transport.payload + pad));
+        WriteIcrc(icrc, *ComputeRoceIcrcWithZeros(head.Data() + l3, headers - l3,
+                                                  spec.transport.payload + pad));
     }
     p->AddAtEnd(Create<Packet>(icrc, kIcrcSize));
     return p;

@@ -44,37 +44,28 @@ RoceSwitch::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Roce")
             .AddConstructor<RoceSwitch>()
-            .AddAttribute("EcmpSeed",
-                          "Added to the node id to seed this switch's ECMP hash",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&RoceSwitch::m_ecmpSeed),
+            .AddAttribute("EcmpSeed", "Added to the node id to seed this switch's ECMP hash",
+                          UintegerValue(0), MakeUintegerAccessor(&RoceSwitch::m_ecmpSeed),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("PauseQuanta",
                           "Quanta in each PFC XOFF frame (refreshed at half their time)",
-                          UintegerValue(0xffff),
-                          MakeUintegerAccessor(&RoceSwitch::m_pauseQuanta),
+                          UintegerValue(0xffff), MakeUintegerAccessor(&RoceSwitch::m_pauseQuanta),
                           MakeUintegerChecker<uint16_t>(1))
-            .AddAttribute("MaxFrameBytes",
-                          "Largest frame, for sizing PFC headroom",
-                          UintegerValue(9018),
-                          MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
+            .AddAttribute("MaxFrameBytes", "Largest frame, for sizing PFC headroom",
+                          UintegerValue(9018), MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
                           MakeUintegerChecker<uint32_t>(64))
             .AddAttribute("EcnMarkingPoint",
                           "When RED decides a frame's ECN mark: Dequeue (on the queue it "
                           "leaves behind, as HPCC's simulator) or Enqueue (on the queue it joins)",
-                          EnumValue(Dequeue),
-                          MakeEnumAccessor(&RoceSwitch::m_markingPoint),
+                          EnumValue(Dequeue), MakeEnumAccessor(&RoceSwitch::m_markingPoint),
                           MakeEnumChecker(Dequeue, "Dequeue", Enqueue, "Enqueue"))
-            .AddTraceSource("Drop",
-                            "A frame was dropped: (frame, ingress port, reason)",
+            .AddTraceSource("Drop", "A frame was dropped: (frame, ingress port, reason)",
                             MakeTraceSourceAccessor(&RoceSwitch::m_dropTrace),
                             "ns3::RoceSwitch::DropTracedCallback")
-            .AddTraceSource("EcnMark",
-                            "A frame was marked CE: (frame, egress port, priority)",
+            .AddTraceSource("EcnMark", "A frame was marked CE: (frame, egress port, priority)",
                             MakeTraceSourceAccessor(&RoceSwitch::m_ecnTrace),
                             "ns3::RoceSwitch::EcnTracedCallback")
-            .AddTraceSource("Pfc",
-                            "PFC sent upstream: (ingress port, priority, pause=true/resume)",
+            .AddTraceSource("Pfc", "PFC sent upstream: (ingress port, priority, pause=true/resume)",
                             MakeTraceSourceAccessor(&RoceSwitch::m_pfcTrace),
                             "ns3::RoceSwitch::PfcTracedCallback");
     return tid;
@@ -244,8 +235,7 @@ RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame
 
     if (m_mmu->Admit(inPort, outPort, prio, bytes) == SwitchMmu::Charge::Dropped)
     {
-        Drop(frame,
-             inPort,
+        Drop(frame, inPort,
              m_mmu->IsLossless(prio) ? SwitchDropReason::HeadroomOverflow
                                      : SwitchDropReason::BufferFull);
         return;
@@ -261,10 +251,7 @@ RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame
 }
 
 void
-RoceSwitch::MaybeMark(Ptr<Packet> frame,
-                      const ParsedFrame& f,
-                      uint32_t port,
-                      uint8_t prio,
+RoceSwitch::MaybeMark(Ptr<Packet> frame, const ParsedFrame& f, uint32_t port, uint8_t prio,
                       uint64_t queueBytes)
 {
     const double p = m_mmu->MarkProbability(port, prio, queueBytes);

@@ -25,67 +25,44 @@ SwitchMmu::GetTypeId()
                           UintegerValue(12 * 1024 * 1024),
                           MakeUintegerAccessor(&SwitchMmu::m_bufferSize),
                           MakeUintegerChecker<uint64_t>(1))
-            .AddAttribute("ReservePerPg",
-                          "Guaranteed bytes per ingress (port, priority group)",
-                          UintegerValue(4096),
-                          MakeUintegerAccessor(&SwitchMmu::m_reservePerPg),
+            .AddAttribute("ReservePerPg", "Guaranteed bytes per ingress (port, priority group)",
+                          UintegerValue(4096), MakeUintegerAccessor(&SwitchMmu::m_reservePerPg),
                           MakeUintegerChecker<uint64_t>())
-            .AddAttribute("Alpha",
-                          "Dynamic threshold: a PG may hold alpha x free shared bytes",
-                          DoubleValue(1.0 / 8),
-                          MakeDoubleAccessor(&SwitchMmu::m_alpha),
+            .AddAttribute("Alpha", "Dynamic threshold: a PG may hold alpha x free shared bytes",
+                          DoubleValue(1.0 / 8), MakeDoubleAccessor(&SwitchMmu::m_alpha),
                           MakeDoubleChecker<double>(1.0 / 1024, 64))
-            .AddAttribute("EgressAlpha",
-                          "Dynamic threshold of lossy egress queues",
-                          DoubleValue(1.0),
-                          MakeDoubleAccessor(&SwitchMmu::m_egressAlpha),
+            .AddAttribute("EgressAlpha", "Dynamic threshold of lossy egress queues",
+                          DoubleValue(1.0), MakeDoubleAccessor(&SwitchMmu::m_egressAlpha),
                           MakeDoubleChecker<double>(1.0 / 1024, 64))
-            .AddAttribute("StaticThreshold",
-                          "Use StaticXoff instead of the dynamic threshold",
-                          BooleanValue(false),
-                          MakeBooleanAccessor(&SwitchMmu::m_staticThreshold),
+            .AddAttribute("StaticThreshold", "Use StaticXoff instead of the dynamic threshold",
+                          BooleanValue(false), MakeBooleanAccessor(&SwitchMmu::m_staticThreshold),
                           MakeBooleanChecker())
             .AddAttribute("StaticXoff",
                           "Shared bytes per PG at which PFC pauses, with StaticThreshold",
-                          UintegerValue(200 * 1024),
-                          MakeUintegerAccessor(&SwitchMmu::m_staticXoff),
+                          UintegerValue(200 * 1024), MakeUintegerAccessor(&SwitchMmu::m_staticXoff),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("ResumeOffset",
                           "XON once a PG's shared count is this far below its XOFF threshold, "
                           "bytes (scenarios set two frames of the path MTU)",
-                          UintegerValue(2 * 1086),
-                          MakeUintegerAccessor(&SwitchMmu::m_resumeOffset),
+                          UintegerValue(2 * 1086), MakeUintegerAccessor(&SwitchMmu::m_resumeOffset),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("PfcEnabled",
                           "Send PFC for lossless priorities (else every priority is lossy)",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&SwitchMmu::m_pfcEnabled),
+                          BooleanValue(true), MakeBooleanAccessor(&SwitchMmu::m_pfcEnabled),
                           MakeBooleanChecker())
-            .AddAttribute("LosslessPriorities",
-                          "Bit mask of the priorities PFC protects",
-                          UintegerValue(0x08),
-                          MakeUintegerAccessor(&SwitchMmu::m_losslessMask),
+            .AddAttribute("LosslessPriorities", "Bit mask of the priorities PFC protects",
+                          UintegerValue(0x08), MakeUintegerAccessor(&SwitchMmu::m_losslessMask),
                           MakeUintegerChecker<uint8_t>())
-            .AddAttribute("EcnEnabled",
-                          "RED/ECN marking on egress queues",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&SwitchMmu::m_ecnEnabled),
-                          MakeBooleanChecker())
-            .AddAttribute("Kmin",
-                          "Egress queue bytes where marking starts",
-                          UintegerValue(5 * 1024),
-                          MakeUintegerAccessor(&SwitchMmu::m_kMin),
+            .AddAttribute("EcnEnabled", "RED/ECN marking on egress queues", BooleanValue(true),
+                          MakeBooleanAccessor(&SwitchMmu::m_ecnEnabled), MakeBooleanChecker())
+            .AddAttribute("Kmin", "Egress queue bytes where marking starts",
+                          UintegerValue(5 * 1024), MakeUintegerAccessor(&SwitchMmu::m_kMin),
                           MakeUintegerChecker<uint64_t>())
-            .AddAttribute("Kmax",
-                          "Egress queue bytes above which every ECT frame is marked",
-                          UintegerValue(200 * 1024),
-                          MakeUintegerAccessor(&SwitchMmu::m_kMax),
+            .AddAttribute("Kmax", "Egress queue bytes above which every ECT frame is marked",
+                          UintegerValue(200 * 1024), MakeUintegerAccessor(&SwitchMmu::m_kMax),
                           MakeUintegerChecker<uint64_t>())
-            .AddAttribute("Pmax",
-                          "Marking probability at Kmax",
-                          DoubleValue(0.01),
-                          MakeDoubleAccessor(&SwitchMmu::m_pMax),
-                          MakeDoubleChecker<double>(0, 1));
+            .AddAttribute("Pmax", "Marking probability at Kmax", DoubleValue(0.01),
+                          MakeDoubleAccessor(&SwitchMmu::m_pMax), MakeDoubleChecker<double>(0, 1));
     return tid;
 }
 
@@ -222,8 +199,9 @@ SwitchMmu::Admit(uint32_t inPort, uint32_t outPort, uint8_t prio, uint32_t bytes
         m_egress.at(outPort)[prio] += bytes;
         m_totalUsed += bytes;
         m_peakUsed = std::max(m_peakUsed, m_totalUsed);
-        NS_ABORT_MSG_IF(m_totalUsed > m_bufferSize, "SwitchMmu: buffer overrun, " << m_totalUsed
-                                                   << " > " << m_bufferSize << " bytes");
+        NS_ABORT_MSG_IF(m_totalUsed > m_bufferSize, "SwitchMmu: buffer overrun, "
+                                                        << m_totalUsed << " > " << m_bufferSize
+                                                        << " bytes");
     }
     return charge;
 }
