@@ -8,6 +8,7 @@
 // Each run is a child process, so its peak memory is its own. The figure of
 // merit is wall time per packet-hop (a frame sent on one link), and the ratio
 // of the two costs is what is compared, never absolute times.
+#include "in-child.h"
 #include "rdma-workload.h"
 #include "ib-fabric-helper.h"
 #include "roce-fabric-helper.h"
@@ -253,42 +254,14 @@ RunStock(const Params& p)
 Figures
 InChild(const std::function<Figures()>& fn)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-    {
-        perror("pipe");
-        exit(1);
-    }
-    const pid_t pid = fork();
-    if (pid == 0)
-    {
-        close(fds[0]);
-        Time::SetResolution(Time::PS);
+    return ::InChild<Figures>(fn, [] {
         if (!g_scheduler.empty())
         {
             ObjectFactory factory;
             factory.SetTypeId(g_scheduler);
             Simulator::SetScheduler(factory);
         }
-        const Figures f = fn();
-        if (write(fds[1], &f, sizeof(f)) != sizeof(f))
-        {
-            _exit(1);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    Figures f;
-    const ssize_t n = read(fds[0], &f, sizeof(f));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (n != sizeof(f) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    {
-        std::cerr << "fat-tree-bench: a measurement child failed\n";
-        exit(1);
-    }
-    return f;
+    });
 }
 
 void

@@ -10,6 +10,7 @@
 // RoCEv2 packet-hop (goal: <= 1). Each run is a child process, so neither warms
 // the other's caches or allocator; with --repeat N the two alternate N times and
 // the run with the least CPU time of each is kept (the machines are shared and noisy).
+#include "in-child.h"
 #include "pcie-helper.h"
 #include "rdma-workload.h"
 #include "roce-fabric-helper.h"
@@ -153,36 +154,7 @@ RunRoce(Time duration)
 Figures
 InChild(const std::function<Figures()>& fn)
 {
-    int fds[2];
-    if (pipe(fds) != 0)
-    {
-        perror("pipe");
-        exit(1);
-    }
-    const pid_t pid = fork();
-    if (pid == 0)
-    {
-        close(fds[0]);
-        Time::SetResolution(Time::PS);
-        const Figures f = fn();
-        if (write(fds[1], &f, sizeof(f)) != sizeof(f))
-        {
-            _exit(1);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    Figures f;
-    const ssize_t n = read(fds[0], &f, sizeof(f));
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (n != sizeof(f) || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    {
-        std::cerr << "benchmark child failed\n";
-        exit(1);
-    }
-    return f;
+    return ::InChild<Figures>(fn);
 }
 
 } // namespace
