@@ -222,6 +222,13 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
 
     auto* listCmd = app.add_subcommand(
         "list", "List topology builders, workload types and every scenario key with its default");
+    std::string attributesType;
+    auto* attributesOpt =
+        listCmd
+            ->add_option("--attributes", attributesType,
+                         "Instead: every ns-3 attribute of the models (name, type, initial "
+                         "value, help), or only TYPE's (ns3::SwitchMmu)")
+            ->expected(0, 1);
 
     std::string reportDir;
     auto* reportCmd =
@@ -323,6 +330,10 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     }
     if (*listCmd)
     {
+        if (*attributesOpt)
+        {
+            return ListAttributes(attributesType, out, err);
+        }
         return ListScenarioKeys(out);
     }
     if (*reportCmd)

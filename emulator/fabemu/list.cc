@@ -4,10 +4,99 @@
 #include "run.h"
 #include "scenario.h"
 
+#include "ib-switch.h"
+#include "iwarp-qp.h"
+#include "pcie-link.h"
+#include "rdma-queue-pair.h"
+#include "roce-switch.h"
+
+#include "ns3/type-id.h"
+
 #include <fmt/format.h>
+
+#include <map>
+#include <set>
 
 namespace fabemu
 {
+
+namespace
+{
+
+/// Our models' TypeIds by name: those of our modules' groups.
+std::map<std::string, ns3::TypeId>
+ModelTypeIds()
+{
+    // One TypeId of each library: each is then loaded, and registers all of its own.
+    for (auto tid :
+         {ns3::RoceSwitch::GetTypeId(), ns3::RdmaQueuePair::GetTypeId(), ns3::IbSwitch::GetTypeId(),
+          ns3::IwarpQp::GetTypeId(), ns3::PcieLink::GetTypeId()})
+    {
+        (void)tid;
+    }
+    static const std::set<std::string> groups{"Roce", "Rdma", "Infiniband", "Iwarp", "Pcie"};
+    std::map<std::string, ns3::TypeId> types;
+    for (uint16_t i = 0; i < ns3::TypeId::GetRegisteredN(); ++i)
+    {
+        const ns3::TypeId tid = ns3::TypeId::GetRegistered(i);
+        if (groups.count(tid.GetGroupName()) > 0)
+        {
+            types.emplace(tid.GetName(), tid);
+        }
+    }
+    return types;
+}
+
+void
+PrintAttributes(const ns3::TypeId& tid, std::ostream& out)
+{
+    out << tid.GetName() << "\n";
+    if (tid.GetAttributeN() == 0)
+    {
+        out << "  (no attributes)\n";
+    }
+    for (size_t i = 0; i < tid.GetAttributeN(); ++i)
+    {
+        const auto info = tid.GetAttribute(i);
+        const std::string type = info.checker->HasUnderlyingTypeInformation()
+                                     ? info.checker->GetUnderlyingTypeInformation()
+                                     : info.checker->GetValueTypeName();
+        out << fmt::format("  {} ({}) initial {}\n    {}\n", info.name, type,
+                           info.initialValue->SerializeToString(info.checker), info.help);
+    }
+}
+
+} // namespace
+
+int
+ListAttributes(const std::string& type, std::ostream& out, std::ostream& err)
+{
+    const auto types = ModelTypeIds();
+    if (type.empty())
+    {
+        for (const auto& [name, tid] : types)
+        {
+            PrintAttributes(tid, out);
+        }
+        return kExitOk;
+    }
+    const auto it = types.find(type);
+    if (it == types.end())
+    {
+        std::vector<std::string> names;
+        for (const auto& [name, tid] : types)
+        {
+            names.push_back(name);
+        }
+        const std::string near = Closest(type, names);
+        err << fmt::format("fabemu list: no model type '{}'{}\n", type,
+                           near.empty() ? "" : fmt::format("; did you mean '{}'?", near))
+            << "Run 'fabemu list --attributes' for every type.\n";
+        return kExitBadInput;
+    }
+    PrintAttributes(it->second, out);
+    return kExitOk;
+}
 
 int
 ListScenarioKeys(std::ostream& out)

@@ -34,6 +34,10 @@ int ValidateScenarioFile(const std::string& file, const std::vector<std::string>
                          std::ostream& out, std::ostream& err);
 /// Builders, workload types and every scenario key with its help and default.
 int ListScenarioKeys(std::ostream& out);
+/// Every attribute of our models' TypeIds (groups Roce, Rdma, Infiniband, Iwarp, Pcie):
+/// name, type, initial value and help, as ns-3's --PrintAttributes; with \p type, that
+/// TypeId's only (exit 2 and a did-you-mean for a name not registered).
+int ListAttributes(const std::string& type, std::ostream& out, std::ostream& err);
 /// Re-renders the plots and report.md of a results folder.
 int ReportResults(const std::string& dir, std::ostream& out, std::ostream& err);
 

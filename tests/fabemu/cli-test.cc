@@ -131,3 +131,43 @@ TEST_CASE("demo rejects bad options with exit 2 and writes nothing")
         CHECK_FALSE(std::filesystem::exists(out));
     }
 }
+
+TEST_CASE("list --attributes: every model's attributes; a TYPE alone; a typo's did-you-mean")
+{
+    const auto all = Fabemu({"list", "--attributes"});
+    REQUIRE(all.code == kExitOk);
+    // One attribute of each model, as "  Name (type) initial value", in the full list and
+    // in the model's own.
+    const std::vector<std::pair<std::string, std::string>> models{
+        {"ns3::RoceNic", "Priority"},
+        {"ns3::RoceSwitch", "EcmpSeed"},
+        {"ns3::SwitchMmu", "Kmin"},
+        {"ns3::DcqcnRateControl", "G"},
+        {"ns3::RdmaQueuePair", "Mtu"},
+        {"ns3::IbPort", "DataRate"},
+        {"ns3::IbSwitch", "SwitchingLatency"},
+        {"ns3::IwarpQp", "Markers"},
+        {"ns3::PcieLink", "Generation"},
+        {"ns3::PciePort", "MaxPayloadSize"}};
+    for (const auto& [type, attribute] : models)
+    {
+        CAPTURE(type);
+        CHECK(all.out.find(type + "\n") != std::string::npos);
+        const auto own = Fabemu({"list", "--attributes", type});
+        CHECK(own.code == kExitOk);
+        CHECK(own.out.find("  " + attribute + " (") != std::string::npos);
+        CHECK(all.out.find(own.out) != std::string::npos);
+    }
+    // ns-3's own types are not ours.
+    CHECK(all.out.find("ns3::Node\n") == std::string::npos);
+
+    const auto one = Fabemu({"list", "--attributes", "ns3::SwitchMmu"});
+    REQUIRE(one.code == kExitOk);
+    CHECK(one.out.rfind("ns3::SwitchMmu\n", 0) == 0);
+    CHECK(one.out.find("  Kmin (") != std::string::npos);
+    CHECK(one.out.find("ns3::RoceSwitch") == std::string::npos);
+
+    const auto typo = Fabemu({"list", "--attributes", "ns3::SwitchMMU"});
+    CHECK(typo.code == kExitBadInput);
+    CHECK(typo.err.find("did you mean 'ns3::SwitchMmu'?") != std::string::npos);
+}
