@@ -218,7 +218,8 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
 {
     std::ostringstream tputRows;
     FlowRunner runner(fabric);
-    runner.Add(BuildFlows(s));
+    std::vector<size_t> workloadOf;
+    runner.Add(BuildFlows(s, &workloadOf));
     ThroughputSampler tput(runner, tputRows, PicoSeconds(s.record.rateIntervalPs));
     if (!runner.Flows().empty())
     {
@@ -232,7 +233,15 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
     progress.Finish();
 
     std::ofstream fctTxt(dir / "fct.txt");
-    runner.WriteFct(fctTxt); // completed flows only
+    std::function<uint16_t(const FlowRecord&)> dport; // empty: the real port
+    if (s.record.fctDport == "hpcc")
+    {
+        // HPCC's fct_analysis.py keeps dport 200 (incast) and 100 (background).
+        dport = [&](const FlowRecord& r) -> uint16_t {
+            return s.workloads[workloadOf[r.id]].type == "incast" ? 200 : 100;
+        };
+    }
+    runner.WriteFct(fctTxt, dport); // completed flows only
     std::ostringstream fctRows;
     for (const auto& r : runner.Records())
     {

@@ -314,13 +314,14 @@ BuildTopology(const Scenario& s)
 }
 
 std::vector<FlowSpec>
-BuildFlows(const Scenario& s)
+BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
 {
     std::vector<FlowSpec> flows;
     Ptr<UniformRandomVariable> rng = CreateObject<UniformRandomVariable>();
     rng->SetStream(1); // fixed stream: the seed alone decides the draw
-    for (const auto& w : s.workloads)
+    for (size_t wi = 0; wi < s.workloads.size(); ++wi)
     {
+        const auto& w = s.workloads[wi];
         const Time start = PicoSeconds(w.startPs);
         std::vector<FlowSpec> made;
         if (w.type == "bulk")
@@ -353,6 +354,10 @@ BuildFlows(const Scenario& s)
             f.op = op;
             f.serviceLevel = w.sl;
             flows.push_back(f);
+            if (workloadOf)
+            {
+                workloadOf->push_back(wi);
+            }
         }
     }
     return flows;

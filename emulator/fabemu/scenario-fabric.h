@@ -34,8 +34,9 @@ ns3::TopologySpec BuildTopology(const Scenario& s);
  */
 void PreflightScenario(const Scenario& s);
 
-/// The flows of the simulated workloads (commands are not flows), drawn with the scenario's seed.
-std::vector<ns3::FlowSpec> BuildFlows(const Scenario& s);
+/// The flows of the simulated workloads (commands are not flows), drawn with the scenario's seed;
+/// \p workloadOf, when given, gets each flow's workload index (flow id order).
+std::vector<ns3::FlowSpec> BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf = nullptr);
 
 } // namespace fabemu
 

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <sstream>
 
 namespace fabemu
@@ -22,6 +23,26 @@ using namespace ns3;
 
 namespace
 {
+
+/// HPCC's pfc.txt from PfcLog's rows ("time_ns node port prio pause|resume"): "time_ns node 1
+/// port 1|0", node type 1 (a switch: only switches send PFC here), 1 for pause, 0 for resume.
+/// The priority is left out (HPCC has one lossless class).
+std::string
+HpccPfcLines(const std::string& rows)
+{
+    std::istringstream in(rows);
+    std::ostringstream out;
+    std::string time;
+    std::string node;
+    std::string port;
+    std::string prio;
+    std::string event;
+    while (in >> time >> node >> port >> prio >> event)
+    {
+        out << time << ' ' << node << " 1 " << port << (event == "pause" ? " 1\n" : " 0\n");
+    }
+    return out.str();
+}
 
 class RoceFabric : public Fabric
 {
@@ -93,6 +114,7 @@ class RoceFabric : public Fabric
             return;
         }
         WriteCsv(m_setup.dir / "pfc.csv", "time_ns,node,port,prio,event", m_pfcRows.str());
+        std::ofstream(m_setup.dir / "pfc.txt") << HpccPfcLines(m_pfcRows.str());
         WriteCsv(m_setup.dir / "queue.csv", "time_ns,node,port,prio,bytes", m_queueRows.str());
         if (m_rateLog)
         {

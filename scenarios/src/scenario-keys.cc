@@ -548,6 +548,12 @@ RecordKeys()
             .Range(100'000, kPsPerSecond)
             .Timed(&R::rateInterval, &R::rateIntervalPs)
             .Example("20us"),
+        MakeKey<R>("fct_dport", KeyKind::Choice, "real|hpcc", "real",
+                   "fct.txt's dport column: the flow's real port, or hpcc: 200 for flows of "
+                   "incast workloads and 100 for the others (HPCC's fct_analysis.py keeps those)")
+            .Choices({"real", "hpcc"})
+            .Field(&R::fctDport)
+            .Example("hpcc"),
     };
     return keys;
 }

@@ -159,6 +159,9 @@ struct Scenario
         int64_t queueIntervalPs{10'000'000};
         std::string rateInterval{"10us"};
         int64_t rateIntervalPs{10'000'000};
+        /// fct.txt's dport column: "real" (the flow's UDP/TCP port) or "hpcc" (200 for
+        /// flows of incast workloads, 100 for the others, as HPCC's fct_analysis.py reads).
+        std::string fctDport{"real"};
     } record;
     std::string lagThreshold{"1ms"};
     int64_t lagThresholdPs{1'000'000'000};

@@ -4,6 +4,7 @@
 # scenario.resolved.yaml must be byte-identical. A refactor keeps them; a
 # deliberate model change rewrites them (tests/scenarios/update-golden) and says
 # so in its commit message.
+cmake_policy(SET CMP0057 NEW) # if(IN_LIST) below; -P scripts start with old policies
 execute_process(COMMAND ${FABEMU} run ${SCENARIO} --out ${OUT} --force --quiet
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc MATCHES "^[013]$")

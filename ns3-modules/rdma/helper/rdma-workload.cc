@@ -258,7 +258,8 @@ FlowRunner::Outcomes() const
 }
 
 void
-FlowRunner::WriteFct(std::ostream& os) const
+FlowRunner::WriteFct(std::ostream& os,
+                     const std::function<uint16_t(const FlowRecord&)>& dport) const
 {
     char line[160];
     for (const auto& r : m_records)
@@ -269,7 +270,7 @@ FlowRunner::WriteFct(std::ostream& os) const
         }
         std::snprintf(line, sizeof(line), "%08x %08x %u %u %llu %lld %lld %lld\n",
                       m_fabric.GetHostIpv4(r.spec.src), m_fabric.GetHostIpv4(r.spec.dst), r.srcPort,
-                      r.dstPort, static_cast<unsigned long long>(r.spec.bytes),
+                      dport ? dport(r) : r.dstPort, static_cast<unsigned long long>(r.spec.bytes),
                       static_cast<long long>(r.spec.start.GetNanoSeconds()),
                       static_cast<long long>(r.fct.GetNanoSeconds()),
                       static_cast<long long>(r.idealFct.GetNanoSeconds()));

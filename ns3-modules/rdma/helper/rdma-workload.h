@@ -14,6 +14,7 @@
 #include "ns3/data-rate.h"
 #include "ns3/random-variable-stream.h"
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -103,8 +104,10 @@ class FlowRunner
     uint64_t Delivered(uint32_t id) const;
 
     /// HPCC's fct.txt: "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns", IPs in hex;
-    /// completed flows only (a failed or pending flow has no FCT).
-    void WriteFct(std::ostream& os) const;
+    /// completed flows only (a failed or pending flow has no FCT). \p dport, when given,
+    /// writes the dport column instead of the flow's real destination port.
+    void WriteFct(std::ostream& os,
+                  const std::function<uint16_t(const FlowRecord&)>& dport = {}) const;
 
   private:
     void Launch(uint32_t id);
