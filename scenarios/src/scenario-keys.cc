@@ -239,8 +239,8 @@ FabricKeys()
             .Field(&F::type)
             .Example("infiniband"),
         MakeKey<F>("mtu", KeyKind::Integer, "256|512|1024|2048|4096", "1024",
-                   "RDMA path MTU, bytes of payload (iwarp: IP MTU 1500 up to 1024, 4200 for 2048, "
-                   "9000 for 4096)")
+                   "RDMA path MTU, bytes of payload (iwarp: IP MTU 1500 up to 1024, 4200 for 2048 "
+                   "and 4096)")
             .Range(256, 4096)
             .Check(PowerOfTwoMtu)
             .Field(&F::mtu)
