@@ -7,6 +7,7 @@
 #include "ib-hca.h"
 #include "ib-switch.h"
 #include "roce-fabric-helper.h"
+#include "roce-frame.h"
 #include "roce-nic.h"
 #include "switch-mmu.h"
 
@@ -260,9 +261,9 @@ ApplyFabricDefaults(const Scenario& s, RunMode mode)
     Config::SetDefault("ns3::SwitchMmu::Kmax", UintegerValue(f.kmax));
     Config::SetDefault("ns3::SwitchMmu::Pmax", DoubleValue(f.pmax));
     Config::SetDefault("ns3::SwitchMmu::BufferSize", UintegerValue(f.bufferBytes));
-    // XON two frames of the path MTU under XOFF (Ethernet, 802.1Q, IPv4, UDP, BTH, ICRC).
+    // XON two full frames of the path MTU under XOFF.
     Config::SetDefault("ns3::SwitchMmu::ResumeOffset",
-                       UintegerValue(2 * (14 + 4 + 20 + 8 + 12 + f.mtu + 4)));
+                       UintegerValue(2 * RoceV2WriteFrameBytes(f.mtu, true, false)));
     if (f.cc == "dcqcn")
     {
         DcqcnRateControl::ApplyPreset(f.dcqcnPreset);

@@ -188,14 +188,11 @@ RoceFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
     const uint64_t mtu = DynamicCast<const UintegerValue>(mtuInfo.initialValue)->Get();
     BooleanValue vlan;
     GetNic(a)->GetAttribute("Vlan", vlan);
-    // Ethernet 14, 802.1Q 4, IPv4 20, UDP 8, BTH 12, ICRC 4; RETH 16 on the first frame.
-    const uint32_t headers = 14 + (vlan.Get() ? 4 : 0) + 20 + 8 + 12 + 4;
     const uint64_t packets = std::max<uint64_t>(1, (bytes + mtu - 1) / mtu);
     auto frameBytes = [&](uint64_t k) {
         const uint64_t payload = k + 1 < packets ? mtu : bytes - (packets - 1) * mtu;
-        const uint32_t pad = BthPadFor(static_cast<uint32_t>(payload));
         return RoceNetDevice::WireBytes(
-            static_cast<uint32_t>(payload + pad + headers + (k == 0 ? 16 : 0)));
+            RoceV2WriteFrameBytes(static_cast<uint32_t>(payload), vlan.Get(), k == 0));
     };
     auto txTime = [](uint32_t wire, DataRate rate) {
         return Seconds(wire * 8.0 / rate.GetBitRate());
@@ -214,7 +211,8 @@ RoceFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
         }
         arrival = at;
     }
-    const uint32_t ack = RoceNetDevice::WireBytes(headers + 4); // + AETH
+    // The ACK: a payload-less frame's headers and ICRC, with an AETH (4) after the BTH.
+    const uint32_t ack = RoceNetDevice::WireBytes(RoceV2WriteFrameBytes(0, vlan.Get(), false) + 4);
     for (size_t i = hops; i-- > 0;)
     {
         arrival += txTime(ack, p.rates[i]) + p.delays[i];

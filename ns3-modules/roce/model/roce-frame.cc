@@ -303,6 +303,15 @@ RoceV2HeaderBytes(const RoceFrameSpec& s)
            (info ? info->ExtensionBytes() : 0);
 }
 
+uint32_t
+RoceV2WriteFrameBytes(uint32_t payload, bool vlan, bool first)
+{
+    constexpr uint32_t kReth = 16;
+    return static_cast<uint32_t>(kEthernetHeaderSize + (vlan ? kVlanTagSize : 0) + 20 + 8 +
+                                 BthHeader::kSize + (first ? kReth : 0) + payload +
+                                 BthPadFor(payload) + kIcrcSize);
+}
+
 void
 WriteRoceV2Headers(const RoceFrameSpec& s, uint8_t* out)
 {

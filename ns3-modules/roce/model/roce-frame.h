@@ -133,6 +133,11 @@ struct RoceFrameSpec
 /// Bytes of Ethernet, VLAN, IPv4, UDP, BTH and extension headers in a frame of \p spec.
 size_t RoceV2HeaderBytes(const RoceFrameSpec& spec);
 
+/// Bytes (no FCS) of an RDMA WRITE frame over IPv4 carrying \p payload bytes: Ethernet,
+/// 802.1Q if \p vlan, IPv4, UDP, BTH, the RETH if it is a message's \p first packet,
+/// payload, pad and ICRC.
+uint32_t RoceV2WriteFrameBytes(uint32_t payload, bool vlan, bool first);
+
 /// Writes those headers (lengths already counting payload, pad and ICRC) at \p out.
 void WriteRoceV2Headers(const RoceFrameSpec& spec, uint8_t* out);
 
