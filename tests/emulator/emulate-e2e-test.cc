@@ -376,7 +376,7 @@ fabric:
   cc: dcqcn
   set: {ns3::DcqcnRateControl::MinRate: 4Mbps, ns3::DcqcnRateControl::Rai: 40kbps,
         ns3::DcqcnRateControl::Rhai: 200kbps, ns3::DcqcnRateControl::RateIncreaseInterval: 550us,
-        ns3::DcqcnRateControl::AlphaUpdateInterval: 550us, ns3::RoceNic::CnpInterval: 500us}
+        ns3::DcqcnRateControl::AlphaUpdateInterval: 550us, ns3::DcqcnNotificationPoint::CnpInterval: 500us}
 topology:
   builder: dumbbell
   hosts: 4

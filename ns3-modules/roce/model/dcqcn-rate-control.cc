@@ -135,7 +135,7 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("Rhai", DataRateValue(DataRate("200Mbps")));
         set("MinRate", DataRateValue(DataRate("100Mbps")));
         set("MinDecreaseInterval", TimeValue(Time(0)));
-        Config::SetDefault("ns3::RoceNic::CnpInterval", TimeValue(MicroSeconds(50)));
+        Config::SetDefault("ns3::DcqcnNotificationPoint::CnpInterval", TimeValue(MicroSeconds(50)));
         return true;
     }
     if (name == "nvidia")
@@ -154,7 +154,7 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("MinRate", DataRateValue(DataRate("1Mbps")));          // RPG_MIN_RATE
         set("Decrease", EnumValue(CutPeriodic));
         set("MinDecreaseInterval", TimeValue(MicroSeconds(4))); // RATE_REDUCE_MONITOR_PERIOD
-        Config::SetDefault("ns3::RoceNic::CnpInterval",
+        Config::SetDefault("ns3::DcqcnNotificationPoint::CnpInterval",
                            TimeValue(MicroSeconds(4))); // MIN_TIME_BETWEEN_CNPS
         return true;
     }
@@ -178,7 +178,7 @@ DcqcnRateControl::ApplyPreset(const std::string& name)
         set("HyperIncrease", EnumValue(TimerOnly));
         set("HyperIncreaseStep", EnumValue(Constant));
         // HPCC flags CNP on the ACK of every marked packet: no NP rate limit.
-        Config::SetDefault("ns3::RoceNic::CnpInterval", TimeValue(Time(0)));
+        Config::SetDefault("ns3::DcqcnNotificationPoint::CnpInterval", TimeValue(Time(0)));
         return true;
     }
     return false;

@@ -75,7 +75,7 @@ class DcqcnRateControl : public Object
     DcqcnRateControl();
 
     /// Sets the defaults of both DCQCN ends (this reaction point and the
-    /// notification point's ns3::RoceNic::CnpInterval) to a named preset:
+    /// notification point's ns3::DcqcnNotificationPoint::CnpInterval) to a named preset:
     /// "paper" (DCQCN, SIGCOMM 2015), "nvidia" (ConnectX firmware defaults) or
     /// "hpcc" (HPCC's simulator, CC_MODE 1). Returns false for an unknown name.
     static bool ApplyPreset(const std::string& name);

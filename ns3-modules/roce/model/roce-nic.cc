@@ -30,12 +30,6 @@ RoceNic::GetTypeId()
             .AddAttribute("Dscp", "DSCP of RDMA traffic", UintegerValue(26),
                           MakeUintegerAccessor(&RoceNic::m_dscp),
                           MakeUintegerChecker<uint8_t>(0, 63))
-            .AddAttribute("CnpPriority", "802.1Q priority of CNPs (ConnectX: 6)", UintegerValue(6),
-                          MakeUintegerAccessor(&RoceNic::m_cnpPriority),
-                          MakeUintegerChecker<uint8_t>(0, 7))
-            .AddAttribute("CnpDscp", "DSCP of CNPs (ConnectX: 48)", UintegerValue(48),
-                          MakeUintegerAccessor(&RoceNic::m_cnpDscp),
-                          MakeUintegerChecker<uint8_t>(0, 63))
             .AddAttribute("Vlan", "Tag frames with 802.1Q (priority in the PCP)",
                           BooleanValue(true), MakeBooleanAccessor(&RoceNic::m_vlan),
                           MakeBooleanChecker())
@@ -48,9 +42,6 @@ RoceNic::GetTypeId()
             .AddAttribute(
                 "CongestionControl", "Reaction point per QP: ns3::DcqcnRateControl, or none",
                 StringValue("none"), MakeStringAccessor(&RoceNic::m_cc), MakeStringChecker())
-            .AddAttribute("CnpInterval", "Notification point: at most one CNP per QP per interval",
-                          TimeValue(MicroSeconds(50)), MakeTimeAccessor(&RoceNic::m_cnpInterval),
-                          MakeTimeChecker(Time(0)))
             .AddTraceSource("CnpSent", "This NIC sent a CNP: (QP number it is about)",
                             MakeTraceSourceAccessor(&RoceNic::m_cnpTxTrace),
                             "ns3::RoceNic::QpTracedCallback")
@@ -72,13 +63,11 @@ RoceNic::DoDispose()
     for (auto& c : m_conns)
     {
         c.qp->Dispose();
-        if (c.cc)
-        {
-            c.cc->Dispose();
-        }
+        c.pacer->Dispose();
     }
     m_conns.clear();
     m_device = nullptr;
+    m_np = nullptr;
     Object::DoDispose();
 }
 
@@ -87,6 +76,7 @@ RoceNic::Setup(Ptr<RoceNetDevice> device, Ipv4Address address)
 {
     m_device = device;
     m_address = address;
+    m_np = CreateObject<DcqcnNotificationPoint>(); // CnpInterval, CnpPriority, CnpDscp
     device->SetFrameCallback(MakeCallback(&RoceNic::Receive, this));
     device->SetDequeueCallback(MakeCallback(&RoceNic::Dequeued, this));
 }
@@ -97,8 +87,9 @@ RoceNic::CreateQp()
     Ptr<RdmaQueuePair> qp = CreateObject<RdmaQueuePair>();
     qp->SetQpn(m_conns.NextQpn());
     qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
-    m_conns.Add(
-        Conn{qp, Ipv4Address(), Mac48Address(), 0, nullptr, Time(0), std::nullopt, m_priority});
+    Ptr<FlowPacer> pacer = CreateObject<FlowPacer>();
+    pacer->SetLineRate(m_device->GetDataRate());
+    m_conns.Add(Conn{qp, Ipv4Address(), Mac48Address(), 0, pacer, m_priority});
     return qp;
 }
 
@@ -113,10 +104,10 @@ RoceNic::Connect(Ptr<RdmaQueuePair> qp, Ipv4Address remoteIp, Mac48Address remot
     c.srcPort = srcPort;
     if (m_cc == "ns3::DcqcnRateControl")
     {
-        c.cc = CreateObject<DcqcnRateControl>();
-        c.cc->TraceConnectWithoutContext("Rate",
-                                         MakeCallback(&RoceNic::OnRate, this).Bind(qp->GetQpn()));
-        c.cc->Start(m_device->GetDataRate());
+        Ptr<DcqcnRateControl> cc = CreateObject<DcqcnRateControl>();
+        cc->TraceConnectWithoutContext("Rate",
+                                       MakeCallback(&RoceNic::OnRate, this).Bind(qp->GetQpn()));
+        c.pacer->SetRateControl(cc);
     }
     else
     {
@@ -147,10 +138,8 @@ RoceNic::DestroyQp(Ptr<RdmaQueuePair> qp)
         return;
     }
     gone->qp->Dispose();
-    if (gone->cc)
-    {
-        gone->cc->Dispose();
-    }
+    gone->pacer->Dispose();
+    m_np->Forget(qp->GetQpn());
     if (m_rr >= m_conns.size())
     {
         m_rr = 0;
@@ -160,7 +149,7 @@ RoceNic::DestroyQp(Ptr<RdmaQueuePair> qp)
 Ptr<DcqcnRateControl>
 RoceNic::GetRateControl(Ptr<RdmaQueuePair> qp) const
 {
-    return m_conns.At(qp->GetQpn()).cc;
+    return m_conns.At(qp->GetQpn()).pacer->GetRateControl();
 }
 
 void
@@ -223,9 +212,9 @@ RoceNic::TrySend()
     auto roomFor = [this](uint8_t prio) { return m_device->GetQueueFrames(prio) == 0; };
     for (;;)
     {
-        if (!m_cnps.empty() && roomFor(m_cnpPriority))
+        if (!m_cnps.empty() && roomFor(m_np->GetCnpPriority()))
         {
-            m_device->Enqueue(m_cnps.front(), m_cnpPriority);
+            m_device->Enqueue(m_cnps.front(), m_np->GetCnpPriority());
             m_cnps.pop_front();
             continue;
         }
@@ -240,9 +229,9 @@ RoceNic::TrySend()
             {
                 continue;
             }
-            if (!c.qp->HasControlPacket() && c.nextSend > now)
+            if (!c.qp->HasControlPacket() && c.pacer->GetNextSend() > now)
             {
-                earliest = std::min(earliest, c.nextSend);
+                earliest = std::min(earliest, c.pacer->GetNextSend());
                 c.qp->NotePaced();
                 continue;
             }
@@ -262,13 +251,7 @@ RoceNic::TrySend()
         Ptr<Packet> frame = Frame(*pick, *p, pick->priority, m_dscp, m_ecnCapable);
         if (!control)
         {
-            const DataRate rate = pick->cc ? pick->cc->GetRate() : m_device->GetDataRate();
-            const Time gap = rate.CalculateBytesTxTime(RoceNetDevice::WireBytes(frame->GetSize()));
-            pick->nextSend = std::max(now, pick->nextSend) + gap;
-            if (pick->cc)
-            {
-                pick->cc->OnBytesSent(frame->GetSize());
-            }
+            pick->pacer->OnSent(frame->GetSize());
         }
         m_device->Enqueue(frame, pick->priority);
     }
@@ -282,8 +265,7 @@ RoceNic::SendCnp(Conn& c)
     cnp.destQp = c.qp->GetRemoteQpn();
     cnp.becn = true;
     cnp.payload = 16; // reserved bytes (IBA annex A17.9.3)
-    m_cnps.push_back(Frame(c, cnp, m_cnpPriority, m_cnpDscp, false));
-    c.lastCnp = Simulator::Now();
+    m_cnps.push_back(Frame(c, cnp, m_np->GetCnpPriority(), m_np->GetCnpDscp(), false));
     ++m_cnpsSent;
     m_cnpTxTrace(c.qp->GetQpn());
     ScheduleTrySend(Time(0));
@@ -306,10 +288,7 @@ RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
     {
         ++m_cnpsReceived;
         m_cnpRxTrace(c.qp->GetQpn());
-        if (c.cc)
-        {
-            c.cc->OnCnp();
-        }
+        c.pacer->OnCnp();
         return;
     }
     // Headers only: the L2/L3/L4 prefix plus BTH and extension headers.
@@ -328,7 +307,7 @@ RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
     if (f.ecn == 3)
     {
         ++m_ceReceived;
-        if (!c.lastCnp || Simulator::Now() - *c.lastCnp >= m_cnpInterval)
+        if (m_np->OnMarked(c.qp->GetQpn()))
         {
             SendCnp(c);
         }

@@ -5,16 +5,18 @@
  * allows it (DCQCN sets each QP's rate); each QP has a priority (802.1Q PCP
  * and DSCP), and one frame at most waits in each priority queue of the
  * device, so a PFC pause of that priority holds its QPs back instead of
- * piling frames up. ACKs, NAKs and CNPs are not paced; CNPs go on their own
- * priority (ConnectX: 6, DSCP 48).
- * Receive: frames go to their destination QP; as DCQCN notification point,
- * a CE-marked data frame makes the NIC send a CNP to its sender, at most one
- * per CnpInterval per QP.
+ * piling frames up. Each QP's data keeps the pace of its FlowPacer (its DCQCN
+ * reaction point, or the line rate). ACKs, NAKs and CNPs are not paced; CNPs
+ * go on their own priority (ns3::DcqcnNotificationPoint::CnpPriority).
+ * Receive: frames go to their destination QP; the NIC's DcqcnNotificationPoint
+ * decides when a CE-marked data frame earns its sender a CNP.
  */
 #ifndef FABEMU_ROCE_NIC_H
 #define FABEMU_ROCE_NIC_H
 
+#include "dcqcn-notification-point.h"
 #include "dcqcn-rate-control.h"
+#include "flow-pacer.h"
 #include "qp-table.h"
 #include "rdma-queue-pair.h"
 #include "roce-net-device.h"
@@ -24,7 +26,6 @@
 #include "ns3/traced-callback.h"
 
 #include <deque>
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -74,9 +75,7 @@ class RoceNic : public Object
         Ipv4Address remoteIp;
         Mac48Address remoteMac;
         uint16_t srcPort{0};
-        Ptr<DcqcnRateControl> cc;
-        Time nextSend;
-        std::optional<Time> lastCnp; ///< when this NIC last sent a CNP about the QP
+        Ptr<FlowPacer> pacer; ///< the QP's data pace (and DCQCN reaction point)
         uint8_t priority{0};
     };
 
@@ -101,13 +100,11 @@ class RoceNic : public Object
     // Attributes
     uint8_t m_priority;
     uint8_t m_dscp;
-    uint8_t m_cnpPriority;
-    uint8_t m_cnpDscp;
     bool m_vlan;
     bool m_ecnCapable;
     bool m_computeIcrc;
     std::string m_cc;
-    Time m_cnpInterval;
+    Ptr<DcqcnNotificationPoint> m_np;
 
     uint64_t m_cnpsSent{0};
     uint64_t m_cnpsReceived{0};
