@@ -14,6 +14,7 @@
 #include "realtime-thread.h"
 #include "roce-fabric-helper.h"
 #include "roce-frame.h"
+#include "roce-uplink.h"
 #include "tap-relay.h"
 
 #include "ns3/global-value.h"
@@ -230,12 +231,13 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
     Trial t;
     {
         RoceFabricHelper fabric;
+        fabric.SetExternalHosts({0, 1});
         fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
         const auto d = Addresses();
-        EdgePort ea("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(a.Name()), 1500,
-                    3, d);
-        EdgePort eb("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(b.Name()), 1500,
-                    3, d);
+        EdgePort ea("h0", std::make_unique<RoceUplink>(fabric.GetPort(0), 3),
+                    std::make_unique<TapPort>(a.Name()), 1500, 3, d);
+        EdgePort eb("h1", std::make_unique<RoceUplink>(fabric.GetPort(1), 3),
+                    std::make_unique<TapPort>(b.Name()), 1500, 3, d);
         ea.Start();
         eb.Start();
         LagMonitor lag;

@@ -1,14 +1,15 @@
 /*
- * The fabric side of an edge port, when it is not the RoCEv2 model's own NIC
- * device: something that takes the endpoint's Ethernet frames into a fabric
- * and hands back the frames that fabric delivers to the endpoint.
+ * The fabric side of an edge port: what takes a real endpoint's Ethernet frames
+ * into one fabric and hands back the frames that fabric delivers to it. One per
+ * fabric: RoceUplink (802.1Q, PFC, DCQCN on the endpoint's behalf) and IbGateway
+ * (frames as InfiniBand packets). Each sits on the bare port that the fabric's
+ * helper gives an external host (SetExternalHosts), as ns-3's TapBridge sits on
+ * a ghost node's device.
  */
 #ifndef FABEMU_EDGE_UPLINK_H
 #define FABEMU_EDGE_UPLINK_H
 
 #include "roce-frame.h"
-
-#include "ns3/packet.h"
 
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,28 @@
 
 namespace fabemu
 {
+
+/// What an edge port and its uplink counted; read after the simulation has stopped.
+struct EdgeCounters
+{
+    uint64_t framesRead{0}; ///< frames read from the tap (before the filter)
+    uint64_t fromTap{0};    ///< frames taken into the fabric
+    uint64_t toTap{0};      ///< frames delivered to the endpoint
+    uint64_t bytesToTap{0}; ///< their bytes (Ethernet header on, no FCS)
+    uint64_t arpReplies{0};
+    uint64_t neighbourAdverts{0};
+    uint64_t tapWriteFailures{0};
+    uint64_t cnpsSent{0};      ///< DCQCN: as the endpoint's notification point
+    uint64_t cnpsConsumed{0};  ///< DCQCN: CNPs for this endpoint's flows, acted on here
+    uint64_t framesPaced{0};   ///< DCQCN: frames held back by a flow's rate
+    uint64_t lowestRateBps{0}; ///< DCQCN: the lowest rate any flow was cut to
+    uint64_t framesHeld{0};    ///< toward the endpoint: frames its tap could not take at once
+    uint64_t peakHeldBytes{0};
+    uint64_t pausesToFabric{0};            ///< PFC pauses sent while holding frames
+    uint64_t heldAtStop{0};                ///< frames still held when the run stopped
+    uint64_t heldBytesNow{0};              ///< bytes held toward the endpoint at this moment
+    std::map<std::string, uint64_t> drops; ///< by reason
+};
 
 class EdgeUplink
 {
@@ -31,8 +54,13 @@ class EdgeUplink
     virtual void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) = 0;
     /// The ns-3 node the uplink's events run under.
     virtual uint32_t Context() const = 0;
-    /// Frames it could not carry, by reason.
-    virtual std::map<std::string, uint64_t> Drops() const = 0;
+    /// The endpoint is not reading (true) or reads again (false): a fabric that can
+    /// make its sender wait does (RoCEv2 with PFC pauses the lossless priority).
+    virtual void HoldFabric(bool /* hold */) {}
+    /// Cancels the uplink's pending events (the run is over).
+    virtual void Stop() {}
+    /// Adds the uplink's counts and its drops by reason to \p c.
+    virtual void AddCounters(EdgeCounters& c) const = 0;
 };
 
 } // namespace fabemu

@@ -239,4 +239,13 @@ IbGateway::Deliver(Ptr<Packet> p, uint8_t vl)
     }
 }
 
+void
+IbGateway::AddCounters(EdgeCounters& c) const
+{
+    for (const auto& [reason, n] : m_drops)
+    {
+        c.drops[reason] += n;
+    }
+}
+
 } // namespace fabemu

@@ -18,8 +18,8 @@
 #ifndef FABEMU_IB_GATEWAY_H
 #define FABEMU_IB_GATEWAY_H
 
-#include "edge-port.h"
 #include "edge-uplink.h"
+#include "neighbour-responder.h"
 
 #include "ib-port.h"
 
@@ -46,6 +46,7 @@ class IbTunnel
 class IbGateway : public EdgeUplink
 {
   public:
+    /// \param port the external host's bare port (IbFabricHelper::GetPort)
     /// \param lids the LID of each endpoint of \p directory, in the same order
     IbGateway(ns3::Ptr<ns3::IbPort> port, uint32_t context, uint16_t lid,
               std::shared_ptr<IbTunnel> tunnel, std::vector<EndpointAddress> directory,
@@ -57,7 +58,7 @@ class IbGateway : public EdgeUplink
         m_deliver = deliver;
     }
     uint32_t Context() const override { return m_context; }
-    std::map<std::string, uint64_t> Drops() const override { return m_drops; }
+    void AddCounters(EdgeCounters& c) const override;
 
     /// The IB packet a frame becomes (without enqueuing it); empty if it cannot cross.
     std::vector<uint8_t> Encapsulate(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f,

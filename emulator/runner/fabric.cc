@@ -1,5 +1,8 @@
 #include "fabric.h"
 
+#include "ns3/type-id.h"
+#include "ns3/uinteger.h"
+
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -91,6 +94,29 @@ uint32_t
 IpMtuForPathMtu(uint32_t pathMtu)
 {
     return pathMtu <= 1024 ? 1500 : 4200;
+}
+
+std::vector<uint32_t>
+ExternalHosts(const Scenario& s, RunMode mode)
+{
+    std::vector<uint32_t> hosts;
+    if (mode == RunMode::Emulation)
+    {
+        for (const auto& e : s.endpoints)
+        {
+            hosts.push_back(e.index);
+        }
+    }
+    return hosts;
+}
+
+uint8_t
+RocePriority()
+{
+    ns3::TypeId::AttributeInformation info;
+    ns3::TypeId::LookupByName("ns3::RoceNic").LookupAttributeByName("Priority", &info);
+    return static_cast<uint8_t>(
+        ns3::DynamicCast<const ns3::UintegerValue>(info.initialValue)->Get());
 }
 
 } // namespace fabemu

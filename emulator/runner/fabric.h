@@ -105,6 +105,14 @@ class FabricRegistry
     static std::vector<std::string> Names();
 };
 
+/// The hosts real endpoints stand for, which the fabric's helper gives bare ports
+/// (SetExternalHosts): in emulation every endpoint's host, in simulation none.
+std::vector<uint32_t> ExternalHosts(const Scenario& s, RunMode mode);
+
+/// The priority real endpoints' RoCEv2 travels on across the fabric: the simulated
+/// NICs' own (ns3::RoceNic::Priority as the scenario leaves it, 3 by default).
+uint8_t RocePriority();
+
 /// The IP MTU of the Ethernet links and endpoint interfaces that carry RDMA at
 /// \p pathMtu: standard frames up to 1024, then 4200 (rxe takes its path MTU from
 /// eth0; 4096 plus every RoCEv2 header fits). One rule in simulation and emulation.

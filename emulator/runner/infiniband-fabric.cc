@@ -57,8 +57,9 @@ class InfinibandFabric : public Fabric
         }
     }
 
-    void Build(const Scenario& s, RunMode) override
+    void Build(const Scenario& s, RunMode mode) override
     {
+        m_fabric.SetExternalHosts(ExternalHosts(s, mode));
         m_fabric.SetLmc(s.fabric.lmc);
         m_fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
                                                          : IbFabricHelper::Routing::MinHop);
@@ -76,17 +77,17 @@ class InfinibandFabric : public Fabric
         std::vector<uint16_t> lids;
         for (const auto& h : hosts)
         {
-            lids.push_back(m_fabric.GetHca(h.index)->GetLid());
+            lids.push_back(m_fabric.GetLid(h.index));
         }
         std::vector<std::unique_ptr<EdgePort>> edges;
         for (const auto& h : hosts)
         {
-            const Ptr<IbHca> hca = m_fabric.GetHca(h.index);
-            auto gateway = std::make_unique<IbGateway>(hca->GetPort(), h.index, hca->GetLid(),
-                                                       tunnel, directory, lids);
+            auto gateway =
+                std::make_unique<IbGateway>(m_fabric.GetPort(h.index), h.index,
+                                            m_fabric.GetLid(h.index), tunnel, directory, lids);
             edges.push_back(std::make_unique<EdgePort>(h.name, std::move(gateway),
                                                        std::make_unique<TapPort>(h.interface), mtu,
-                                                       3, directory));
+                                                       RocePriority(), directory));
         }
         return edges;
     }
@@ -106,7 +107,7 @@ class InfinibandFabric : public Fabric
         for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
         {
             m_pcaps.push_back(Create<IbPcapWriter>(
-                m_fabric.GetHca(h)->GetPort(), (setup.dir / fmt::format("h{}.pcap", h)).string()));
+                m_fabric.GetPort(h), (setup.dir / fmt::format("h{}.pcap", h)).string()));
         }
         m_queues = std::make_unique<IbQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
     }

@@ -1,5 +1,5 @@
 // RoCEv2 over lossless Ethernet behind the Fabric seam: PFC, queue and DCQCN-rate
-// recorders, pcaps; real endpoints on EdgePorts that take over a NIC's port.
+// recorders, pcaps; real endpoints on RoceUplinks, on the bare ports of external hosts.
 #include "fabric.h"
 
 #include "results.h"
@@ -7,6 +7,7 @@
 
 #include "roce-fabric-helper.h"
 #include "roce-recorders.h"
+#include "roce-uplink.h"
 #include "tap-port.h"
 
 #include "ns3/simulator.h"
@@ -47,7 +48,11 @@ HpccPfcLines(const std::string& rows)
 class RoceFabric : public Fabric
 {
   public:
-    void Build(const Scenario& s, RunMode) override { m_fabric.Install(BuildTopology(s)); }
+    void Build(const Scenario& s, RunMode mode) override
+    {
+        m_fabric.SetExternalHosts(ExternalHosts(s, mode));
+        m_fabric.Install(BuildTopology(s));
+    }
 
     RdmaFabric& Rdma() override { return m_fabric; }
 
@@ -65,25 +70,23 @@ class RoceFabric : public Fabric
         std::vector<std::unique_ptr<EdgePort>> edges;
         for (const auto& h : hosts)
         {
-            edges.push_back(std::make_unique<EdgePort>(
-                h.name, m_fabric.GetNic(h.index)->GetDevice(),
-                std::make_unique<TapPort>(h.interface), mtu, 3, directory));
-        }
-        if (s.fabric.cc == "dcqcn")
-        {
-            for (size_t i = 0; i < edges.size(); ++i)
+            auto uplink = std::make_unique<RoceUplink>(m_fabric.GetPort(h.index), RocePriority());
+            if (s.fabric.cc == "dcqcn")
             {
-                edges[i]->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
-                // An edge's flow is (destination, destination QP): the BTH names no source
+                uplink->EnableDcqcn(DataRate(s.topology.link.bitsPerSecond));
+                // An uplink's flow is (destination, destination QP): the BTH names no source
                 // QP, and rxe numbers QPs alike on every VM, so the row names the
                 // destination host too (peer; hosts' addresses count up from host 0's).
-                edges[i]->SetRateObserver(
-                    [rows = &m_rateRows, host = hosts[i].index,
+                uplink->SetRateObserver(
+                    [rows = &m_rateRows, host = h.index,
                      first = m_fabric.GetHostIpv4(0)](uint32_t ip, uint32_t qpn, uint64_t bps) {
                         *rows << Simulator::Now().GetNanoSeconds() << ' ' << host << ' ' << qpn
                               << ' ' << bps << ' ' << ip - first << '\n';
                     });
             }
+            edges.push_back(std::make_unique<EdgePort>(h.name, std::move(uplink),
+                                                       std::make_unique<TapPort>(h.interface), mtu,
+                                                       RocePriority(), directory));
         }
         return edges;
     }
@@ -100,9 +103,8 @@ class RoceFabric : public Fabric
         }
         for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
         {
-            m_pcaps.push_back(
-                Create<PcapWriter>(m_fabric.GetNic(h)->GetDevice(),
-                                   (setup.dir / fmt::format("h{}.pcap", h)).string()));
+            m_pcaps.push_back(Create<PcapWriter>(
+                m_fabric.GetPort(h), (setup.dir / fmt::format("h{}.pcap", h)).string()));
         }
     }
 

@@ -9,6 +9,7 @@
 #include "realtime-simulator.h"
 #include "roce-fabric-helper.h"
 #include "roce-frame.h"
+#include "roce-uplink.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
@@ -88,12 +89,14 @@ Run(bool pfc)
     Outcome o;
     {
         RoceFabricHelper fabric;
+        fabric.SetExternalHosts({0, 1});
         fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
+        REQUIRE(fabric.GetNic(0) == nullptr); // bare ports: nothing simulated answers for them
         const auto d = Directory(fabric);
-        EdgePort a("h0", fabric.GetNic(0)->GetDevice(), std::make_unique<TapPort>(tapA.Name()),
-                   1500, 3, d);
-        EdgePort b("h1", fabric.GetNic(1)->GetDevice(), std::make_unique<TapPort>(tapB.Name()),
-                   1500, 3, d);
+        EdgePort a("h0", std::make_unique<RoceUplink>(fabric.GetPort(0), 3),
+                   std::make_unique<TapPort>(tapA.Name()), 1500, 3, d);
+        EdgePort b("h1", std::make_unique<RoceUplink>(fabric.GetPort(1), 3),
+                   std::make_unique<TapPort>(tapB.Name()), 1500, 3, d);
         a.Start();
         b.Start();
         // Built before the simulation runs: ns-3's packet buffers are not to be

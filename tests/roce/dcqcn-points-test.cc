@@ -19,9 +19,10 @@ TEST_CASE("notification point: one CNP per flow per CnpInterval, flows apart, Fo
     Config::SetDefault("ns3::DcqcnNotificationPoint::CnpInterval", TimeValue(MicroSeconds(50)));
     Ptr<DcqcnNotificationPoint> np = CreateObject<DcqcnNotificationPoint>();
     std::vector<uint64_t> traced;
-    np->TraceConnectWithoutContext("CnpDue", MakeCallback(+[](std::vector<uint64_t>* v,
-                                                              uint64_t flow) { v->push_back(flow); })
-                                                 .Bind(&traced));
+    np->TraceConnectWithoutContext("CnpDue",
+                                   MakeCallback(+[](std::vector<uint64_t>* v, uint64_t flow) {
+                                       v->push_back(flow);
+                                   }).Bind(&traced));
     std::vector<std::pair<int64_t, uint64_t>> due; // (us, flow)
     auto mark = [&](int64_t us, uint64_t flow) {
         Simulator::Schedule(MicroSeconds(us), [&, us, flow] {
@@ -31,12 +32,12 @@ TEST_CASE("notification point: one CNP per flow per CnpInterval, flows apart, Fo
             }
         });
     };
-    mark(0, 7);   // due: the flow's first mark
-    mark(10, 7);  // within 50 us of the last CNP
-    mark(20, 9);  // another flow: its own interval
-    mark(49, 7);  // still within
-    mark(50, 7);  // 50 us on: due
-    mark(60, 9);  // within flow 9's
+    mark(0, 7);  // due: the flow's first mark
+    mark(10, 7); // within 50 us of the last CNP
+    mark(20, 9); // another flow: its own interval
+    mark(49, 7); // still within
+    mark(50, 7); // 50 us on: due
+    mark(60, 9); // within flow 9's
     Simulator::Schedule(MicroSeconds(70), [&] { np->Forget(9); });
     mark(71, 9); // forgotten: due at once
     Simulator::Run();

@@ -3,6 +3,7 @@
 #include "ns3/abort.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <map>
 
 namespace ns3
@@ -45,8 +46,15 @@ IbFabricHelper::Install(const TopologySpec& spec)
         NS_ABORT_MSG_IF(portOf[node].size() != 1, nodes[node].name
                                                       << " has " << portOf[node].size()
                                                       << " links; a host has one HCA port");
+        const Ptr<IbPort> port = portOf[node].begin()->second;
+        m_hostPorts.push_back(port);
+        if (std::find(m_external.begin(), m_external.end(), h) != m_external.end())
+        {
+            m_hcas.push_back(nullptr); // a real endpoint's: its gateway owns the port
+            continue;
+        }
         Ptr<IbHca> hca = CreateObject<IbHca>();
-        hca->Setup(portOf[node].begin()->second, BaseLid(h));
+        hca->Setup(port, BaseLid(h));
         m_hcas.push_back(hca);
     }
     // The subnet manager's sweep: min-hop or up/down linear forwarding tables.
@@ -85,6 +93,9 @@ IbFabricHelper::Install(const TopologySpec& spec)
 RdmaFabric::Connection
 IbFabricHelper::Connect(uint32_t a, uint32_t b)
 {
+    NS_ABORT_MSG_IF(!GetHca(a), "h" << a
+                                    << " is an external host (a real endpoint): no simulated "
+                                       "flow can start or end there");
     UintegerValue sl;
     GetHca(a)->GetAttribute("ServiceLevel", sl);
     return Connect(a, b, static_cast<uint8_t>(sl.Get()));
@@ -95,6 +106,9 @@ IbFabricHelper::Connect(uint32_t a, uint32_t b, uint8_t sl)
 {
     Ptr<IbHca> ha = GetHca(a);
     Ptr<IbHca> hb = GetHca(b);
+    NS_ABORT_MSG_IF(!ha || !hb, "h" << (ha ? b : a)
+                                    << " is an external host (a real endpoint): no simulated "
+                                       "flow can start or end there");
     Ptr<RdmaQueuePair> qa = ha->CreateQp();
     Ptr<RdmaQueuePair> qb = hb->CreateQp();
     // With LMC, each connection takes the next of the peer's LIDs: the next path.
@@ -222,7 +236,7 @@ IbFabricHelper::TotalBecns() const
     uint64_t n = 0;
     for (const auto& h : m_hcas)
     {
-        n += h->GetBecnsReceived();
+        n += h ? h->GetBecnsReceived() : 0;
     }
     return n;
 }

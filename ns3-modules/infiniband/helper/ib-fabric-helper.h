@@ -39,10 +39,14 @@ class IbFabricHelper : public RdmaFabric
     /// and connections take them in turn, so flows to one host spread over equal paths.
     /// Call before Install.
     void SetLmc(uint8_t lmc);
+    /// Hosts that real endpoints stand for (the emulator's gateways): Install gives
+    /// each a bare port (GetPort) with its LID routed (GetLid) and no IbHca. Call
+    /// before Install.
+    void SetExternalHosts(std::vector<uint32_t> hosts) { m_external = std::move(hosts); }
     void Install(const TopologySpec& spec);
 
     // RdmaFabric
-    uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_hcas.size()); }
+    uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_hostPorts.size()); }
     uint32_t GetHostIpv4(uint32_t host) const override { return HostIpv4(host); }
     Connection Connect(uint32_t a, uint32_t b) override;
     void Disconnect(const Connection& c) override;
@@ -51,7 +55,12 @@ class IbFabricHelper : public RdmaFabric
     /// A connection whose packets carry service level \p sl.
     Connection Connect(uint32_t a, uint32_t b, uint8_t sl) override;
 
+    /// Host \p host's simulated HCA; null for an external host.
     Ptr<IbHca> GetHca(uint32_t host) const { return m_hcas.at(host); }
+    /// Host \p host's port on the fabric (its HCA's, or an external host's bare port).
+    Ptr<IbPort> GetPort(uint32_t host) const { return m_hostPorts.at(host); }
+    /// Host \p host's base LID.
+    uint16_t GetLid(uint32_t host) const { return BaseLid(host); }
     const std::vector<Ptr<IbSwitch>>& GetSwitches() const { return m_switches; }
     const std::vector<Ptr<IbPort>>& GetPorts() const { return m_ports; }
 
@@ -69,7 +78,9 @@ class IbFabricHelper : public RdmaFabric
     Routing m_routing{Routing::MinHop};
     uint32_t m_connections{0};
     TopologySpec m_spec;
+    std::vector<uint32_t> m_external;
     std::vector<Ptr<IbHca>> m_hcas;
+    std::vector<Ptr<IbPort>> m_hostPorts;
     std::vector<Ptr<IbSwitch>> m_switches;
     std::vector<Ptr<IbPort>> m_ports;
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost;

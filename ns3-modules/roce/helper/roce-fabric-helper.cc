@@ -11,6 +11,7 @@
 #include "ns3/boolean.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 
@@ -74,8 +75,15 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         NS_ABORT_MSG_IF(devOf[node].size() != 1, nodes[node].name
                                                      << " has " << devOf[node].size()
                                                      << " links; a host has exactly one NIC");
+        const Ptr<RoceNetDevice> port = devOf[node].begin()->second;
+        m_hostPorts.push_back(port);
+        if (std::find(m_external.begin(), m_external.end(), h) != m_external.end())
+        {
+            m_nics.push_back(nullptr); // a real endpoint's: its edge owns the port
+            continue;
+        }
         Ptr<RoceNic> nic = CreateObject<RoceNic>();
-        nic->Setup(devOf[node].begin()->second, GetHostAddress(h));
+        nic->Setup(port, GetHostAddress(h));
         ns3Nodes[node]->AggregateObject(nic);
         m_nics.push_back(nic);
     }
@@ -137,6 +145,9 @@ RoceFabricHelper::Connect(uint32_t a, uint32_t b)
 {
     Ptr<RoceNic> na = GetNic(a);
     Ptr<RoceNic> nb = GetNic(b);
+    NS_ABORT_MSG_IF(!na || !nb, "h" << (na ? b : a)
+                                    << " is an external host (a real endpoint): no simulated "
+                                       "flow can start or end there");
     Ptr<RdmaQueuePair> qa = na->CreateQp();
     Ptr<RdmaQueuePair> qb = nb->CreateQp();
     // Each connection its own UDP source port: the ECMP entropy rxe also gives.
@@ -259,7 +270,7 @@ RoceFabricHelper::TotalCnps() const
     uint64_t n = 0;
     for (const auto& nic : m_nics)
     {
-        n += nic->GetCnpsSent();
+        n += nic ? nic->GetCnpsSent() : 0; // an external host's edge counts its own
     }
     return n;
 }

@@ -1,6 +1,7 @@
 /*
  * Builds a RoCEv2 fabric from a TopologySpec: a RoceNetDevice per link end,
- * a RoceSwitch on every switch node, a RoceNic on every host (HostIpv4: 10.0.0.1 up),
+ * a RoceSwitch on every switch node, a RoceNic on every host (HostIpv4: 10.0.0.1 up)
+ * but the external ones, which real endpoints stand for and which get a bare port,
  * ECMP host routes, MMUs sized from their ports. Attributes of the objects it
  * creates come from their TypeId defaults (Config::SetDefault, scenarios).
  */
@@ -29,9 +30,13 @@ class RoceFabricHelper : public RdmaFabric
     /// Throws std::invalid_argument when a switch cannot be built as configured
     /// (its buffer cannot hold the reserve and headroom of its ports).
     void Install(const TopologySpec& spec);
+    /// Hosts that real endpoints stand for (the emulator's edges): Install gives each
+    /// a bare port (GetPort) and no RoceNic, so nothing simulated answers for them,
+    /// as ns-3's TapBridgeHelper leaves a ghost node's device to the tap. Call before Install.
+    void SetExternalHosts(std::vector<uint32_t> hosts) { m_external = std::move(hosts); }
 
     // RdmaFabric
-    uint32_t GetNHosts() const override { return static_cast<uint32_t>(m_nics.size()); }
+    uint32_t GetNHosts() const override { return m_hostNodes.GetN(); }
     uint32_t GetHostIpv4(uint32_t host) const override { return GetHostAddress(host).Get(); }
     /// Routes \p address (e.g. an endpoint VM's IPv6 link-local address) to host \p host
     /// on every switch, along the same equal-cost next hops as its IPv4 address.
@@ -44,7 +49,10 @@ class RoceFabricHelper : public RdmaFabric
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
 
     Ptr<Node> GetHost(uint32_t i) const { return m_hostNodes.Get(i); }
+    /// Host \p i's simulated NIC; null for an external host.
     Ptr<RoceNic> GetNic(uint32_t i) const { return m_nics.at(i); }
+    /// Host \p i's port on the fabric (its NIC's device, or an external host's bare port).
+    Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_hostPorts.at(i); }
     Ipv4Address GetHostAddress(uint32_t i) const;
     const std::vector<Ptr<RoceSwitch>>& GetSwitches() const { return m_switches; }
     /// Every port in the fabric, host and switch.
@@ -76,7 +84,9 @@ class RoceFabricHelper : public RdmaFabric
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost; ///< the host of each live QP
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;
+    std::vector<uint32_t> m_external;
     std::vector<Ptr<RoceNic>> m_nics;
+    std::vector<Ptr<RoceNetDevice>> m_hostPorts;
     std::vector<Ptr<RoceSwitch>> m_switches;
     std::vector<Ptr<RoceNetDevice>> m_devices;
     uint32_t m_connections{0};

@@ -27,8 +27,10 @@ RateLog::RateLog(const RoceFabricHelper& fabric, std::ostream& out) : m_out(out)
 {
     for (uint32_t h = 0; h < fabric.GetNHosts(); ++h)
     {
-        fabric.GetNic(h)->TraceConnectWithoutContext("QpRate",
-                                                     MakeCallback(&RateLog::OnRate, this).Bind(h));
+        if (const auto nic = fabric.GetNic(h)) // not an external host's bare port
+        {
+            nic->TraceConnectWithoutContext("QpRate", MakeCallback(&RateLog::OnRate, this).Bind(h));
+        }
     }
 }
 
