@@ -1,4 +1,4 @@
-// fabemu demo: a small built-in RoCEv2 simulation with its results folder.
+// fabemu demo: a small built-in RoCEv2 scenario, run as `fabemu run` runs any.
 #ifndef FABEMU_DEMO_H
 #define FABEMU_DEMO_H
 
@@ -21,7 +21,10 @@ struct DemoOptions
     bool quiet{false};
 };
 
-/// Runs an N:1 incast over one switch and writes the results folder.
+/// The demo as a scenario: a star of senders + 1 hosts, every sender into h0.
+std::string DemoScenarioYaml(const DemoOptions& opt);
+/// Runs that scenario through the normal path (RunScenario): the same results folder,
+/// summary.json, plots and report as `fabemu run`.
 /// \return an ExitCode
 int RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err);
 

@@ -390,6 +390,20 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
             set.push_back("seed=" + std::to_string(*opt.seed));
         }
         s = LoadScenario(opt.file, set);
+    }
+    catch (const ScenarioError& e)
+    {
+        err << e.what() << "\n";
+        return kExitBadInput;
+    }
+    return RunScenario(s, opt, out, err);
+}
+
+int
+RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err)
+{
+    try
+    {
         PreflightScenario(s);
     }
     catch (const ScenarioError& e)

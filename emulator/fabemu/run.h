@@ -2,6 +2,8 @@
 #ifndef FABEMU_RUN_H
 #define FABEMU_RUN_H
 
+#include "scenario.h"
+
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -30,6 +32,9 @@ struct RunOptions
 };
 
 int RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err);
+/// The same for a scenario already loaded (opt.file, set and seed unused): preflight,
+/// the run, the results folder, the exit code.
+int RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err);
 int ValidateScenarioFile(const std::string& file, const std::vector<std::string>& set,
                          std::ostream& out, std::ostream& err);
 /// Builders, workload types and every scenario key with its help and default.

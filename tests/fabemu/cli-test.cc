@@ -78,40 +78,52 @@ ScratchDir(const char* name)
 }
 } // namespace
 
-TEST_CASE("demo writes a complete results folder whose figures add up")
+TEST_CASE(
+    "demo runs through the normal path: the results folder of fabemu run, figures that add up")
 {
     const std::string out = ScratchDir("demo");
     const auto r = Fabemu(
         {"demo", "--senders", "8", "--bytes", "1000000", "--cc", "none", "--out", out, "--quiet"});
     REQUIRE(r.code == kExitOk);
     CHECK(r.out.empty());
-    for (const char* f : {"summary.json", "fct.txt", "pfc.txt", "queue.txt", "h0.pcap"})
+    const std::filesystem::path dir(out);
+    for (const char* f : {"summary.json", "fct.txt", "pfc.csv", "pfc.txt", "queue.csv", "h0.pcap",
+                          "report.md", "scenario.resolved.yaml", ".fabemu-results"})
     {
         CAPTURE(f);
-        CHECK(std::filesystem::exists(std::filesystem::path(out) / f));
+        CHECK(std::filesystem::exists(dir / f));
     }
-    std::ifstream in(std::filesystem::path(out) / "summary.json");
+    std::ifstream in(dir / "summary.json");
     const auto s = nlohmann::json::parse(in);
+    CHECK(s["scenario"] == "demo");
+    CHECK(s["fabric"] == "roce");
     CHECK(s["totals"]["bytes_delivered"] == 8000000);
     CHECK(s["totals"]["drops"] == 0);
     CHECK(s["totals"]["pfc_pause_frames"].get<uint64_t>() > 0); // 8:1 at line rate, no CC
     CHECK(s["totals"]["ecn_marks"].get<uint64_t>() > 0);
-    CHECK(s["flows_completed"] == 8);
-    std::ifstream fct(std::filesystem::path(out) / "fct.txt");
+    CHECK(s["flow_stats"]["completed"] == 8);
+    std::ifstream fct(dir / "fct.txt");
     int lines = 0;
     for (std::string line; std::getline(fct, line);)
     {
         ++lines;
     }
     CHECK(lines == 8);
+    // The resolved scenario loads back and runs as any scenario file does.
+    const auto again = Fabemu(
+        {"run", (dir / "scenario.resolved.yaml").string(), "--out", out + "-again", "--quiet"});
+    CHECK(again.code == kExitOk);
+    std::ifstream in2(std::filesystem::path(out + "-again") / "summary.json");
+    const auto s2 = nlohmann::json::parse(in2);
+    CHECK(s2["totals"] == s["totals"]);
     // Nothing is left beside the results folder.
-    for (const auto& e :
-         std::filesystem::directory_iterator(std::filesystem::path(out).parent_path()))
+    for (const auto& e : std::filesystem::directory_iterator(dir.parent_path()))
     {
         CHECK(e.path().filename().string().find(".fabemu-cli-demo-" + std::to_string(getpid()) +
                                                 ".tmp") == std::string::npos);
     }
     std::filesystem::remove_all(out);
+    std::filesystem::remove_all(out + "-again");
 }
 
 TEST_CASE("demo rejects bad options with exit 2 and writes nothing")
