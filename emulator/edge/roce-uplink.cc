@@ -140,8 +140,8 @@ RoceUplink::Pace(Flow& flow)
     }
     if (!flow.queue.empty() && !flow.release.IsRunning())
     {
-        flow.release = Simulator::Schedule(flow.pacer->GetNextSend() - now, &RoceUplink::Pace,
-                                           this, std::ref(flow));
+        flow.release = Simulator::Schedule(flow.pacer->GetNextSend() - now, &RoceUplink::Pace, this,
+                                           std::ref(flow));
     }
 }
 

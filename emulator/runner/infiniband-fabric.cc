@@ -106,15 +106,14 @@ class InfinibandFabric : public Fabric
         }
         for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
         {
-            m_pcaps.push_back(Create<IbPcapWriter>(
-                m_fabric.GetPort(h), (setup.dir / fmt::format("h{}.pcap", h)).string()));
+            m_fabric.EnablePcap((setup.dir / fmt::format("h{}.pcap", h)).string(), h);
         }
         m_queues = std::make_unique<IbQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
     }
 
     void WriteRecords() override
     {
-        m_pcaps.clear();
+        m_fabric.DisablePcaps();
         if (m_setup.dir.empty())
         {
             return;
@@ -163,7 +162,6 @@ class InfinibandFabric : public Fabric
     RecordSetup m_setup;
     std::ostringstream m_stallRows;
     std::ostringstream m_queueRows;
-    std::vector<Ptr<IbPcapWriter>> m_pcaps;
     std::unique_ptr<IbQueueSampler> m_queues;
 };
 

@@ -120,8 +120,10 @@ class IwarpFabric : public Fabric
         if (m_ethernet)
         {
             m_ethernet->WriteRecords();
+            return;
         }
-        else if (!m_setup.dir.empty())
+        m_fabric.DisablePcaps();
+        if (!m_setup.dir.empty())
         {
             WriteCsv(m_setup.dir / "queue.csv", "time_ns,node,port,prio,bytes", m_queueRows.str());
         }

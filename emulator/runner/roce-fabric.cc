@@ -103,14 +103,13 @@ class RoceFabric : public Fabric
         }
         for (uint32_t h : setup.dir.empty() ? std::vector<uint32_t>{} : s.record.pcap)
         {
-            m_pcaps.push_back(Create<PcapWriter>(
-                m_fabric.GetPort(h), (setup.dir / fmt::format("h{}.pcap", h)).string()));
+            m_fabric.EnablePcap((setup.dir / fmt::format("h{}.pcap", h)).string(), h);
         }
     }
 
     void WriteRecords() override
     {
-        m_pcaps.clear();
+        m_fabric.DisablePcaps();
         if (m_setup.dir.empty())
         {
             return;
@@ -158,7 +157,6 @@ class RoceFabric : public Fabric
     std::unique_ptr<PfcLog> m_pfcLog;
     std::unique_ptr<QueueSampler> m_queues;
     std::unique_ptr<RateLog> m_rateLog;
-    std::vector<Ptr<PcapWriter>> m_pcaps;
 };
 
 } // namespace

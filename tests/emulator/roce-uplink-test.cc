@@ -71,12 +71,11 @@ Build(Pair& p, bool dcqcn)
         {
             u->EnableDcqcn(DataRate("10Gbps"));
         }
-        p.a->SetRateObserver(
-            [&p](uint32_t ip, uint32_t qp, uint64_t bps) {
-                CHECK(ip == p.fabric.GetHostIpv4(1));
-                CHECK(qp == kDestQp);
-                p.rates.push_back(bps);
-            });
+        p.a->SetRateObserver([&p](uint32_t ip, uint32_t qp, uint64_t bps) {
+            CHECK(ip == p.fabric.GetHostIpv4(1));
+            CHECK(qp == kDestQp);
+            p.rates.push_back(bps);
+        });
     }
 }
 
@@ -119,7 +118,7 @@ TEST_CASE("RoCEv2 uplink: bare ports, frames bit-exact across, CE marks cut the 
     CHECK(ca.cnpsConsumed == 1);
     REQUIRE(p.rates.size() >= 2);
     CHECK(p.rates.front() == 10'000'000'000ull); // the flow starts at line rate
-    CHECK(p.rates[1] < p.rates.front());          // the CNP cut it
+    CHECK(p.rates[1] < p.rates.front());         // the CNP cut it
     CHECK(ca.lowestRateBps < 10'000'000'000ull);
     p.a.reset();
     p.b.reset();

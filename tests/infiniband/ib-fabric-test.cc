@@ -466,3 +466,36 @@ TEST_CASE("LMC: flows to one host take the paths of its several LIDs")
         Reset();
     }
 }
+
+TEST_CASE("helper: Set*Attribute reaches every object it creates; external hosts get a bare port")
+{
+    Config::Reset();
+    IbFabricHelper fabric;
+    fabric.SetPortAttribute("BufferBlocks", UintegerValue(96));
+    fabric.SetHcaAttribute("UseGrh", BooleanValue(true));
+    fabric.SetSwitchAttribute("SwitchingLatency", TimeValue(NanoSeconds(321)));
+    fabric.SetExternalHosts({1});
+    fabric.Install(TopologySpec::Star(3, LinkParams{}));
+    for (const auto& port : fabric.GetPorts())
+    {
+        UintegerValue blocks;
+        port->GetAttribute("BufferBlocks", blocks);
+        CHECK(blocks.Get() == 96);
+    }
+    for (uint32_t h : {0u, 2u})
+    {
+        BooleanValue grh;
+        fabric.GetHca(h)->GetAttribute("UseGrh", grh);
+        CHECK(grh.Get());
+        CHECK(fabric.GetHca(h)->GetPort() == fabric.GetPort(h));
+        CHECK(fabric.GetHca(h)->GetLid() == fabric.GetLid(h));
+    }
+    TimeValue latency;
+    fabric.GetSwitches().at(0)->GetAttribute("SwitchingLatency", latency);
+    CHECK(latency.Get() == NanoSeconds(321));
+    CHECK(fabric.GetNHosts() == 3);
+    CHECK(fabric.GetHca(1) == nullptr); // h1's bare port: a gateway's to take
+    CHECK(fabric.GetPort(1) != nullptr);
+    CHECK(fabric.GetLid(1) == 2);
+    Simulator::Destroy();
+}

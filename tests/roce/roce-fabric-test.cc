@@ -3,7 +3,9 @@
 #include "roce-packet.h"
 #include "roce-recorders.h"
 
+#include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/uinteger.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 
@@ -106,4 +108,48 @@ TEST_CASE("the rate log follows DCQCN's cuts and recoveries")
     CHECK(cut);
     Simulator::Destroy();
     Config::Reset();
+}
+
+TEST_CASE("helper: Set*Attribute reaches every object it creates; external hosts get a bare port")
+{
+    Config::Reset();
+    Config::SetDefault("ns3::RoceNic::Dscp", UintegerValue(10)); // defaults still apply
+    RoceFabricHelper fabric;
+    fabric.SetNicAttribute("Priority", UintegerValue(5));
+    fabric.SetDeviceAttribute("PfcEnabled", BooleanValue(false));
+    fabric.SetSwitchAttribute("EcmpSeed", UintegerValue(7));
+    fabric.SetExternalHosts({2});
+    fabric.Install(TopologySpec::Star(3, LinkParams{}));
+    for (uint32_t h : {0u, 1u})
+    {
+        UintegerValue prio;
+        UintegerValue dscp;
+        fabric.GetNic(h)->GetAttribute("Priority", prio);
+        fabric.GetNic(h)->GetAttribute("Dscp", dscp);
+        CHECK(prio.Get() == 5);
+        CHECK(dscp.Get() == 10);
+        CHECK(fabric.GetNic(h)->GetDevice() == fabric.GetPort(h));
+    }
+    for (const auto& dev : fabric.GetDevices())
+    {
+        BooleanValue pfc;
+        dev->GetAttribute("PfcEnabled", pfc);
+        CHECK_FALSE(pfc.Get());
+    }
+    UintegerValue seed;
+    fabric.GetSwitches().at(0)->GetAttribute("EcmpSeed", seed);
+    CHECK(seed.Get() == 7);
+    CHECK(fabric.GetNHosts() == 3);
+    CHECK(fabric.GetNic(2) == nullptr); // nothing simulated answers for h2
+    REQUIRE(fabric.GetPort(2) != nullptr);
+    CHECK(fabric.GetPort(2)->GetNode() == fabric.GetHost(2));
+    // Simulated hosts still talk; the external host's port is routed like any host's.
+    FlowRunner runner(fabric);
+    runner.Add({FlowSpec{0, 1, 100000, Time(0)}});
+    runner.Start();
+    Simulator::Run();
+    REQUIRE(runner.Outcomes().size() == 1);
+    CHECK(runner.Outcomes()[0].Completed());
+    CHECK(fabric.TotalCnps() == 0);
+    Simulator::Destroy();
 }

@@ -1,5 +1,7 @@
 #include "ib-fabric-helper.h"
 
+#include "ib-recorders.h"
+
 #include "ns3/abort.h"
 #include "ns3/uinteger.h"
 
@@ -8,6 +10,45 @@
 
 namespace ns3
 {
+
+IbFabricHelper::IbFabricHelper()
+{
+    m_portFactory.SetTypeId(IbPort::GetTypeId());
+    m_hcaFactory.SetTypeId(IbHca::GetTypeId());
+    m_switchFactory.SetTypeId(IbSwitch::GetTypeId());
+}
+
+void
+IbFabricHelper::SetPortAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_portFactory.Set(name, value);
+}
+
+void
+IbFabricHelper::SetHcaAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_hcaFactory.Set(name, value);
+}
+
+void
+IbFabricHelper::SetSwitchAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_switchFactory.Set(name, value);
+}
+
+IbFabricHelper::~IbFabricHelper() = default;
+
+void
+IbFabricHelper::EnablePcap(const std::string& path, uint32_t host)
+{
+    m_pcaps.push_back(Create<IbPcapWriter>(GetPort(host), path));
+}
+
+void
+IbFabricHelper::DisablePcaps()
+{
+    m_pcaps.clear();
+}
 
 void
 IbFabricHelper::SetLmc(uint8_t lmc)
@@ -28,8 +69,8 @@ IbFabricHelper::Install(const TopologySpec& spec)
     for (uint32_t l = 0; l < spec.Links().size(); ++l)
     {
         const auto& link = spec.Links()[l];
-        Ptr<IbPort> a = CreateObject<IbPort>();
-        Ptr<IbPort> b = CreateObject<IbPort>();
+        Ptr<IbPort> a = m_portFactory.Create<IbPort>();
+        Ptr<IbPort> b = m_portFactory.Create<IbPort>();
         for (const auto& port : {a, b})
         {
             port->SetAttribute("DataRate", DataRateValue(link.params.rate));
@@ -53,7 +94,7 @@ IbFabricHelper::Install(const TopologySpec& spec)
             m_hcas.push_back(nullptr); // a real endpoint's: its gateway owns the port
             continue;
         }
-        Ptr<IbHca> hca = CreateObject<IbHca>();
+        Ptr<IbHca> hca = m_hcaFactory.Create<IbHca>();
         hca->Setup(port, BaseLid(h));
         m_hcas.push_back(hca);
     }
@@ -65,7 +106,7 @@ IbFabricHelper::Install(const TopologySpec& spec)
         {
             continue;
         }
-        Ptr<IbSwitch> sw = CreateObject<IbSwitch>();
+        Ptr<IbSwitch> sw = m_switchFactory.Create<IbSwitch>();
         std::map<uint32_t, uint32_t> portOfLink;
         for (const auto& [link, port] : portOf[u])
         {

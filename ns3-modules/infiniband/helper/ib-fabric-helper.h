@@ -18,15 +18,29 @@
 #include "rdma-fabric.h"
 #include "topology-spec.h"
 
+#include "ns3/object-factory.h"
+
 #include <unordered_map>
 #include <vector>
 
 namespace ns3
 {
 
+class IbPcapWriter;
+
 class IbFabricHelper : public RdmaFabric
 {
   public:
+    IbFabricHelper();
+    ~IbFabricHelper() override;
+
+    /// An attribute of every IbPort Install creates (its DataRate comes from the link).
+    void SetPortAttribute(const std::string& name, const AttributeValue& value);
+    /// An attribute of every IbHca Install creates, e.g. "ServiceLevel".
+    void SetHcaAttribute(const std::string& name, const AttributeValue& value);
+    /// An attribute of every IbSwitch Install creates, e.g. "SwitchingLatency".
+    void SetSwitchAttribute(const std::string& name, const AttributeValue& value);
+
     enum class Routing
     {
         MinHop, ///< shortest paths (OpenSM's default); may close credit loops on rings and tori
@@ -63,6 +77,11 @@ class IbFabricHelper : public RdmaFabric
     uint16_t GetLid(uint32_t host) const { return BaseLid(host); }
     const std::vector<Ptr<IbSwitch>>& GetSwitches() const { return m_switches; }
     const std::vector<Ptr<IbPort>>& GetPorts() const { return m_ports; }
+    /// Writes every packet host \p host's port sends or receives to the pcap file
+    /// \p path (IbPcapWriter); the file is complete at DisablePcaps or when the helper goes.
+    void EnablePcap(const std::string& path, uint32_t host);
+    /// Completes and closes the pcap files EnablePcap opened.
+    void DisablePcaps();
 
     uint64_t TotalCreditStalls() const;
     uint64_t TotalOverflows() const;
@@ -84,6 +103,10 @@ class IbFabricHelper : public RdmaFabric
     std::vector<Ptr<IbSwitch>> m_switches;
     std::vector<Ptr<IbPort>> m_ports;
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost;
+    std::vector<Ptr<IbPcapWriter>> m_pcaps;
+    ObjectFactory m_portFactory;
+    ObjectFactory m_hcaFactory;
+    ObjectFactory m_switchFactory;
 };
 
 } // namespace ns3

@@ -9,7 +9,9 @@
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
+#include "ns3/pcap-file-wrapper.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/trace-helper.h"
 #include "ns3/queue-size.h"
 #include "ns3/red-queue-disc.h"
 #include "ns3/simulator.h"
@@ -291,11 +293,37 @@ IwarpFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
                             static_cast<uint32_t>(std::min<uint64_t>(wire, UINT32_MAX)));
 }
 
+namespace
+{
+
+/// What ns-3's PcapHelper::DefaultSink writes, here so that DisablePcaps can unhook it.
+void
+PcapSink(Ptr<PcapFileWrapper> file, Ptr<const Packet> p)
+{
+    file->Write(Simulator::Now(), p);
+}
+
+} // namespace
+
 void
 IwarpFabricHelper::EnablePcap(const std::string& path, uint32_t host)
 {
-    PointToPointHelper p2p;
-    p2p.EnablePcap(path, m_hostDevices.at(host), false, true);
+    // As PointToPointHelper::EnablePcap: a PPP file fed by the device's PromiscSniffer.
+    Ptr<NetDevice> dev = m_hostDevices.at(host);
+    Ptr<PcapFileWrapper> file = PcapHelper().CreateFile(path, std::ios::out, PcapHelper::DLT_PPP);
+    dev->TraceConnectWithoutContext("PromiscSniffer", MakeBoundCallback(&PcapSink, file));
+    m_pcaps.emplace_back(dev, file);
+}
+
+void
+IwarpFabricHelper::DisablePcaps()
+{
+    for (auto& [dev, file] : m_pcaps)
+    {
+        dev->TraceDisconnectWithoutContext("PromiscSniffer", MakeBoundCallback(&PcapSink, file));
+        file->Close();
+    }
+    m_pcaps.clear();
 }
 
 namespace

@@ -16,6 +16,7 @@
 #include "rdma-fabric.h"
 #include "topology-spec.h"
 
+#include "ns3/pcap-file-wrapper.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
@@ -71,8 +72,11 @@ class IwarpFabricHelper : public RdmaFabric
     Ptr<Node> GetHostNode(uint32_t host) const { return m_nodes.Get(m_hostNodes.at(host)); }
     const std::vector<Ptr<IwarpQp>>& GetQps() const { return m_qps; }
     /// Writes the frames of \p host's link, both directions, to \p path (PPP link type;
-    /// Wireshark decodes them as IP, TCP, MPA and DDP/RDMAP).
+    /// Wireshark decodes them as IP, TCP, MPA and DDP/RDMAP); the file is complete at
+    /// DisablePcaps or when the simulation is destroyed.
     void EnablePcap(const std::string& path, uint32_t host);
+    /// Completes and closes the pcap files EnablePcap opened.
+    void DisablePcaps();
 
     /// A switch port's queue: ns-3 node id, device index on that node, its queue disc.
     struct SwitchPort
@@ -105,6 +109,7 @@ class IwarpFabricHelper : public RdmaFabric
     std::vector<SwitchPort> m_switchPorts;     ///< one per switch port
     std::vector<uint16_t> m_nextPort;          ///< per host, the next listening port
     std::vector<Ptr<IwarpQp>> m_qps;           ///< alive until the helper goes
+    std::vector<std::pair<Ptr<NetDevice>, Ptr<PcapFileWrapper>>> m_pcaps;
     uint64_t m_peakQueue{0};
 };
 

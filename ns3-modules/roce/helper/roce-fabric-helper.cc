@@ -6,6 +6,7 @@
 
 #include "bth-header.h"
 #include "roce-channel.h"
+#include "roce-recorders.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
@@ -23,6 +24,45 @@ namespace
 /// Streams below this are left to workloads (FlowRunner users pick small ones).
 constexpr int64_t kFirstStream = 1000;
 } // namespace
+
+RoceFabricHelper::RoceFabricHelper()
+{
+    m_deviceFactory.SetTypeId(RoceNetDevice::GetTypeId());
+    m_nicFactory.SetTypeId(RoceNic::GetTypeId());
+    m_switchFactory.SetTypeId(RoceSwitch::GetTypeId());
+}
+
+void
+RoceFabricHelper::SetDeviceAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_deviceFactory.Set(name, value);
+}
+
+void
+RoceFabricHelper::SetNicAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_nicFactory.Set(name, value);
+}
+
+void
+RoceFabricHelper::SetSwitchAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_switchFactory.Set(name, value);
+}
+
+RoceFabricHelper::~RoceFabricHelper() = default;
+
+void
+RoceFabricHelper::EnablePcap(const std::string& path, uint32_t host)
+{
+    m_pcaps.push_back(Create<PcapWriter>(GetPort(host), path));
+}
+
+void
+RoceFabricHelper::DisablePcaps()
+{
+    m_pcaps.clear();
+}
 
 Ipv4Address
 RoceFabricHelper::GetHostAddress(uint32_t i) const
@@ -59,7 +99,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         cable->SetAttribute("Delay", TimeValue(link.params.delay));
         for (uint32_t end : {link.a, link.b})
         {
-            Ptr<RoceNetDevice> dev = CreateObject<RoceNetDevice>();
+            Ptr<RoceNetDevice> dev = m_deviceFactory.Create<RoceNetDevice>();
             dev->SetAddress(Mac48Address::Allocate());
             dev->SetDataRate(link.params.rate);
             ns3Nodes[end]->AddDevice(dev);
@@ -82,7 +122,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
             m_nics.push_back(nullptr); // a real endpoint's: its edge owns the port
             continue;
         }
-        Ptr<RoceNic> nic = CreateObject<RoceNic>();
+        Ptr<RoceNic> nic = m_nicFactory.Create<RoceNic>();
         nic->Setup(port, GetHostAddress(h));
         ns3Nodes[node]->AggregateObject(nic);
         m_nics.push_back(nic);
@@ -96,7 +136,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         {
             continue;
         }
-        Ptr<RoceSwitch> sw = CreateObject<RoceSwitch>();
+        Ptr<RoceSwitch> sw = m_switchFactory.Create<RoceSwitch>();
         ns3Nodes[u]->AggregateObject(sw);
         m_switchNodes.Add(ns3Nodes[u]);
         std::map<uint32_t, uint32_t> portOfLink;

@@ -3,7 +3,8 @@
  * a RoceSwitch on every switch node, a RoceNic on every host (HostIpv4: 10.0.0.1 up)
  * but the external ones, which real endpoints stand for and which get a bare port,
  * ECMP host routes, MMUs sized from their ports. Attributes of the objects it
- * creates come from their TypeId defaults (Config::SetDefault, scenarios).
+ * creates come from their TypeId defaults (Config::SetDefault, scenarios), then
+ * from the helper's own Set*Attribute calls, as ns-3's helpers do (ObjectFactory).
  */
 #ifndef FABEMU_ROCE_FABRIC_HELPER_H
 #define FABEMU_ROCE_FABRIC_HELPER_H
@@ -14,6 +15,7 @@
 #include "topology-spec.h"
 
 #include "ns3/node-container.h"
+#include "ns3/object-factory.h"
 
 #include <map>
 #include <string>
@@ -24,9 +26,21 @@
 namespace ns3
 {
 
+class PcapWriter;
+
 class RoceFabricHelper : public RdmaFabric
 {
   public:
+    RoceFabricHelper();
+    ~RoceFabricHelper() override;
+
+    /// An attribute of every RoceNetDevice (port) Install creates, e.g. "PfcEnabled".
+    void SetDeviceAttribute(const std::string& name, const AttributeValue& value);
+    /// An attribute of every RoceNic Install creates, e.g. "CongestionControl".
+    void SetNicAttribute(const std::string& name, const AttributeValue& value);
+    /// An attribute of every RoceSwitch Install creates, e.g. "EcmpSeed".
+    void SetSwitchAttribute(const std::string& name, const AttributeValue& value);
+
     /// Throws std::invalid_argument when a switch cannot be built as configured
     /// (its buffer cannot hold the reserve and headroom of its ports).
     void Install(const TopologySpec& spec);
@@ -55,6 +69,11 @@ class RoceFabricHelper : public RdmaFabric
     Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_hostPorts.at(i); }
     Ipv4Address GetHostAddress(uint32_t i) const;
     const std::vector<Ptr<RoceSwitch>>& GetSwitches() const { return m_switches; }
+    /// Writes every frame host \p host's port sends or receives (PFC included) to the
+    /// pcap file \p path; the file is complete at DisablePcaps or when the helper goes.
+    void EnablePcap(const std::string& path, uint32_t host);
+    /// Completes and closes the pcap files EnablePcap opened.
+    void DisablePcaps();
     /// Every port in the fabric, host and switch.
     const std::vector<Ptr<RoceNetDevice>>& GetDevices() const { return m_devices; }
 
@@ -90,6 +109,10 @@ class RoceFabricHelper : public RdmaFabric
     std::vector<Ptr<RoceSwitch>> m_switches;
     std::vector<Ptr<RoceNetDevice>> m_devices;
     uint32_t m_connections{0};
+    std::vector<Ptr<PcapWriter>> m_pcaps;
+    ObjectFactory m_deviceFactory;
+    ObjectFactory m_nicFactory;
+    ObjectFactory m_switchFactory;
 };
 
 } // namespace ns3
