@@ -7,15 +7,15 @@
 // model: what any user-space hop costs here). For each offered rate: frames lost
 // and, for the emulator, how far simulated time lagged the wall clock. The
 // capacity is the highest rate with nothing lost and the lag under 1 ms. Needs root.
-#include "edge-port.h"
-#include "lag-monitor.h"
-#include "owned-tap.h"
-#include "realtime-simulator.h"
-#include "realtime-thread.h"
-#include "roce-fabric-helper.h"
-#include "roce-frame.h"
-#include "roce-uplink.h"
-#include "tap-relay.h"
+#include "emulator/edge/edge-port.h"
+#include "emulator/edge/lag-monitor.h"
+#include "emulator/edge/owned-tap.h"
+#include "emulator/edge/realtime-simulator.h"
+#include "emulator/edge/realtime-thread.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-frame.h"
+#include "emulator/edge/roce-uplink.h"
+#include "emulator/edge/tap-relay.h"
 
 #include "ns3/global-value.h"
 #include "ns3/nstime.h"

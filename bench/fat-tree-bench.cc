@@ -9,9 +9,9 @@
 // merit is wall time per packet-hop (a frame sent on one link), and the ratio
 // of the two costs is what is compared, never absolute times.
 #include "in-child.h"
-#include "rdma-workload.h"
-#include "ib-fabric-helper.h"
-#include "roce-fabric-helper.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/config.h"

@@ -11,9 +11,9 @@
 // the other's caches or allocator; with --repeat N the two alternate N times and
 // the run with the least CPU time of each is kept (the machines are shared and noisy).
 #include "in-child.h"
-#include "pcie-helper.h"
-#include "rdma-workload.h"
-#include "roce-fabric-helper.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

@@ -14,6 +14,8 @@ endfunction()
 # fabemu_ns3_module(NAME <name> SOURCES <files...> LIBRARIES <targets...>)
 # An ns-3 module of ours: a shared library named fabemu-<name>, laid out as
 # ns-3 modules are (model/, helper/), linking Debian's imported ns3:: targets.
+# Other code includes its headers as "ns3/<name>.h"; the rest of the tree's
+# headers go by their path from the repository root ("emulator/edge/edge-port.h").
 # Shared, not static, so that every TypeId registers itself at load time and
 # is reachable by name from scenarios and --set.
 function(fabemu_ns3_module)
@@ -21,11 +23,21 @@ function(fabemu_ns3_module)
   set(target fabemu-${M_NAME})
   add_library(${target} SHARED ${M_SOURCES})
   add_library(fabemu::${M_NAME} ALIAS ${target})
-  foreach(sub model helper)
-    if(EXISTS "${CMAKE_CURRENT_SOURCE_DIR}/${sub}")
-      target_include_directories(${target} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/${sub}")
+  # Its headers are included as ns-3's own are, "ns3/<name>.h": build/include/ns3
+  # holds a link to each (ns-3's build copies them there), so no model/ or helper/
+  # folder is on anyone's include path.
+  set(incdir "${PROJECT_BINARY_DIR}/include")
+  file(MAKE_DIRECTORY "${incdir}/ns3")
+  file(GLOB headers CONFIGURE_DEPENDS "${CMAKE_CURRENT_SOURCE_DIR}/model/*.h"
+    "${CMAKE_CURRENT_SOURCE_DIR}/helper/*.h")
+  foreach(h ${headers})
+    get_filename_component(name "${h}" NAME)
+    if(EXISTS "/usr/include/ns3/${name}")
+      message(FATAL_ERROR "${h}: ns-3 has a header of that name; rename ours")
     endif()
+    file(CREATE_LINK "${h}" "${incdir}/ns3/${name}" SYMBOLIC)
   endforeach()
+  target_include_directories(${target} PUBLIC "${incdir}")
   target_link_libraries(${target} PUBLIC ${M_LIBRARIES})
   fabemu_warnings(${target})
 endfunction()

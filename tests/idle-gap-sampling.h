@@ -4,7 +4,7 @@
 #ifndef FABEMU_TESTS_IDLE_GAP_SAMPLING_H
 #define FABEMU_TESTS_IDLE_GAP_SAMPLING_H
 
-#include "rdma-workload.h"
+#include "ns3/rdma-workload.h"
 
 #include "ns3/simulator.h"
 

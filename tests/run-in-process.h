@@ -3,8 +3,8 @@
 #ifndef FABEMU_TESTS_RUN_IN_PROCESS_H
 #define FABEMU_TESTS_RUN_IN_PROCESS_H
 
-#include "cli.h"
-#include "run.h"
+#include "emulator/fabemu/cli.h"
+#include "emulator/fabemu/run.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "agent-protocol.h"
+#include "containers/agent/agent-protocol.h"
 
 #include <array>
 

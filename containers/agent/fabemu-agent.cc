@@ -4,7 +4,7 @@
 // reads commands from the virtio-serial port, runs each with /bin/sh -c in its
 // own process group, streams its stdout and stderr, and reports its exit. As
 // PID 1 it also reaps every orphan. Single-threaded: one poll() loop.
-#include "agent-protocol.h"
+#include "containers/agent/agent-protocol.h"
 
 #include <nlohmann/json.hpp>
 

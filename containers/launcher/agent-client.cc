@@ -1,6 +1,6 @@
-#include "agent-client.h"
+#include "containers/launcher/agent-client.h"
 
-#include "agent-protocol.h"
+#include "containers/agent/agent-protocol.h"
 
 #include <thread>
 

@@ -1,4 +1,4 @@
-#include "vm-launcher.h"
+#include "containers/launcher/vm-launcher.h"
 
 #include <cerrno>
 #include <csignal>

@@ -9,7 +9,7 @@
 #ifndef FABEMU_VM_LAUNCHER_H
 #define FABEMU_VM_LAUNCHER_H
 
-#include "agent-client.h"
+#include "containers/launcher/agent-client.h"
 
 #include <chrono>
 #include <memory>

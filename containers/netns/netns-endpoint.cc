@@ -1,4 +1,4 @@
-#include "netns-endpoint.h"
+#include "containers/netns/netns-endpoint.h"
 
 #include <array>
 #include <cerrno>

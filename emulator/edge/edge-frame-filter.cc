@@ -1,4 +1,4 @@
-#include "edge-frame-filter.h"
+#include "emulator/edge/edge-frame-filter.h"
 
 namespace fabemu
 {

@@ -8,7 +8,7 @@
 #ifndef FABEMU_EDGE_FRAME_FILTER_H
 #define FABEMU_EDGE_FRAME_FILTER_H
 
-#include "roce-frame.h"
+#include "ns3/roce-frame.h"
 
 #include <cstdint>
 #include <map>

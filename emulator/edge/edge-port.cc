@@ -1,6 +1,6 @@
-#include "edge-port.h"
+#include "emulator/edge/edge-port.h"
 
-#include "realtime-simulator.h"
+#include "emulator/edge/realtime-simulator.h"
 
 #include "ns3/simulator.h"
 #include "ns3/nstime.h"

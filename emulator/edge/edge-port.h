@@ -21,12 +21,12 @@
 #ifndef FABEMU_EDGE_PORT_H
 #define FABEMU_EDGE_PORT_H
 
-#include "edge-frame-filter.h"
-#include "edge-uplink.h"
-#include "neighbour-responder.h"
-#include "tap-port.h"
+#include "emulator/edge/edge-frame-filter.h"
+#include "emulator/edge/edge-uplink.h"
+#include "emulator/edge/neighbour-responder.h"
+#include "emulator/edge/tap-port.h"
 
-#include "realtime-simulator.h"
+#include "emulator/edge/realtime-simulator.h"
 
 #include <deque>
 #include <memory>

@@ -9,7 +9,7 @@
 #ifndef FABEMU_EDGE_UPLINK_H
 #define FABEMU_EDGE_UPLINK_H
 
-#include "roce-frame.h"
+#include "ns3/roce-frame.h"
 
 #include <cstdint>
 #include <functional>

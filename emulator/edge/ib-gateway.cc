@@ -1,6 +1,6 @@
-#include "ib-gateway.h"
+#include "emulator/edge/ib-gateway.h"
 
-#include "ib-headers.h"
+#include "ns3/ib-headers.h"
 
 #include "ns3/simulator.h"
 

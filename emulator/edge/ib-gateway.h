@@ -18,10 +18,10 @@
 #ifndef FABEMU_IB_GATEWAY_H
 #define FABEMU_IB_GATEWAY_H
 
-#include "edge-uplink.h"
-#include "neighbour-responder.h"
+#include "emulator/edge/edge-uplink.h"
+#include "emulator/edge/neighbour-responder.h"
 
-#include "ib-port.h"
+#include "ns3/ib-port.h"
 
 #include <deque>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "lag-monitor.h"
+#include "emulator/edge/lag-monitor.h"
 
 #include "ns3/abort.h"
 #include "ns3/realtime-simulator-impl.h"

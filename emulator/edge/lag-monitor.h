@@ -10,7 +10,7 @@
 #ifndef FABEMU_LAG_MONITOR_H
 #define FABEMU_LAG_MONITOR_H
 
-#include "realtime-simulator.h"
+#include "emulator/edge/realtime-simulator.h"
 
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"

@@ -1,4 +1,4 @@
-#include "neighbour-responder.h"
+#include "emulator/edge/neighbour-responder.h"
 
 #include <cstring>
 

@@ -9,7 +9,7 @@
 #ifndef FABEMU_NEIGHBOUR_RESPONDER_H
 #define FABEMU_NEIGHBOUR_RESPONDER_H
 
-#include "roce-frame.h"
+#include "ns3/roce-frame.h"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "owned-tap.h"
+#include "emulator/edge/owned-tap.h"
 
 #include <cerrno>
 #include <cstdlib>

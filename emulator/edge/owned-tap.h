@@ -7,7 +7,7 @@
 #ifndef FABEMU_OWNED_TAP_H
 #define FABEMU_OWNED_TAP_H
 
-#include "tap-port.h"
+#include "emulator/edge/tap-port.h"
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-#include "realtime-simulator.h"
+#include "emulator/edge/realtime-simulator.h"
 
 #include "ns3/abort.h"
 #include "ns3/assert.h"

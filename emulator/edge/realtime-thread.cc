@@ -1,4 +1,4 @@
-#include "realtime-thread.h"
+#include "emulator/edge/realtime-thread.h"
 
 #include <sched.h>
 #include <sys/prctl.h>

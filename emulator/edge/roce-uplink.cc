@@ -1,8 +1,8 @@
-#include "roce-uplink.h"
+#include "emulator/edge/roce-uplink.h"
 
-#include "ib-opcode.h"
-#include "pfc-header.h"
-#include "roce-packet.h"
+#include "ns3/ib-opcode.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-packet.h"
 
 #include "ns3/boolean.h"
 #include "ns3/node.h"

@@ -17,11 +17,11 @@
 #ifndef FABEMU_ROCE_UPLINK_H
 #define FABEMU_ROCE_UPLINK_H
 
-#include "edge-uplink.h"
+#include "emulator/edge/edge-uplink.h"
 
-#include "dcqcn-notification-point.h"
-#include "flow-pacer.h"
-#include "roce-net-device.h"
+#include "ns3/dcqcn-notification-point.h"
+#include "ns3/flow-pacer.h"
+#include "ns3/roce-net-device.h"
 
 #include "ns3/event-id.h"
 

@@ -1,6 +1,6 @@
-#include "tap-port.h"
+#include "emulator/edge/tap-port.h"
 
-#include "realtime-thread.h"
+#include "emulator/edge/realtime-thread.h"
 
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>

@@ -1,6 +1,6 @@
-#include "tap-relay.h"
+#include "emulator/edge/tap-relay.h"
 
-#include "realtime-thread.h"
+#include "emulator/edge/realtime-thread.h"
 
 #include <cerrno>
 #include <cstring>

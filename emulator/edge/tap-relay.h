@@ -13,7 +13,7 @@
 #ifndef FABEMU_TAP_RELAY_H
 #define FABEMU_TAP_RELAY_H
 
-#include "tap-port.h"
+#include "emulator/edge/tap-port.h"
 
 #include <array>
 #include <atomic>

@@ -1,12 +1,12 @@
-#include "cli.h"
-#include "status-server.h"
+#include "emulator/fabemu/cli.h"
+#include "emulator/fabemu/status-server.h"
 
-#include "demo.h"
-#include "emulate.h"
-#include "endpoints.h"
-#include "exit-codes.h"
-#include "host-rdma-probe.h"
-#include "run.h"
+#include "emulator/fabemu/demo.h"
+#include "emulator/fabemu/emulate.h"
+#include "emulator/fabemu/endpoints.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "containers/probe/host-rdma-probe.h"
+#include "emulator/fabemu/run.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

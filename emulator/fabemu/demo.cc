@@ -1,9 +1,9 @@
-#include "demo.h"
+#include "emulator/fabemu/demo.h"
 
-#include "exit-codes.h"
-#include "run.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/run.h"
 
-#include "scenario.h"
+#include "scenarios/src/scenario.h"
 
 #include "ns3/data-rate.h"
 

@@ -3,10 +3,10 @@
 #ifndef FABEMU_EMULATE_H
 #define FABEMU_EMULATE_H
 
-#include "fabric.h"
-#include "scenario.h"
+#include "emulator/runner/fabric.h"
+#include "scenarios/src/scenario.h"
 
-#include "rdma-workload.h"
+#include "ns3/rdma-workload.h"
 
 #include <nlohmann/json.hpp>
 

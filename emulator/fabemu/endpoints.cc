@@ -1,11 +1,11 @@
-#include "endpoints.h"
+#include "emulator/fabemu/endpoints.h"
 
-#include "host-rdma-probe.h"
-#include "netns-endpoint.h"
+#include "containers/probe/host-rdma-probe.h"
+#include "containers/netns/netns-endpoint.h"
 
-#include "exit-codes.h"
-#include "host-address.h"
-#include "vm-launcher.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "ns3/host-address.h"
+#include "containers/launcher/vm-launcher.h"
 
 #include <boost/asio.hpp>
 #include <fmt/format.h>

@@ -1,14 +1,14 @@
 // fabemu list: fabric types, builders, workload types and every scenario key, from the
 // same key tables the scenario parser reads (scenarios/src/scenario-keys.cc).
-#include "exit-codes.h"
-#include "run.h"
-#include "scenario.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/run.h"
+#include "scenarios/src/scenario.h"
 
-#include "ib-switch.h"
-#include "iwarp-qp.h"
-#include "pcie-link.h"
-#include "rdma-queue-pair.h"
-#include "roce-switch.h"
+#include "ns3/ib-switch.h"
+#include "ns3/iwarp-qp.h"
+#include "ns3/pcie-link.h"
+#include "ns3/rdma-queue-pair.h"
+#include "ns3/roce-switch.h"
 
 #include "ns3/type-id.h"
 

@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "emulator/fabemu/cli.h"
 
 #include <iostream>
 

@@ -1,4 +1,4 @@
-#include "results-folder.h"
+#include "emulator/fabemu/results-folder.h"
 
 #include <fmt/format.h>
 

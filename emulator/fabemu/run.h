@@ -2,7 +2,7 @@
 #ifndef FABEMU_RUN_H
 #define FABEMU_RUN_H
 
-#include "scenario.h"
+#include "scenarios/src/scenario.h"
 
 #include <cstdint>
 #include <optional>

@@ -3,11 +3,11 @@
 #ifndef FABEMU_SCENARIO_FABRIC_H
 #define FABEMU_SCENARIO_FABRIC_H
 
-#include "fabric.h"
-#include "scenario.h"
+#include "emulator/runner/fabric.h"
+#include "scenarios/src/scenario.h"
 
-#include "rdma-workload.h"
-#include "topology-spec.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/topology-spec.h"
 
 #include <vector>
 

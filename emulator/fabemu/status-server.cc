@@ -1,4 +1,4 @@
-#include "status-server.h"
+#include "emulator/fabemu/status-server.h"
 
 #include <boost/asio.hpp>
 

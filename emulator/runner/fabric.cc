@@ -1,4 +1,4 @@
-#include "fabric.h"
+#include "emulator/runner/fabric.h"
 
 #include "ns3/type-id.h"
 #include "ns3/uinteger.h"

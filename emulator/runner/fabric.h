@@ -4,10 +4,10 @@
 #ifndef FABEMU_FABRIC_H
 #define FABEMU_FABRIC_H
 
-#include "scenario.h"
+#include "scenarios/src/scenario.h"
 
-#include "edge-port.h"
-#include "rdma-fabric.h"
+#include "emulator/edge/edge-port.h"
+#include "ns3/rdma-fabric.h"
 
 #include "ns3/nstime.h"
 

@@ -2,15 +2,15 @@
 // depth per VL, pcaps; real endpoints through an IbGateway at each edge (RoCEv2
 // frames as IB packets, restored bit-exact on the far side). Lossless by
 // construction: its only drops are packets with no route.
-#include "fabric.h"
+#include "emulator/runner/fabric.h"
 
-#include "results.h"
-#include "scenario-fabric.h"
+#include "scenarios/src/results.h"
+#include "emulator/fabemu/scenario-fabric.h"
 
-#include "ib-fabric-helper.h"
-#include "ib-gateway.h"
-#include "ib-recorders.h"
-#include "tap-port.h"
+#include "ns3/ib-fabric-helper.h"
+#include "emulator/edge/ib-gateway.h"
+#include "ns3/ib-recorders.h"
+#include "emulator/edge/tap-port.h"
 
 #include "ns3/config.h"
 #include "ns3/simulator.h"

@@ -1,14 +1,14 @@
 // RoCEv2 over lossless Ethernet behind the Fabric seam: PFC, queue and DCQCN-rate
 // recorders, pcaps; real endpoints on RoceUplinks, on the bare ports of external hosts.
-#include "fabric.h"
+#include "emulator/runner/fabric.h"
 
-#include "results.h"
-#include "scenario-fabric.h"
+#include "scenarios/src/results.h"
+#include "emulator/fabemu/scenario-fabric.h"
 
-#include "roce-fabric-helper.h"
-#include "roce-recorders.h"
-#include "roce-uplink.h"
-#include "tap-port.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-recorders.h"
+#include "emulator/edge/roce-uplink.h"
+#include "emulator/edge/tap-port.h"
 
 #include "ns3/simulator.h"
 

@@ -1,4 +1,4 @@
-#include "summary.h"
+#include "emulator/runner/summary.h"
 
 #include <algorithm>
 

@@ -2,9 +2,9 @@
 #ifndef FABEMU_SUMMARY_H
 #define FABEMU_SUMMARY_H
 
-#include "fabric.h"
+#include "emulator/runner/fabric.h"
 
-#include "rdma-workload.h"
+#include "ns3/rdma-workload.h"
 
 #include <nlohmann/json.hpp>
 

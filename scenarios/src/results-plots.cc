@@ -1,6 +1,6 @@
-#include "results-plots.h"
+#include "scenarios/src/results-plots.h"
 
-#include "results.h"
+#include "scenarios/src/results.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>

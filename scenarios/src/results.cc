@@ -1,6 +1,6 @@
-#include "results.h"
+#include "scenarios/src/results.h"
 
-#include "results-plots.h"
+#include "scenarios/src/results-plots.h"
 
 #include <fmt/format.h>
 

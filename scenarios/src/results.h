@@ -7,7 +7,7 @@
 #ifndef FABEMU_RESULTS_H
 #define FABEMU_RESULTS_H
 
-#include "scenario.h"
+#include "scenarios/src/scenario.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // Keys(), WorkloadTypes() ...: the key tables as documentation, for `fabemu list` and docs.
-#include "scenario-keys.h"
+#include "scenarios/src/scenario-keys.h"
 
 #include <fmt/format.h>
 

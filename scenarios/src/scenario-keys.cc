@@ -1,5 +1,5 @@
 // The scenario's keys, one table per section; see scenario-keys.h.
-#include "scenario-keys.h"
+#include "scenarios/src/scenario-keys.h"
 
 #include <fmt/format.h>
 

@@ -13,7 +13,7 @@
 #ifndef FABEMU_SCENARIO_KEYS_H
 #define FABEMU_SCENARIO_KEYS_H
 
-#include "scenario-reader.h"
+#include "scenarios/src/scenario-reader.h"
 
 #include <functional>
 #include <optional>

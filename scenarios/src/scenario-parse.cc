@@ -1,5 +1,5 @@
 // ParseScenario: the document, --set, then each section by walking its key table.
-#include "scenario-keys.h"
+#include "scenarios/src/scenario-keys.h"
 
 #include <fmt/format.h>
 

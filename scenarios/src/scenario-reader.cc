@@ -1,5 +1,5 @@
 // The YAML reader: one node to one value, or one FILE:LINE:COL message.
-#include "scenario-reader.h"
+#include "scenarios/src/scenario-reader.h"
 
 #include <fmt/format.h>
 

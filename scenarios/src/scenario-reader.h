@@ -5,7 +5,7 @@
 #ifndef FABEMU_SCENARIO_READER_H
 #define FABEMU_SCENARIO_READER_H
 
-#include "scenario.h"
+#include "scenarios/src/scenario.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -1,5 +1,5 @@
 // Units (bytes, times, rates) and the closest-word suggestion used by every message.
-#include "scenario-reader.h"
+#include "scenarios/src/scenario-reader.h"
 
 #include <algorithm>
 #include <cmath>

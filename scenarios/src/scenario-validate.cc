@@ -1,5 +1,5 @@
 // Cross-key checks: what one key's value says about another's, once both are read.
-#include "scenario-keys.h"
+#include "scenarios/src/scenario-keys.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // ResolvedYaml: every value used, by walking the same key tables the parser reads.
-#include "scenario-keys.h"
+#include "scenarios/src/scenario-keys.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "scenario-reader.h"
+#include "scenarios/src/scenario-reader.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>

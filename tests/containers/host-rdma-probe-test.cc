@@ -1,4 +1,4 @@
-#include "host-rdma-probe.h"
+#include "containers/probe/host-rdma-probe.h"
 
 #include "../scratch-dir.h"
 

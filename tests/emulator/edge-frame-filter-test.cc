@@ -1,6 +1,6 @@
 #include "../pcap-frames.h"
-#include "edge-frame-filter.h"
-#include "edge-port.h"
+#include "emulator/edge/edge-frame-filter.h"
+#include "emulator/edge/edge-port.h"
 
 #include <doctest/doctest.h>
 

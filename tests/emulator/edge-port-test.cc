@@ -4,12 +4,12 @@
 // (and pause the fabric when PFC is on) and deliver every one, in order, once B
 // reads again.
 #include "../skip.h"
-#include "edge-port.h"
-#include "owned-tap.h"
-#include "realtime-simulator.h"
-#include "roce-fabric-helper.h"
-#include "roce-frame.h"
-#include "roce-uplink.h"
+#include "emulator/edge/edge-port.h"
+#include "emulator/edge/owned-tap.h"
+#include "emulator/edge/realtime-simulator.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-frame.h"
+#include "emulator/edge/roce-uplink.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

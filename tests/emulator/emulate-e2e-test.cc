@@ -4,9 +4,9 @@
 #include "../fabemu-process.h"
 #include "../shell.h"
 #include "../skip.h"
-#include "emulate.h"
-#include "results.h"
-#include "scenario.h"
+#include "emulator/fabemu/emulate.h"
+#include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
 

@@ -4,7 +4,7 @@
 #include "../fabemu-process.h"
 #include "../shell.h"
 #include "../skip.h"
-#include "emulate.h"
+#include "emulator/fabemu/emulate.h"
 
 #include <doctest/doctest.h>
 

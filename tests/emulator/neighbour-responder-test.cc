@@ -1,7 +1,7 @@
 // ARP and neighbour discovery at the edge, against real kernels: the replies the
 // two VMs of a real rxe capture sent each other are what the responder must write.
 #include "../pcap-frames.h"
-#include "neighbour-responder.h"
+#include "emulator/edge/neighbour-responder.h"
 
 #include <doctest/doctest.h>
 

@@ -4,8 +4,8 @@
 // A pipe stands in for a tap; events that each burn more wall time than the
 // simulated time between them stand in for an overloaded model. And the lag: every
 // event's lateness recorded by the simulator, with no sampling event. No root needed.
-#include "lag-monitor.h"
-#include "realtime-simulator.h"
+#include "emulator/edge/lag-monitor.h"
+#include "emulator/edge/realtime-simulator.h"
 
 #include "ns3/global-value.h"
 #include "ns3/simulator.h"

@@ -1,5 +1,5 @@
 #include "../skip.h"
-#include "realtime-thread.h"
+#include "emulator/edge/realtime-thread.h"
 
 #include <doctest/doctest.h>
 

@@ -3,9 +3,9 @@
 // removed, CE marks earn the sender a CNP through the model's own notification
 // point, that CNP cuts the sender's flow through the model's own pacer, and
 // holding the fabric back pauses it with PFC until it is let go.
-#include "roce-fabric-helper.h"
-#include "roce-frame.h"
-#include "roce-uplink.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-frame.h"
+#include "emulator/edge/roce-uplink.h"
 
 #include "ns3/config.h"
 #include "ns3/simulator.h"

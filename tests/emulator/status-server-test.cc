@@ -1,6 +1,6 @@
 // The live status socket: what a client reads, who may read it, and that it
 // goes away with the server, stale or not.
-#include "status-server.h"
+#include "emulator/fabemu/status-server.h"
 
 #include "../scratch-dir.h"
 

@@ -1,5 +1,5 @@
-#include "cli.h"
-#include "exit-codes.h"
+#include "emulator/fabemu/cli.h"
+#include "emulator/fabemu/exit-codes.h"
 
 #include <doctest/doctest.h>
 

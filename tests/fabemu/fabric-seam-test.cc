@@ -1,18 +1,18 @@
 // One seam per fabric (issue 15): every fabric through FabricRegistry, and one source
 // for each rule that simulation and emulation used to write apart: host addresses,
 // the IP MTU for a path MTU, the order of defaults, the InfiniBand peak queue.
-#include "emulate.h"
-#include "fabric.h"
-#include "scenario-fabric.h"
-#include "summary.h"
+#include "emulator/fabemu/emulate.h"
+#include "emulator/runner/fabric.h"
+#include "emulator/fabemu/scenario-fabric.h"
+#include "emulator/runner/summary.h"
 
-#include "host-address.h"
-#include "ib-fabric-helper.h"
-#include "ib-port.h"
-#include "ib-recorders.h"
-#include "iwarp-fabric-helper.h"
-#include "rdma-workload.h"
-#include "switch-mmu.h"
+#include "ns3/host-address.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-port.h"
+#include "ns3/ib-recorders.h"
+#include "ns3/iwarp-fabric-helper.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/switch-mmu.h"
 
 #include "ns3/config.h"
 #include "ns3/double.h"

@@ -1,7 +1,7 @@
 // fabemu run --out and fabemu demo --out replace only what fabemu wrote: a folder
 // holding anything else is refused (exit 2, left as it was) unless --force.
-#include "cli.h"
-#include "exit-codes.h"
+#include "emulator/fabemu/cli.h"
+#include "emulator/fabemu/exit-codes.h"
 #include "../scratch-dir.h"
 #include "../run-in-process.h"
 

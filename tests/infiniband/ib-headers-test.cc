@@ -1,7 +1,7 @@
 // InfiniBand link-layer formats and link rates.
-#include "ib-headers.h"
-#include "ib-link.h"
-#include "ib-port.h"
+#include "ns3/ib-headers.h"
+#include "ns3/ib-link.h"
+#include "ns3/ib-port.h"
 
 #include <doctest/doctest.h>
 

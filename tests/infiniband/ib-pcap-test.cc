@@ -3,9 +3,9 @@
 #include "../shell.h"
 #include "../idle-gap-sampling.h"
 #include "../skip.h"
-#include "ib-fabric-helper.h"
-#include "ib-link.h"
-#include "ib-recorders.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-link.h"
+#include "ns3/ib-recorders.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

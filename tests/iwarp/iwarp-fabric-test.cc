@@ -4,7 +4,7 @@
 // Terminate the RFCs prescribe, and tshark decodes the pcap as iWARP.
 #include "../shell.h"
 #include "../skip.h"
-#include "iwarp-fabric-helper.h"
+#include "ns3/iwarp-fabric-helper.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/boolean.h"

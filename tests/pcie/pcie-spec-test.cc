@@ -1,7 +1,7 @@
 // The PCIe arithmetic against the specification's figures, and the checks
 // that refuse values the specification does not allow, with their messages.
-#include "pcie-helper.h"
-#include "pcie-spec.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"

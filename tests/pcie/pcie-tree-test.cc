@@ -2,8 +2,8 @@
 // peer-to-peer traffic under a switch, ACS redirect through the root complex,
 // DMA to host memory at the narrowest link's framing limit, Intel's 64-byte
 // P2P split, and the transfer API's completion callbacks.
-#include "pcie-helper.h"
-#include "pcie-spec.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/boolean.h"
 #include "ns3/data-rate.h"

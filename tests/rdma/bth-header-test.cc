@@ -1,6 +1,6 @@
-#include "bth-header.h"
-#include "ib-extension-headers.h"
-#include "ib-opcode.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-extension-headers.h"
+#include "ns3/ib-opcode.h"
 
 #include "ns3/packet.h"
 

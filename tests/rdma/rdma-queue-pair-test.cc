@@ -1,5 +1,5 @@
-#include "ib-opcode.h"
-#include "rdma-queue-pair.h"
+#include "ns3/ib-opcode.h"
+#include "ns3/rdma-queue-pair.h"
 
 #include "ns3/enum.h"
 #include "ns3/simulator.h"

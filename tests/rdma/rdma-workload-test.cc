@@ -1,5 +1,5 @@
-#include "flow-size-cdf.h"
-#include "rdma-workload.h"
+#include "ns3/flow-size-cdf.h"
+#include "ns3/rdma-workload.h"
 
 #include "ns3/double.h"
 #include "ns3/rng-seed-manager.h"

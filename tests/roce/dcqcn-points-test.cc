@@ -1,8 +1,8 @@
 // The two halves of DCQCN that ns3::RoceNic and the emulator's RoCEv2 uplink share:
 // the notification point's CNP spacing per flow and the pacer's frame spacing.
-#include "dcqcn-notification-point.h"
-#include "flow-pacer.h"
-#include "roce-net-device.h"
+#include "ns3/dcqcn-notification-point.h"
+#include "ns3/flow-pacer.h"
+#include "ns3/roce-net-device.h"
 
 #include "ns3/config.h"
 #include "ns3/simulator.h"

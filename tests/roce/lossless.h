@@ -2,8 +2,8 @@
 #ifndef FABEMU_TESTS_LOSSLESS_H
 #define FABEMU_TESTS_LOSSLESS_H
 
-#include "roce-channel.h"
-#include "roce-fabric-helper.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-fabric-helper.h"
 
 #include <doctest/doctest.h>
 

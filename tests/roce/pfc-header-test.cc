@@ -1,5 +1,5 @@
-#include "pfc-header.h"
-#include "roce-frame.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-frame.h"
 
 #include "ns3/ethernet-header.h"
 #include "ns3/packet.h"

@@ -1,7 +1,7 @@
-#include "dcqcn-rate-control.h"
+#include "ns3/dcqcn-rate-control.h"
 #include "lossless.h"
-#include "roce-fabric-helper.h"
-#include "roce-packet.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-packet.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

@@ -1,7 +1,7 @@
-#include "rdma-workload.h"
-#include "roce-fabric-helper.h"
-#include "roce-packet.h"
-#include "roce-recorders.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-packet.h"
+#include "ns3/roce-recorders.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

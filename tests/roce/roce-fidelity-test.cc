@@ -1,7 +1,7 @@
 // Where the model's switch behaviour decides the numbers researchers compare:
 // when a frame is ECN-marked, and when a pause ends.
-#include "roce-fabric-helper.h"
-#include "roce-packet.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-packet.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

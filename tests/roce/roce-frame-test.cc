@@ -1,8 +1,8 @@
 #include "../pcap-frames.h"
-#include "bth-header.h"
-#include "ib-extension-headers.h"
-#include "ib-opcode.h"
-#include "roce-frame.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-extension-headers.h"
+#include "ns3/ib-opcode.h"
+#include "ns3/roce-frame.h"
 
 #include "ns3/buffer.h"
 

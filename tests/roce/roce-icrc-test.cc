@@ -1,6 +1,6 @@
 #include "../pcap-frames.h"
-#include "roce-frame.h"
-#include "roce-icrc.h"
+#include "ns3/roce-frame.h"
+#include "ns3/roce-icrc.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 #include "lossless.h"
-#include "roce-fabric-helper.h"
+#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

@@ -1,7 +1,7 @@
-#include "pfc-header.h"
-#include "roce-channel.h"
-#include "roce-net-device.h"
-#include "roce-packet.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-net-device.h"
+#include "ns3/roce-packet.h"
 
 #include "ns3/boolean.h"
 #include "ns3/simulator.h"

@@ -1,8 +1,8 @@
 #include "../shell.h"
 #include "../idle-gap-sampling.h"
 #include "../skip.h"
-#include "rdma-workload.h"
-#include "roce-recorders.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-recorders.h"
 
 #include "ns3/config.h"
 #include "ns3/enum.h"

@@ -1,4 +1,4 @@
-#include "switch-mmu.h"
+#include "ns3/switch-mmu.h"
 
 #include "ns3/boolean.h"
 #include "ns3/double.h"

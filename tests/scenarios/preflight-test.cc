@@ -1,7 +1,7 @@
 // fabemu validate makes every check run makes before it simulates, and both name
 // the key responsible as FILE:LINE:COL.
-#include "cli.h"
-#include "exit-codes.h"
+#include "emulator/fabemu/cli.h"
+#include "emulator/fabemu/exit-codes.h"
 #include "../scratch-dir.h"
 #include "../run-in-process.h"
 

@@ -1,7 +1,7 @@
 // The scenario keys are data: the parser, --set, `fabemu list` and docs/scenarios.md all
 // come from the same tables, and these tests fail when any of them disagree.
-#include "run.h"
-#include "scenario.h"
+#include "emulator/fabemu/run.h"
+#include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Scenario files: what is accepted, what every default resolves to, and one
 // FILE:LINE:COL message for each kind of mistake a user makes.
-#include "results.h"
-#include "scenario.h"
+#include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
 // fabemu run on simulation-only scenarios: reproducible results, overrides that
 // reach the model, bad input that leaves nothing behind.
-#include "exit-codes.h"
-#include "results.h"
-#include "run.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "scenarios/src/results.h"
+#include "emulator/fabemu/run.h"
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
 

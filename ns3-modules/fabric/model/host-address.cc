@@ -1,4 +1,4 @@
-#include "host-address.h"
+#include "ns3/host-address.h"
 
 #include <cstdio>
 

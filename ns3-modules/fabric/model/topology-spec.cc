@@ -1,4 +1,4 @@
-#include "topology-spec.h"
+#include "ns3/topology-spec.h"
 
 #include "ns3/abort.h"
 

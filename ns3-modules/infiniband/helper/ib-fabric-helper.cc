@@ -1,6 +1,6 @@
-#include "ib-fabric-helper.h"
+#include "ns3/ib-fabric-helper.h"
 
-#include "ib-recorders.h"
+#include "ns3/ib-recorders.h"
 
 #include "ns3/abort.h"
 #include "ns3/uinteger.h"

@@ -12,11 +12,11 @@
 #ifndef FABEMU_IB_FABRIC_HELPER_H
 #define FABEMU_IB_FABRIC_HELPER_H
 
-#include "host-address.h"
-#include "ib-hca.h"
-#include "ib-switch.h"
-#include "rdma-fabric.h"
-#include "topology-spec.h"
+#include "ns3/host-address.h"
+#include "ns3/ib-hca.h"
+#include "ns3/ib-switch.h"
+#include "ns3/rdma-fabric.h"
+#include "ns3/topology-spec.h"
 
 #include "ns3/object-factory.h"
 

@@ -1,4 +1,4 @@
-#include "ib-recorders.h"
+#include "ns3/ib-recorders.h"
 
 #include "ns3/abort.h"
 #include "ns3/simulator.h"

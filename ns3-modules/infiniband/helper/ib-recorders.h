@@ -6,9 +6,9 @@
 #ifndef FABEMU_IB_RECORDERS_H
 #define FABEMU_IB_RECORDERS_H
 
-#include "grid-sampler.h"
-#include "ib-fabric-helper.h"
-#include "ib-port.h"
+#include "ns3/grid-sampler.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-port.h"
 
 #include "ns3/pcap-file.h"
 #include "ns3/simple-ref-count.h"

@@ -1,7 +1,7 @@
-#include "ib-hca.h"
+#include "ns3/ib-hca.h"
 
-#include "bth-header.h"
-#include "ib-opcode.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-opcode.h"
 
 #include "ns3/boolean.h"
 #include "ns3/simulator.h"

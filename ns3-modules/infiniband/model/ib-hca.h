@@ -13,9 +13,9 @@
 #ifndef FABEMU_IB_HCA_H
 #define FABEMU_IB_HCA_H
 
-#include "ib-port.h"
-#include "qp-table.h"
-#include "rdma-queue-pair.h"
+#include "ns3/ib-port.h"
+#include "ns3/qp-table.h"
+#include "ns3/rdma-queue-pair.h"
 
 #include "ns3/object.h"
 

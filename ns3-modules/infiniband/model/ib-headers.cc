@@ -1,4 +1,4 @@
-#include "ib-headers.h"
+#include "ns3/ib-headers.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "ib-link.h"
+#include "ns3/ib-link.h"
 
 #include "ns3/abort.h"
 

@@ -1,4 +1,4 @@
-#include "ib-port.h"
+#include "ns3/ib-port.h"
 
 #include "ns3/abort.h"
 #include "ns3/data-rate.h"

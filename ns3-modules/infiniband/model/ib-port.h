@@ -23,7 +23,7 @@
 #ifndef FABEMU_IB_PORT_H
 #define FABEMU_IB_PORT_H
 
-#include "ib-headers.h"
+#include "ns3/ib-headers.h"
 
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"

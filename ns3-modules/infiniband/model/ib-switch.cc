@@ -1,4 +1,4 @@
-#include "ib-switch.h"
+#include "ns3/ib-switch.h"
 
 #include "ns3/boolean.h"
 #include "ns3/simulator.h"

@@ -8,7 +8,7 @@
 #ifndef FABEMU_IB_SWITCH_H
 #define FABEMU_IB_SWITCH_H
 
-#include "ib-port.h"
+#include "ns3/ib-port.h"
 
 #include "ns3/nstime.h"
 #include "ns3/object.h"

@@ -1,4 +1,4 @@
-#include "iwarp-fabric-helper.h"
+#include "ns3/iwarp-fabric-helper.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"

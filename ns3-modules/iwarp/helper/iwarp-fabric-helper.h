@@ -12,9 +12,9 @@
 #ifndef FABEMU_IWARP_FABRIC_HELPER_H
 #define FABEMU_IWARP_FABRIC_HELPER_H
 
-#include "iwarp-qp.h"
-#include "rdma-fabric.h"
-#include "topology-spec.h"
+#include "ns3/iwarp-qp.h"
+#include "ns3/rdma-fabric.h"
+#include "ns3/topology-spec.h"
 
 #include "ns3/pcap-file-wrapper.h"
 #include "ns3/ipv4-address.h"

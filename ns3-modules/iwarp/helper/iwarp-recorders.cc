@@ -1,4 +1,4 @@
-#include "iwarp-recorders.h"
+#include "ns3/iwarp-recorders.h"
 
 #include "ns3/simulator.h"
 

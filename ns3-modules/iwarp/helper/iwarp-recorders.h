@@ -6,7 +6,7 @@
 #ifndef FABEMU_IWARP_RECORDERS_H
 #define FABEMU_IWARP_RECORDERS_H
 
-#include "iwarp-fabric-helper.h"
+#include "ns3/iwarp-fabric-helper.h"
 
 #include <ostream>
 #include <vector>

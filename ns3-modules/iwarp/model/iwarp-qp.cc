@@ -1,4 +1,4 @@
-#include "iwarp-qp.h"
+#include "ns3/iwarp-qp.h"
 
 #include "ns3/boolean.h"
 #include "ns3/log.h"

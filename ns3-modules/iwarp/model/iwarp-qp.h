@@ -25,8 +25,8 @@
 #ifndef FABEMU_IWARP_QP_H
 #define FABEMU_IWARP_QP_H
 
-#include "iwarp-wire.h"
-#include "rdma-qp.h"
+#include "ns3/iwarp-wire.h"
+#include "ns3/rdma-qp.h"
 
 #include "ns3/event-id.h"
 #include "ns3/sequence-number.h"

@@ -1,4 +1,4 @@
-#include "iwarp-wire.h"
+#include "ns3/iwarp-wire.h"
 
 #include <array>
 #include <cstdio>

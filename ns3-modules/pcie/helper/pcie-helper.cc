@@ -1,4 +1,4 @@
-#include "pcie-helper.h"
+#include "ns3/pcie-helper.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/uinteger.h"

@@ -16,9 +16,9 @@
 #ifndef FABEMU_PCIE_HELPER_H
 #define FABEMU_PCIE_HELPER_H
 
-#include "pcie-endpoint.h"
-#include "pcie-link.h"
-#include "pcie-tree.h"
+#include "ns3/pcie-endpoint.h"
+#include "ns3/pcie-link.h"
+#include "ns3/pcie-tree.h"
 
 #include "ns3/attribute.h"
 #include "ns3/object-factory.h"

@@ -1,4 +1,4 @@
-#include "pcie-tree.h"
+#include "ns3/pcie-tree.h"
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"

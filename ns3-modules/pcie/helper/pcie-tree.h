@@ -15,10 +15,10 @@
 #ifndef FABEMU_PCIE_TREE_H
 #define FABEMU_PCIE_TREE_H
 
-#include "pcie-endpoint.h"
-#include "pcie-link.h"
-#include "pcie-root-complex.h"
-#include "pcie-switch.h"
+#include "ns3/pcie-endpoint.h"
+#include "ns3/pcie-link.h"
+#include "ns3/pcie-root-complex.h"
+#include "ns3/pcie-switch.h"
 
 #include "ns3/callback.h"
 #include "ns3/object.h"

@@ -1,7 +1,7 @@
-#include "pcie-dma-engine.h"
+#include "ns3/pcie-dma-engine.h"
 
-#include "pcie-port.h"
-#include "pcie-spec.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/boolean.h"
 #include "ns3/log.h"

@@ -10,7 +10,7 @@
 #ifndef FABEMU_PCIE_DMA_ENGINE_H
 #define FABEMU_PCIE_DMA_ENGINE_H
 
-#include "pcie-tlp.h"
+#include "ns3/pcie-tlp.h"
 
 #include "ns3/callback.h"
 #include "ns3/nstime.h"

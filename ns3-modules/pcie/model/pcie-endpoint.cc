@@ -1,4 +1,4 @@
-#include "pcie-endpoint.h"
+#include "ns3/pcie-endpoint.h"
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"

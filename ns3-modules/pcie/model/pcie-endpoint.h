@@ -10,9 +10,9 @@
 #ifndef FABEMU_PCIE_ENDPOINT_H
 #define FABEMU_PCIE_ENDPOINT_H
 
-#include "pcie-dma-engine.h"
-#include "pcie-memory-target.h"
-#include "pcie-port.h"
+#include "ns3/pcie-dma-engine.h"
+#include "ns3/pcie-memory-target.h"
+#include "ns3/pcie-port.h"
 
 #include "ns3/nstime.h"
 #include "ns3/object.h"

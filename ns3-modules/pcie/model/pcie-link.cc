@@ -1,7 +1,7 @@
-#include "pcie-link.h"
+#include "ns3/pcie-link.h"
 
-#include "pcie-port.h"
-#include "pcie-spec.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/double.h"
 #include "ns3/log.h"

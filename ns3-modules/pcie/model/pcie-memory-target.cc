@@ -1,7 +1,7 @@
-#include "pcie-memory-target.h"
+#include "ns3/pcie-memory-target.h"
 
-#include "pcie-port.h"
-#include "pcie-spec.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/boolean.h"
 #include "ns3/log.h"

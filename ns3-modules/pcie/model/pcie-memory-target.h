@@ -8,7 +8,7 @@
 #ifndef FABEMU_PCIE_MEMORY_TARGET_H
 #define FABEMU_PCIE_MEMORY_TARGET_H
 
-#include "pcie-tlp.h"
+#include "ns3/pcie-tlp.h"
 
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"

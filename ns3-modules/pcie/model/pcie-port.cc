@@ -1,7 +1,7 @@
-#include "pcie-port.h"
+#include "ns3/pcie-port.h"
 
-#include "pcie-link.h"
-#include "pcie-spec.h"
+#include "ns3/pcie-link.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"

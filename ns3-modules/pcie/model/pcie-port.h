@@ -28,8 +28,8 @@
 #ifndef FABEMU_PCIE_PORT_H
 #define FABEMU_PCIE_PORT_H
 
-#include "pcie-link.h"
-#include "pcie-tlp.h"
+#include "ns3/pcie-link.h"
+#include "ns3/pcie-tlp.h"
 
 #include "ns3/callback.h"
 #include "ns3/event-id.h"

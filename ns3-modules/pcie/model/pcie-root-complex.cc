@@ -1,6 +1,6 @@
-#include "pcie-root-complex.h"
+#include "ns3/pcie-root-complex.h"
 
-#include "pcie-spec.h"
+#include "ns3/pcie-spec.h"
 
 #include "ns3/boolean.h"
 #include "ns3/log.h"

@@ -1,4 +1,4 @@
-#include "pcie-routing-table.h"
+#include "ns3/pcie-routing-table.h"
 
 namespace ns3
 {

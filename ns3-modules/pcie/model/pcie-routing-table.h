@@ -8,7 +8,7 @@
 #ifndef FABEMU_PCIE_ROUTING_TABLE_H
 #define FABEMU_PCIE_ROUTING_TABLE_H
 
-#include "pcie-tlp.h"
+#include "ns3/pcie-tlp.h"
 
 #include <cstdint>
 #include <vector>

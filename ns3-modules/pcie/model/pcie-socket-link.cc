@@ -1,4 +1,4 @@
-#include "pcie-socket-link.h"
+#include "ns3/pcie-socket-link.h"
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"

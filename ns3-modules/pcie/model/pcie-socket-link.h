@@ -10,7 +10,7 @@
 #ifndef FABEMU_PCIE_SOCKET_LINK_H
 #define FABEMU_PCIE_SOCKET_LINK_H
 
-#include "pcie-tlp.h"
+#include "ns3/pcie-tlp.h"
 
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"

@@ -1,4 +1,4 @@
-#include "pcie-spec.h"
+#include "ns3/pcie-spec.h"
 
 #include <cmath>
 

@@ -19,8 +19,8 @@
 #ifndef FABEMU_PCIE_SWITCH_H
 #define FABEMU_PCIE_SWITCH_H
 
-#include "pcie-port.h"
-#include "pcie-routing-table.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-routing-table.h"
 
 #include "ns3/nstime.h"
 #include "ns3/object.h"

@@ -1,4 +1,4 @@
-#include "flow-size-cdf.h"
+#include "ns3/flow-size-cdf.h"
 
 #include <fstream>
 #include <sstream>

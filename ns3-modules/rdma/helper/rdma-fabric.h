@@ -7,7 +7,7 @@
 #ifndef FABEMU_RDMA_FABRIC_H
 #define FABEMU_RDMA_FABRIC_H
 
-#include "rdma-qp.h"
+#include "ns3/rdma-qp.h"
 
 #include "ns3/nstime.h"
 

@@ -1,4 +1,4 @@
-#include "rdma-workload.h"
+#include "ns3/rdma-workload.h"
 
 #include "ns3/abort.h"
 #include "ns3/simulator.h"

@@ -1,4 +1,4 @@
-#include "ib-extension-headers.h"
+#include "ns3/ib-extension-headers.h"
 
 namespace ns3
 {

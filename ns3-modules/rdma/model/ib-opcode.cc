@@ -1,4 +1,4 @@
-#include "ib-opcode.h"
+#include "ns3/ib-opcode.h"
 
 #include <array>
 #include <cstdio>

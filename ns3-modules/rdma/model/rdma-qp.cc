@@ -1,4 +1,4 @@
-#include "rdma-qp.h"
+#include "ns3/rdma-qp.h"
 
 namespace ns3
 {

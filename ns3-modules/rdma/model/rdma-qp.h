@@ -7,7 +7,7 @@
 #ifndef FABEMU_RDMA_QP_H
 #define FABEMU_RDMA_QP_H
 
-#include "rdma-types.h"
+#include "ns3/rdma-types.h"
 
 #include "ns3/callback.h"
 #include "ns3/object.h"

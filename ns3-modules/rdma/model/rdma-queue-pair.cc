@@ -1,7 +1,7 @@
-#include "rdma-queue-pair.h"
+#include "ns3/rdma-queue-pair.h"
 
-#include "bth-header.h"
-#include "ib-opcode.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-opcode.h"
 
 #include "ns3/enum.h"
 #include "ns3/log.h"

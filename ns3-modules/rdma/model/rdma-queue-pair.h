@@ -21,8 +21,8 @@
 #ifndef FABEMU_RDMA_QUEUE_PAIR_H
 #define FABEMU_RDMA_QUEUE_PAIR_H
 
-#include "rdma-qp.h"
-#include "rdma-types.h"
+#include "ns3/rdma-qp.h"
+#include "ns3/rdma-types.h"
 
 #include "ns3/callback.h"
 #include "ns3/event-id.h"

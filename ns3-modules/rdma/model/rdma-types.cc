@@ -1,7 +1,7 @@
-#include "rdma-types.h"
+#include "ns3/rdma-types.h"
 
-#include "bth-header.h"
-#include "ib-opcode.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-opcode.h"
 
 #include "ns3/abort.h"
 #include "ns3/buffer.h"

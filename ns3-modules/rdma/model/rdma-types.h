@@ -5,7 +5,7 @@
 #ifndef FABEMU_RDMA_TYPES_H
 #define FABEMU_RDMA_TYPES_H
 
-#include "ib-extension-headers.h"
+#include "ns3/ib-extension-headers.h"
 
 #include "ns3/nstime.h"
 

@@ -1,12 +1,12 @@
-#include "roce-fabric-helper.h"
+#include "ns3/roce-fabric-helper.h"
 
-#include "host-address.h"
+#include "ns3/host-address.h"
 
 #include <stdexcept>
 
-#include "bth-header.h"
-#include "roce-channel.h"
-#include "roce-recorders.h"
+#include "ns3/bth-header.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-recorders.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"

@@ -9,10 +9,10 @@
 #ifndef FABEMU_ROCE_FABRIC_HELPER_H
 #define FABEMU_ROCE_FABRIC_HELPER_H
 
-#include "rdma-fabric.h"
-#include "roce-nic.h"
-#include "roce-switch.h"
-#include "topology-spec.h"
+#include "ns3/rdma-fabric.h"
+#include "ns3/roce-nic.h"
+#include "ns3/roce-switch.h"
+#include "ns3/topology-spec.h"
 
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"

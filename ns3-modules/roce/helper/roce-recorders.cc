@@ -1,4 +1,4 @@
-#include "roce-recorders.h"
+#include "ns3/roce-recorders.h"
 
 #include "ns3/trace-helper.h"
 #include "ns3/simulator.h"

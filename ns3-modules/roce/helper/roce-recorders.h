@@ -6,8 +6,8 @@
 #ifndef FABEMU_ROCE_RECORDERS_H
 #define FABEMU_ROCE_RECORDERS_H
 
-#include "grid-sampler.h"
-#include "roce-fabric-helper.h"
+#include "ns3/grid-sampler.h"
+#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/pcap-file.h"
 

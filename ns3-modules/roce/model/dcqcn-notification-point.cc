@@ -1,4 +1,4 @@
-#include "dcqcn-notification-point.h"
+#include "ns3/dcqcn-notification-point.h"
 
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"

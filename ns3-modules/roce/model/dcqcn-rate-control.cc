@@ -1,4 +1,4 @@
-#include "dcqcn-rate-control.h"
+#include "ns3/dcqcn-rate-control.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"

@@ -1,6 +1,6 @@
-#include "flow-pacer.h"
+#include "ns3/flow-pacer.h"
 
-#include "roce-net-device.h"
+#include "ns3/roce-net-device.h"
 
 #include "ns3/simulator.h"
 

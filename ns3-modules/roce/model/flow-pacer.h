@@ -9,7 +9,7 @@
 #ifndef FABEMU_FLOW_PACER_H
 #define FABEMU_FLOW_PACER_H
 
-#include "dcqcn-rate-control.h"
+#include "ns3/dcqcn-rate-control.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/nstime.h"

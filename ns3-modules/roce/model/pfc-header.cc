@@ -1,4 +1,4 @@
-#include "pfc-header.h"
+#include "ns3/pfc-header.h"
 
 #include "ns3/abort.h"
 

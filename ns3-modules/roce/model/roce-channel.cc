@@ -1,6 +1,6 @@
-#include "roce-channel.h"
+#include "ns3/roce-channel.h"
 
-#include "roce-net-device.h"
+#include "ns3/roce-net-device.h"
 
 #include "ns3/abort.h"
 #include "ns3/node.h"

@@ -1,8 +1,8 @@
-#include "roce-frame.h"
+#include "ns3/roce-frame.h"
 
-#include "bth-header.h"
-#include "ib-opcode.h"
-#include "roce-icrc.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-opcode.h"
+#include "ns3/roce-icrc.h"
 
 #include <cstring>
 

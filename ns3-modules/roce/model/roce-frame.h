@@ -7,7 +7,7 @@
 #ifndef FABEMU_ROCE_FRAME_H
 #define FABEMU_ROCE_FRAME_H
 
-#include "rdma-types.h"
+#include "ns3/rdma-types.h"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "roce-icrc.h"
+#include "ns3/roce-icrc.h"
 
 #include <algorithm>
 #include <array>

@@ -12,7 +12,7 @@
 #ifndef FABEMU_ROCE_NET_DEVICE_H
 #define FABEMU_ROCE_NET_DEVICE_H
 
-#include "roce-frame.h"
+#include "ns3/roce-frame.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"

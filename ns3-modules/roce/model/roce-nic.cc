@@ -1,8 +1,8 @@
-#include "roce-nic.h"
+#include "ns3/roce-nic.h"
 
-#include "bth-header.h"
-#include "ib-opcode.h"
-#include "roce-packet.h"
+#include "ns3/bth-header.h"
+#include "ns3/ib-opcode.h"
+#include "ns3/roce-packet.h"
 
 #include "ns3/boolean.h"
 #include "ns3/log.h"

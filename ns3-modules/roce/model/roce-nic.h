@@ -14,12 +14,12 @@
 #ifndef FABEMU_ROCE_NIC_H
 #define FABEMU_ROCE_NIC_H
 
-#include "dcqcn-notification-point.h"
-#include "dcqcn-rate-control.h"
-#include "flow-pacer.h"
-#include "qp-table.h"
-#include "rdma-queue-pair.h"
-#include "roce-net-device.h"
+#include "ns3/dcqcn-notification-point.h"
+#include "ns3/dcqcn-rate-control.h"
+#include "ns3/flow-pacer.h"
+#include "ns3/qp-table.h"
+#include "ns3/rdma-queue-pair.h"
+#include "ns3/roce-net-device.h"
 
 #include "ns3/ipv4-address.h"
 #include "ns3/mac48-address.h"

@@ -1,7 +1,7 @@
-#include "roce-packet.h"
+#include "ns3/roce-packet.h"
 
-#include "bth-header.h"
-#include "roce-icrc.h"
+#include "ns3/bth-header.h"
+#include "ns3/roce-icrc.h"
 
 #include "ns3/abort.h"
 

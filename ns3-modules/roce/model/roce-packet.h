@@ -6,7 +6,7 @@
 #ifndef FABEMU_ROCE_PACKET_H
 #define FABEMU_ROCE_PACKET_H
 
-#include "roce-frame.h"
+#include "ns3/roce-frame.h"
 
 #include "ns3/header.h"
 #include "ns3/packet.h"

@@ -1,8 +1,8 @@
-#include "roce-switch.h"
+#include "ns3/roce-switch.h"
 
-#include "pfc-header.h"
-#include "roce-channel.h"
-#include "roce-packet.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-packet.h"
 
 #include "ns3/abort.h"
 #include "ns3/enum.h"

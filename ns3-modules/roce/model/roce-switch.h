@@ -20,8 +20,8 @@
 #ifndef FABEMU_ROCE_SWITCH_H
 #define FABEMU_ROCE_SWITCH_H
 
-#include "roce-net-device.h"
-#include "switch-mmu.h"
+#include "ns3/roce-net-device.h"
+#include "ns3/switch-mmu.h"
 
 #include "ns3/ipv4-address.h"
 #include "ns3/ipv6-address.h"

@@ -1,4 +1,4 @@
-#include "switch-mmu.h"
+#include "ns3/switch-mmu.h"
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
