@@ -2,21 +2,20 @@
 
 #include "emulator/fabemu/time-resolution.h"
 
+#include "ns3/boolean.h"
+#include "ns3/config.h"
 #include "ns3/dcqcn-rate-control.h"
+#include "ns3/double.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-switch.h"
+#include "ns3/rng-seed-manager.h"
 #include "ns3/roce-fabric-helper.h"
 #include "ns3/roce-frame.h"
 #include "ns3/roce-nic.h"
-#include "ns3/switch-mmu.h"
-
-#include "ns3/boolean.h"
-#include "ns3/config.h"
-#include "ns3/double.h"
-#include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/switch-mmu.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>
@@ -83,8 +82,35 @@ AttributeProblem(const std::string& name, const std::string& value)
     return "";
 }
 
-/// A ScenarioError at the last fabric.set entry naming one of \p attributes (it is
-/// applied last, so it decides), else at scenario key \p key.
+/// A NIC aborts on an unknown congestion control when its first QP connects.
+void
+CheckNicCongestionControl(const Scenario& s)
+{
+    for (const auto& kv : s.fabric.set)
+    {
+        if (kv.name == "ns3::RoceNic::CongestionControl" && kv.value != "ns3::DcqcnRateControl" &&
+            kv.value != "none")
+        {
+            throw ScenarioError(s.file, kv.mark,
+                                fmt::format("fabric.set: {}: '{}' is neither ns3::DcqcnRateControl "
+                                            "nor none",
+                                            kv.name, kv.value));
+        }
+    }
+}
+
+/// Leaves ns-3 as a run finds it: no simulator, attribute defaults reset.
+struct ResetNs3
+{
+    ~ResetNs3()
+    {
+        Simulator::Destroy();
+        Config::Reset();
+    }
+};
+
+} // namespace
+
 ScenarioError
 FabricError(const Scenario& s, std::initializer_list<const char*> attributes,
             const std::string& key, const std::string& what)
@@ -105,115 +131,6 @@ FabricError(const Scenario& s, std::initializer_list<const char*> attributes,
     return ScenarioError(s.file, s.MarkOf(key), fmt::format("{}: {}", key, what));
 }
 
-/// A NIC aborts on an unknown congestion control when its first QP connects.
-void
-CheckNicCongestionControl(const Scenario& s)
-{
-    for (const auto& kv : s.fabric.set)
-    {
-        if (kv.name == "ns3::RoceNic::CongestionControl" && kv.value != "ns3::DcqcnRateControl" &&
-            kv.value != "none")
-        {
-            throw ScenarioError(s.file, kv.mark,
-                                fmt::format("fabric.set: {}: '{}' is neither ns3::DcqcnRateControl "
-                                            "nor none",
-                                            kv.name, kv.value));
-        }
-    }
-}
-
-/// The switches' MMUs must hold their ports' reserve and headroom (RoceSwitch::MmuProblem).
-void
-CheckRoceFabric(const Scenario& s, const TopologySpec& spec)
-{
-    RoceFabricHelper fabric;
-    try
-    {
-        fabric.Install(spec);
-    }
-    catch (const std::invalid_argument& e)
-    {
-        const std::string what =
-            fmt::format("the fabric cannot be built as configured: {}", e.what());
-        if (std::string(e.what()).find("Kmax") != std::string::npos)
-        {
-            throw FabricError(s, {"ns3::SwitchMmu::Kmax", "ns3::SwitchMmu::Kmin"}, "fabric.ecn",
-                              what);
-        }
-        throw FabricError(s,
-                          {"ns3::SwitchMmu::BufferSize", "ns3::SwitchMmu::ReservePerPg",
-                           "ns3::RoceSwitch::MaxFrameBytes"},
-                          "fabric.buffer", what);
-    }
-}
-
-/// Why arbitration table \p table, \p spec ('vl:weight,...'), does not suit \p vls data VLs, or "".
-std::string
-VlArbProblem(const std::string& table, const std::string& spec, uint32_t vls)
-{
-    std::stringstream ss(spec);
-    for (std::string item; std::getline(ss, item, ',');)
-    {
-        unsigned vl = 0;
-        unsigned weight = 0;
-        char extra = 0;
-        if (std::sscanf(item.c_str(), "%u:%u%c", &vl, &weight, &extra) != 2 || vl >= vls ||
-            weight > 255)
-        {
-            return fmt::format(
-                "{} entry '{}' is not vl:weight with a data VL below {} and weight <= 255", table,
-                item, vls);
-        }
-    }
-    return "";
-}
-
-/// LIDs for every host and path, VL arbitration tables a port can parse, then the fabric.
-void
-CheckIbFabric(const Scenario& s, const TopologySpec& spec)
-{
-    if (((spec.Hosts().size() + 1) << s.fabric.lmc) > 0xbfff)
-    {
-        throw ScenarioError(s.file, s.MarkOf("fabric.lmc"),
-                            fmt::format("fabric.lmc: {} hosts with LMC {} need more unicast LIDs "
-                                        "than there are (49151)",
-                                        spec.Hosts().size(), +s.fabric.lmc));
-    }
-    // A port parses its arbitration tables when the fabric starts it, and aborts on a bad one.
-    const Ptr<IbPort> port = CreateObject<IbPort>(); // with the scenario's attribute defaults
-    UintegerValue vls;
-    port->GetAttribute("NumDataVls", vls);
-    for (const char* table : {"VlArbHigh", "VlArbLow"})
-    {
-        StringValue v;
-        port->GetAttribute(table, v);
-        const std::string why = VlArbProblem(table, v.Get(), static_cast<uint32_t>(vls.Get()));
-        if (!why.empty())
-        {
-            throw FabricError(
-                s, {"ns3::IbPort::VlArbHigh", "ns3::IbPort::VlArbLow", "ns3::IbPort::NumDataVls"},
-                "fabric", why);
-        }
-    }
-    IbFabricHelper fabric;
-    fabric.SetLmc(s.fabric.lmc);
-    fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
-                                                   : IbFabricHelper::Routing::MinHop);
-    fabric.Install(spec);
-}
-
-/// Leaves ns-3 as a run finds it: no simulator, attribute defaults reset.
-struct ResetNs3
-{
-    ~ResetNs3()
-    {
-        Simulator::Destroy();
-        Config::Reset();
-    }
-};
-
-} // namespace
-
 void
 PreflightScenario(const Scenario& s)
 {
@@ -224,15 +141,7 @@ PreflightScenario(const Scenario& s)
     Config::Reset();
     UsePicoseconds();
     ApplyFabricDefaults(s);
-    const TopologySpec spec = BuildTopology(s);
-    if (s.fabric.type == "infiniband")
-    {
-        CheckIbFabric(s, spec);
-    }
-    else if (s.fabric.type == "roce")
-    {
-        CheckRoceFabric(s, spec);
-    }
+    FabricRegistry::Create(s.fabric.type)->Check(s, BuildTopology(s));
     (void)BuildFlows(s);
 }
 

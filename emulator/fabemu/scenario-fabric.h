@@ -9,6 +9,8 @@
 #include "ns3/rdma-workload.h"
 #include "ns3/topology-spec.h"
 
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace fabemu
@@ -25,6 +27,11 @@ void ApplyFabricDefaults(const Scenario& s, RunMode mode = RunMode::Simulation);
 void CheckAttributes(const Scenario& s);
 
 ns3::TopologySpec BuildTopology(const Scenario& s);
+
+/// A ScenarioError at the last fabric.set entry naming one of \p attributes (it is
+/// applied last, so it decides), else at scenario key \p key.
+ScenarioError FabricError(const Scenario& s, std::initializer_list<const char*> attributes,
+                          const std::string& key, const std::string& what);
 
 /**
  * \brief Every check a run makes before it simulates, without simulating: the

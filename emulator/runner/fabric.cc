@@ -96,6 +96,11 @@ IpMtuForPathMtu(uint32_t pathMtu)
     return pathMtu <= 1024 ? 1500 : 4200;
 }
 
+void
+Fabric::Check(const Scenario&, const ns3::TopologySpec&) const
+{
+}
+
 std::vector<uint32_t>
 ExternalHosts(const Scenario& s, RunMode mode)
 {

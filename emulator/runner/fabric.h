@@ -4,12 +4,12 @@
 #ifndef FABEMU_FABRIC_H
 #define FABEMU_FABRIC_H
 
+#include "emulator/edge/edge-port.h"
 #include "scenarios/src/scenario.h"
 
-#include "emulator/edge/edge-port.h"
-#include "ns3/rdma-fabric.h"
-
 #include "ns3/nstime.h"
+#include "ns3/rdma-fabric.h"
+#include "ns3/topology-spec.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +72,10 @@ class Fabric
     /// Whether endpoint guests turn on ECN in their own TCP (iWARP: the switches mark it).
     virtual bool GuestTcpEcn(const Scenario& s) const;
 
+    /// Preflight: builds the fabric as \p s configures it (attribute defaults applied,
+    /// \p spec its topology) and throws ScenarioError at the key responsible if it
+    /// cannot be built, before any run writes anything. Nothing by default.
+    virtual void Check(const Scenario& s, const ns3::TopologySpec& spec) const;
     /// Nodes, ports and links of the checked scenario's topology.
     virtual void Build(const Scenario& s, RunMode mode) = 0;
     /// What the workloads and the flow runner see of it (after Build).

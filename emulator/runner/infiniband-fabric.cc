@@ -2,18 +2,18 @@
 // depth per VL, pcaps; real endpoints through an IbGateway at each edge (RoCEv2
 // frames as IB packets, restored bit-exact on the far side). Lossless by
 // construction: its only drops are packets with no route.
-#include "emulator/runner/fabric.h"
-
-#include "scenarios/src/results.h"
-#include "emulator/fabemu/scenario-fabric.h"
-
-#include "ns3/ib-fabric-helper.h"
 #include "emulator/edge/ib-gateway.h"
-#include "ns3/ib-recorders.h"
 #include "emulator/edge/tap-port.h"
+#include "emulator/fabemu/scenario-fabric.h"
+#include "emulator/runner/fabric.h"
+#include "scenarios/src/results.h"
 
 #include "ns3/config.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-recorders.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
@@ -27,6 +27,27 @@ using namespace ns3;
 
 namespace
 {
+
+/// Why arbitration table \p table, \p spec ('vl:weight,...'), does not suit \p vls data VLs, or "".
+std::string
+VlArbProblem(const std::string& table, const std::string& spec, uint32_t vls)
+{
+    std::stringstream ss(spec);
+    for (std::string item; std::getline(ss, item, ',');)
+    {
+        unsigned vl = 0;
+        unsigned weight = 0;
+        char extra = 0;
+        if (std::sscanf(item.c_str(), "%u:%u%c", &vl, &weight, &extra) != 2 || vl >= vls ||
+            weight > 255)
+        {
+            return fmt::format(
+                "{} entry '{}' is not vl:weight with a data VL below {} and weight <= 255", table,
+                item, vls);
+        }
+    }
+    return "";
+}
 
 /// The most of one VL's input buffer ever in use, over every port: the fabric's peak queue.
 uint64_t
@@ -46,6 +67,41 @@ PeakQueueBytes(const IbFabricHelper& fabric)
 class InfinibandFabric : public Fabric
 {
   public:
+    /// LIDs for every host and path, VL arbitration tables a port can parse, then the fabric.
+    void Check(const Scenario& s, const TopologySpec& spec) const override
+    {
+        if (((spec.Hosts().size() + 1) << s.fabric.lmc) > 0xbfff)
+        {
+            throw ScenarioError(
+                s.file, s.MarkOf("fabric.lmc"),
+                fmt::format("fabric.lmc: {} hosts with LMC {} need more unicast LIDs "
+                            "than there are (49151)",
+                            spec.Hosts().size(), +s.fabric.lmc));
+        }
+        // A port parses its arbitration tables when the fabric starts it, and aborts on a bad one.
+        const Ptr<IbPort> port = CreateObject<IbPort>(); // with the scenario's attribute defaults
+        UintegerValue vls;
+        port->GetAttribute("NumDataVls", vls);
+        for (const char* table : {"VlArbHigh", "VlArbLow"})
+        {
+            StringValue v;
+            port->GetAttribute(table, v);
+            const std::string why = VlArbProblem(table, v.Get(), static_cast<uint32_t>(vls.Get()));
+            if (!why.empty())
+            {
+                throw FabricError(
+                    s,
+                    {"ns3::IbPort::VlArbHigh", "ns3::IbPort::VlArbLow", "ns3::IbPort::NumDataVls"},
+                    "fabric", why);
+            }
+        }
+        IbFabricHelper fabric;
+        fabric.SetLmc(s.fabric.lmc);
+        fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
+                                                       : IbFabricHelper::Routing::MinHop);
+        fabric.Install(spec);
+    }
+
     void SetModeDefaults(const Scenario&, RunMode mode) const override
     {
         if (mode == RunMode::Emulation)

@@ -1,15 +1,13 @@
 // RoCEv2 over lossless Ethernet behind the Fabric seam: PFC, queue and DCQCN-rate
 // recorders, pcaps; real endpoints on RoceUplinks, on the bare ports of external hosts.
-#include "emulator/runner/fabric.h"
-
-#include "scenarios/src/results.h"
+#include "emulator/edge/roce-uplink.h"
+#include "emulator/edge/tap-port.h"
 #include "emulator/fabemu/scenario-fabric.h"
+#include "emulator/runner/fabric.h"
+#include "scenarios/src/results.h"
 
 #include "ns3/roce-fabric-helper.h"
 #include "ns3/roce-recorders.h"
-#include "emulator/edge/roce-uplink.h"
-#include "emulator/edge/tap-port.h"
-
 #include "ns3/simulator.h"
 
 #include <fmt/format.h>
@@ -48,6 +46,30 @@ HpccPfcLines(const std::string& rows)
 class RoceFabric : public Fabric
 {
   public:
+    /// The switches' MMUs must hold their ports' reserve and headroom (RoceSwitch::MmuProblem).
+    void Check(const Scenario& s, const TopologySpec& spec) const override
+    {
+        RoceFabricHelper fabric;
+        try
+        {
+            fabric.Install(spec);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            const std::string what =
+                fmt::format("the fabric cannot be built as configured: {}", e.what());
+            if (std::string(e.what()).find("Kmax") != std::string::npos)
+            {
+                throw FabricError(s, {"ns3::SwitchMmu::Kmax", "ns3::SwitchMmu::Kmin"}, "fabric.ecn",
+                                  what);
+            }
+            throw FabricError(s,
+                              {"ns3::SwitchMmu::BufferSize", "ns3::SwitchMmu::ReservePerPg",
+                               "ns3::RoceSwitch::MaxFrameBytes"},
+                              "fabric.buffer", what);
+        }
+    }
+
     void Build(const Scenario& s, RunMode mode) override
     {
         m_fabric.SetExternalHosts(ExternalHosts(s, mode));
