@@ -12,14 +12,14 @@
 #include "emulator/edge/owned-tap.h"
 #include "emulator/edge/realtime-simulator.h"
 #include "emulator/edge/realtime-thread.h"
-#include "ns3/roce-fabric-helper.h"
-#include "ns3/roce-frame.h"
 #include "emulator/edge/roce-uplink.h"
 #include "emulator/edge/tap-relay.h"
 
 #include "ns3/global-value.h"
 #include "ns3/nstime.h"
 #include "ns3/realtime-simulator-impl.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-frame.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 
@@ -29,10 +29,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <poll.h>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <poll.h>
 #include <unistd.h>
 #include <vector>
 

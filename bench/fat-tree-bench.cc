@@ -9,23 +9,24 @@
 // merit is wall time per packet-hop (a frame sent on one link), and the ratio
 // of the two costs is what is compared, never absolute times.
 #include "in-child.h"
-#include "ns3/rdma-workload.h"
-#include "ns3/ib-fabric-helper.h"
-#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/config.h"
+#include "ns3/ib-fabric-helper.h"
 #include "ns3/internet-module.h"
 #include "ns3/point-to-point-module.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-fabric-helper.h"
 #include "ns3/simulator.h"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ns3;

@@ -6,11 +6,12 @@
 
 #include "ns3/nstime.h"
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <sys/wait.h>
 #include <type_traits>
 #include <unistd.h>
 

@@ -11,14 +11,16 @@
 // the other's caches or allocator; with --repeat N the two alternate N times and
 // the run with the least CPU time of each is kept (the machines are shared and noisy).
 #include "in-child.h"
-#include "ns3/pcie-helper.h"
-#include "ns3/rdma-workload.h"
-#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-fabric-helper.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
+
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,7 +31,6 @@
 #include <iostream>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace ns3;

@@ -3,10 +3,11 @@
 #ifndef FABEMU_TESTS_FABEMU_PROCESS_H
 #define FABEMU_TESTS_FABEMU_PROCESS_H
 
+#include <sys/wait.h>
+
 #include <csignal>
 #include <cstdio>
 #include <string>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 

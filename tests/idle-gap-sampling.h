@@ -5,7 +5,6 @@
 #define FABEMU_TESTS_IDLE_GAP_SAMPLING_H
 
 #include "ns3/rdma-workload.h"
-
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>

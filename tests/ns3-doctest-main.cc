@@ -1,9 +1,9 @@
 // doctest main for suites that use ns-3: picosecond resolution, as every
 // FabricEmu simulation uses (one pause quantum at 100 Gb/s is 5.12 ns).
 #define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
-
 #include "ns3/nstime.h"
+
+#include <doctest/doctest.h>
 
 int
 main(int argc, char** argv)

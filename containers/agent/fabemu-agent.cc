@@ -7,6 +7,8 @@
 #include "containers/agent/agent-protocol.h"
 
 #include <nlohmann/json.hpp>
+#include <sys/reboot.h>
+#include <sys/wait.h>
 
 #include <cerrno>
 #include <chrono>
@@ -19,8 +21,6 @@
 #include <poll.h>
 #include <sstream>
 #include <string>
-#include <sys/reboot.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 

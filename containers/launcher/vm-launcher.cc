@@ -1,5 +1,8 @@
 #include "containers/launcher/vm-launcher.h"
 
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -8,8 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>

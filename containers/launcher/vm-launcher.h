@@ -11,11 +11,12 @@
 
 #include "containers/launcher/agent-client.h"
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <sys/types.h>
 
 namespace fabemu
 {

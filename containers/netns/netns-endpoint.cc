@@ -1,15 +1,16 @@
 #include "containers/netns/netns-endpoint.h"
 
+#include <sys/wait.h>
+
 #include <array>
 #include <cerrno>
-#include <cstring>
-#include <fcntl.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace fabemu

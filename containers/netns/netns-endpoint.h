@@ -13,11 +13,12 @@
 #ifndef FABEMU_NETNS_ENDPOINT_H
 #define FABEMU_NETNS_ENDPOINT_H
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <sys/types.h>
 #include <stdexcept>
 #include <string>
 

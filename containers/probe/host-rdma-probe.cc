@@ -1,7 +1,8 @@
 #include "containers/probe/host-rdma-probe.h"
 
-#include <filesystem>
 #include <sys/utsname.h>
+
+#include <filesystem>
 
 namespace fabemu
 {

@@ -2,8 +2,8 @@
 
 #include "emulator/edge/realtime-simulator.h"
 
-#include "ns3/simulator.h"
 #include "ns3/nstime.h"
+#include "ns3/simulator.h"
 
 #include <cstring>
 

@@ -24,9 +24,8 @@
 #include "emulator/edge/edge-frame-filter.h"
 #include "emulator/edge/edge-uplink.h"
 #include "emulator/edge/neighbour-responder.h"
-#include "emulator/edge/tap-port.h"
-
 #include "emulator/edge/realtime-simulator.h"
+#include "emulator/edge/tap-port.h"
 
 #include <deque>
 #include <memory>

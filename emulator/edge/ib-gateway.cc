@@ -1,7 +1,6 @@
 #include "emulator/edge/ib-gateway.h"
 
 #include "ns3/ib-headers.h"
-
 #include "ns3/simulator.h"
 
 #include <cstring>

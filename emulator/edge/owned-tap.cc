@@ -1,12 +1,13 @@
 #include "emulator/edge/owned-tap.h"
 
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
-#include <linux/if_tun.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace fabemu

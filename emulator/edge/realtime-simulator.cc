@@ -3,15 +3,16 @@
 #include "ns3/abort.h"
 #include "ns3/assert.h"
 #include "ns3/log.h"
+#include "ns3/map-scheduler.h"
 #include "ns3/pointer.h"
 #include "ns3/simulator.h"
-#include "ns3/map-scheduler.h"
+
+#include <sys/eventfd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 namespace ns3

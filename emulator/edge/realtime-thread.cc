@@ -1,8 +1,9 @@
 #include "emulator/edge/realtime-thread.h"
 
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+
+#include <sched.h>
 
 namespace fabemu
 {

@@ -1,11 +1,10 @@
 #include "emulator/edge/roce-uplink.h"
 
+#include "ns3/boolean.h"
 #include "ns3/ib-opcode.h"
+#include "ns3/node.h"
 #include "ns3/pfc-header.h"
 #include "ns3/roce-packet.h"
-
-#include "ns3/boolean.h"
-#include "ns3/node.h"
 #include "ns3/simulator.h"
 
 #include <cstring>

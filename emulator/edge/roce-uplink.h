@@ -20,10 +20,9 @@
 #include "emulator/edge/edge-uplink.h"
 
 #include "ns3/dcqcn-notification-point.h"
+#include "ns3/event-id.h"
 #include "ns3/flow-pacer.h"
 #include "ns3/roce-net-device.h"
-
-#include "ns3/event-id.h"
 
 #include <deque>
 #include <functional>

@@ -2,20 +2,20 @@
 
 #include "emulator/edge/realtime-thread.h"
 
-#include <netlink/netlink.h>
-#include <netlink/route/link.h>
-
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <array>
-#include <cerrno>
-#include <cstring>
-#include <memory>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
-#include <poll.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
 #include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <poll.h>
 #include <unistd.h>
 
 #ifndef PACKET_IGNORE_OUTGOING

@@ -2,11 +2,12 @@
 
 #include "emulator/edge/realtime-thread.h"
 
+#include <sys/eventfd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 namespace fabemu

@@ -1,12 +1,12 @@
 #include "emulator/fabemu/cli.h"
-#include "emulator/fabemu/status-server.h"
 
+#include "containers/probe/host-rdma-probe.h"
 #include "emulator/fabemu/demo.h"
 #include "emulator/fabemu/emulate.h"
 #include "emulator/fabemu/endpoints.h"
 #include "emulator/fabemu/exit-codes.h"
-#include "containers/probe/host-rdma-probe.h"
 #include "emulator/fabemu/run.h"
+#include "emulator/fabemu/status-server.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

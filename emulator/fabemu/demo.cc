@@ -2,7 +2,6 @@
 
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/run.h"
-
 #include "scenarios/src/scenario.h"
 
 #include "ns3/data-rate.h"

@@ -1,33 +1,30 @@
 #include "emulator/fabemu/emulate.h"
 
-#include "emulator/edge/edge-port.h"
-#include "emulator/fabemu/endpoints.h"
-#include "emulator/fabemu/exit-codes.h"
-#include "containers/probe/host-rdma-probe.h"
+#include "containers/launcher/vm-launcher.h"
 #include "containers/netns/netns-endpoint.h"
+#include "containers/probe/host-rdma-probe.h"
+#include "emulator/edge/edge-port.h"
 #include "emulator/edge/lag-monitor.h"
 #include "emulator/edge/realtime-simulator.h"
 #include "emulator/edge/realtime-thread.h"
-#include "emulator/fabemu/status-server.h"
 #include "emulator/edge/tap-relay.h"
-#include "emulator/fabemu/time-resolution.h"
-#include "containers/launcher/vm-launcher.h"
-
-#include "scenarios/src/results.h"
+#include "emulator/fabemu/endpoints.h"
+#include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/scenario-fabric.h"
-
+#include "emulator/fabemu/status-server.h"
+#include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/summary.h"
-
-#include "ns3/host-address.h"
+#include "scenarios/src/results.h"
 
 #include "ns3/abort.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
-#include "ns3/uinteger.h"
 #include "ns3/global-value.h"
+#include "ns3/host-address.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
@@ -38,8 +35,8 @@
 #include <future>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <pthread.h>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 

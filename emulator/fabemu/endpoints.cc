@@ -1,11 +1,11 @@
 #include "emulator/fabemu/endpoints.h"
 
-#include "containers/probe/host-rdma-probe.h"
-#include "containers/netns/netns-endpoint.h"
-
-#include "emulator/fabemu/exit-codes.h"
-#include "ns3/host-address.h"
 #include "containers/launcher/vm-launcher.h"
+#include "containers/netns/netns-endpoint.h"
+#include "containers/probe/host-rdma-probe.h"
+#include "emulator/fabemu/exit-codes.h"
+
+#include "ns3/host-address.h"
 
 #include <boost/asio.hpp>
 #include <fmt/format.h>

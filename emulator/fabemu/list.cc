@@ -9,7 +9,6 @@
 #include "ns3/pcie-link.h"
 #include "ns3/rdma-queue-pair.h"
 #include "ns3/roce-switch.h"
-
 #include "ns3/type-id.h"
 
 #include <fmt/format.h>

@@ -3,13 +3,12 @@
 #include "emulator/fabemu/emulate.h"
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/results-folder.h"
-#include "scenarios/src/results.h"
 #include "emulator/fabemu/scenario-fabric.h"
-#include "scenarios/src/scenario.h"
 #include "emulator/fabemu/time-resolution.h"
-
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/summary.h"
+#include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
 
 #include "ns3/config.h"
 #include "ns3/global-value.h"
@@ -20,14 +19,14 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
-#include <csignal>
-#include <cerrno>
 #include <sstream>
 #include <unistd.h>
 

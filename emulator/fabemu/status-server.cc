@@ -1,14 +1,13 @@
 #include "emulator/fabemu/status-server.h"
 
 #include <boost/asio.hpp>
+#include <sys/stat.h>
 
 #include <algorithm>
-
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 

@@ -2,16 +2,14 @@
 // drop-tail or RED/ECN switch queues (IwarpFabricHelper). Emulated, the real siw
 // endpoints bring their own TCP: their frames cross the Ethernet switch model (the
 // RoCE fabric with PFC off) as plain TCP/IP, marked the way DCTCP wants.
-#include "emulator/runner/fabric.h"
-
-#include "scenarios/src/results.h"
 #include "emulator/fabemu/scenario-fabric.h"
-
-#include "ns3/iwarp-fabric-helper.h"
-#include "ns3/iwarp-recorders.h"
+#include "emulator/runner/fabric.h"
+#include "scenarios/src/results.h"
 
 #include "ns3/config.h"
 #include "ns3/double.h"
+#include "ns3/iwarp-fabric-helper.h"
+#include "ns3/iwarp-recorders.h"
 #include "ns3/uinteger.h"
 
 #include <fmt/format.h>

@@ -3,7 +3,6 @@
 #include "scenarios/src/results.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/yaml.h>
 
 namespace fabemu
 {

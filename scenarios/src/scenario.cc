@@ -1,7 +1,6 @@
 #include "scenarios/src/scenario-reader.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/yaml.h>
 
 namespace fabemu
 {

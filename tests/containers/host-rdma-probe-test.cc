@@ -1,6 +1,5 @@
-#include "containers/probe/host-rdma-probe.h"
-
 #include "../scratch-dir.h"
+#include "containers/probe/host-rdma-probe.h"
 
 #include <doctest/doctest.h>
 

@@ -3,9 +3,9 @@
 // RDMA device where the host kernel gives namespaces one (skipped here, saying why).
 #include "../shell.h"
 #include "../skip.h"
-#include "emulator/fabemu/endpoints.h"
-#include "containers/probe/host-rdma-probe.h"
 #include "containers/netns/netns-endpoint.h"
+#include "containers/probe/host-rdma-probe.h"
+#include "emulator/fabemu/endpoints.h"
 
 #include <doctest/doctest.h>
 

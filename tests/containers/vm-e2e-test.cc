@@ -4,12 +4,12 @@
 #include "vm-support.h"
 
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sys/wait.h>
 #include <thread>
 
 using namespace fabemu;

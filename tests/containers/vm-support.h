@@ -2,8 +2,8 @@
 #ifndef FABEMU_TESTS_VM_SUPPORT_H
 #define FABEMU_TESTS_VM_SUPPORT_H
 
-#include "emulator/fabemu/endpoints.h"
 #include "containers/launcher/vm-launcher.h"
+#include "emulator/fabemu/endpoints.h"
 
 #include <csignal>
 #include <filesystem>

@@ -7,13 +7,13 @@
 #include "emulator/edge/edge-port.h"
 #include "emulator/edge/owned-tap.h"
 #include "emulator/edge/realtime-simulator.h"
-#include "ns3/roce-fabric-helper.h"
-#include "ns3/roce-frame.h"
 #include "emulator/edge/roce-uplink.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/global-value.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-frame.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 

@@ -1,7 +1,7 @@
 // Real Soft-RoCE endpoints over the modelled RoCEv2 fabric (the emulator issue, first slice).
 #include "../containers/vm-support.h"
-#include "../scratch-dir.h"
 #include "../fabemu-process.h"
+#include "../scratch-dir.h"
 #include "../shell.h"
 #include "../skip.h"
 #include "emulator/fabemu/emulate.h"
@@ -9,20 +9,20 @@
 #include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
-#include <iostream>
-#include <nlohmann/json.hpp>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 using namespace fabemu;
 

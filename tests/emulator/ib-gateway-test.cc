@@ -3,10 +3,10 @@
 // BTH and payload, ICRC, VCRC), other IP goes as IPoIB, and every frame comes out
 // of the far gateway bit-exact, in order, after crossing the credit-controlled model.
 #include "../pcap-frames.h"
-#include "ns3/ib-fabric-helper.h"
 #include "emulator/edge/ib-gateway.h"
 
 #include "ns3/config.h"
+#include "ns3/ib-fabric-helper.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>

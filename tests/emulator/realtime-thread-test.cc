@@ -2,11 +2,11 @@
 #include "emulator/edge/realtime-thread.h"
 
 #include <doctest/doctest.h>
-
-#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+
+#include <sched.h>
 #include <thread>
 #include <unistd.h>
 

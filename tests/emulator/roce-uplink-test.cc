@@ -3,11 +3,11 @@
 // removed, CE marks earn the sender a CNP through the model's own notification
 // point, that CNP cuts the sender's flow through the model's own pacer, and
 // holding the fabric back pauses it with PFC until it is let go.
-#include "ns3/roce-fabric-helper.h"
-#include "ns3/roce-frame.h"
 #include "emulator/edge/roce-uplink.h"
 
 #include "ns3/config.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-frame.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>

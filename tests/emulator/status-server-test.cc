@@ -1,17 +1,16 @@
 // The live status socket: what a client reads, who may read it, and that it
 // goes away with the server, stale or not.
+#include "../scratch-dir.h"
 #include "emulator/fabemu/status-server.h"
 
-#include "../scratch-dir.h"
-
 #include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <thread>
 #include <unistd.h>
 

@@ -2,10 +2,10 @@
 #include "emulator/fabemu/exit-codes.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <unistd.h>
 

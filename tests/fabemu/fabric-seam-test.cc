@@ -2,21 +2,20 @@
 // for each rule that simulation and emulation used to write apart: host addresses,
 // the IP MTU for a path MTU, the order of defaults, the InfiniBand peak queue.
 #include "emulator/fabemu/emulate.h"
-#include "emulator/runner/fabric.h"
 #include "emulator/fabemu/scenario-fabric.h"
+#include "emulator/runner/fabric.h"
 #include "emulator/runner/summary.h"
 
+#include "ns3/config.h"
+#include "ns3/double.h"
 #include "ns3/host-address.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-port.h"
 #include "ns3/ib-recorders.h"
 #include "ns3/iwarp-fabric-helper.h"
 #include "ns3/rdma-workload.h"
-#include "ns3/switch-mmu.h"
-
-#include "ns3/config.h"
-#include "ns3/double.h"
 #include "ns3/simulator.h"
+#include "ns3/switch-mmu.h"
 #include "ns3/uinteger.h"
 
 #include <doctest/doctest.h>

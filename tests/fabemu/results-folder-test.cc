@@ -1,9 +1,9 @@
 // fabemu run --out and fabemu demo --out replace only what fabemu wrote: a folder
 // holding anything else is refused (exit 2, left as it was) unless --force.
+#include "../run-in-process.h"
+#include "../scratch-dir.h"
 #include "emulator/fabemu/cli.h"
 #include "emulator/fabemu/exit-codes.h"
-#include "../scratch-dir.h"
-#include "../run-in-process.h"
 
 #include <doctest/doctest.h>
 

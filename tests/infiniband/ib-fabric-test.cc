@@ -1,11 +1,10 @@
 // The InfiniBand fabric against what theory and the specification say:
 // payload efficiency on one link, the credit loop, a lossless incast with fair
 // shares, and VL arbitration weights and the high-priority limit.
-#include "ns3/ib-fabric-helper.h"
-#include "ns3/ib-link.h"
-
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-link.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"

@@ -1,14 +1,14 @@
 // The InfiniBand model's pcap files, read back by tshark as InfiniBand.
+#include "../idle-gap-sampling.h"
 #include "../pcap-frames.h"
 #include "../shell.h"
-#include "../idle-gap-sampling.h"
 #include "../skip.h"
-#include "ns3/ib-fabric-helper.h"
-#include "ns3/ib-link.h"
-#include "ns3/ib-recorders.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-link.h"
+#include "ns3/ib-recorders.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

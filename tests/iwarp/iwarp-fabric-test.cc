@@ -4,12 +4,12 @@
 // Terminate the RFCs prescribe, and tshark decodes the pcap as iWARP.
 #include "../shell.h"
 #include "../skip.h"
-#include "ns3/iwarp-fabric-helper.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/inet-socket-address.h"
+#include "ns3/iwarp-fabric-helper.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"

@@ -3,6 +3,7 @@
 // MPA request/reply, FPDUs of each RDMAP opcode, markers, and the Terminate
 // causes a malformed FPDU earns.
 #include "../pcap-frames.h"
+
 #include "ns3/iwarp-wire.h"
 
 #include <doctest/doctest.h>

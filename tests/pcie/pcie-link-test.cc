@@ -1,11 +1,10 @@
 // One PCIe link between two endpoints against the arithmetic of the spec:
 // write efficiency from the framing, read throughput from tags and round
 // trip, the credit loop, and replay under bit errors.
-#include "ns3/pcie-helper.h"
-#include "ns3/pcie-spec.h"
-
 #include "ns3/boolean.h"
 #include "ns3/double.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/pcie-spec.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

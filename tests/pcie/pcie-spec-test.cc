@@ -2,7 +2,6 @@
 // that refuse values the specification does not allow, with their messages.
 #include "ns3/pcie-helper.h"
 #include "ns3/pcie-spec.h"
-
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

@@ -2,11 +2,10 @@
 // peer-to-peer traffic under a switch, ACS redirect through the root complex,
 // DMA to host memory at the narrowest link's framing limit, Intel's 64-byte
 // P2P split, and the transfer API's completion callbacks.
-#include "ns3/pcie-helper.h"
-#include "ns3/pcie-spec.h"
-
 #include "ns3/boolean.h"
 #include "ns3/data-rate.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/pcie-spec.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

@@ -1,7 +1,6 @@
 #include "ns3/bth-header.h"
 #include "ns3/ib-extension-headers.h"
 #include "ns3/ib-opcode.h"
-
 #include "ns3/packet.h"
 
 #include <doctest/doctest.h>

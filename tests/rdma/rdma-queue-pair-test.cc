@@ -1,7 +1,6 @@
+#include "ns3/enum.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/rdma-queue-pair.h"
-
-#include "ns3/enum.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

@@ -1,7 +1,6 @@
+#include "ns3/double.h"
 #include "ns3/flow-size-cdf.h"
 #include "ns3/rdma-workload.h"
-
-#include "ns3/double.h"
 #include "ns3/rng-seed-manager.h"
 
 #include <doctest/doctest.h>

@@ -1,10 +1,9 @@
 // The two halves of DCQCN that ns3::RoceNic and the emulator's RoCEv2 uplink share:
 // the notification point's CNP spacing per flow and the pacer's frame spacing.
+#include "ns3/config.h"
 #include "ns3/dcqcn-notification-point.h"
 #include "ns3/flow-pacer.h"
 #include "ns3/roce-net-device.h"
-
-#include "ns3/config.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>

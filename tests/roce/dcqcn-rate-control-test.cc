@@ -1,10 +1,9 @@
-#include "ns3/dcqcn-rate-control.h"
-
-#include "ns3/config.h"
 #include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/dcqcn-rate-control.h"
 #include "ns3/double.h"
-#include "ns3/uinteger.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <doctest/doctest.h>
 

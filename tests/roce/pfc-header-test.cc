@@ -1,8 +1,7 @@
-#include "ns3/pfc-header.h"
-#include "ns3/roce-frame.h"
-
 #include "ns3/ethernet-header.h"
 #include "ns3/packet.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-frame.h"
 
 #include <doctest/doctest.h>
 

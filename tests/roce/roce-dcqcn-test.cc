@@ -1,10 +1,10 @@
-#include "ns3/dcqcn-rate-control.h"
 #include "lossless.h"
-#include "ns3/roce-fabric-helper.h"
-#include "ns3/roce-packet.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/dcqcn-rate-control.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -12,8 +12,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 

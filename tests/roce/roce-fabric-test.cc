@@ -1,13 +1,12 @@
+#include "ns3/boolean.h"
+#include "ns3/config.h"
 #include "ns3/rdma-workload.h"
 #include "ns3/roce-fabric-helper.h"
 #include "ns3/roce-packet.h"
 #include "ns3/roce-recorders.h"
-
-#include "ns3/boolean.h"
-#include "ns3/config.h"
-#include "ns3/uinteger.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/uinteger.h"
 
 #include <doctest/doctest.h>
 

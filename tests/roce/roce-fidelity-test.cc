@@ -1,12 +1,11 @@
 // Where the model's switch behaviour decides the numbers researchers compare:
 // when a frame is ECN-marked, and when a pause ends.
-#include "ns3/roce-fabric-helper.h"
-#include "ns3/roce-packet.h"
-
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"

@@ -1,12 +1,13 @@
 #include "../pcap-frames.h"
+
 #include "ns3/bth-header.h"
+#include "ns3/buffer.h"
 #include "ns3/ib-extension-headers.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/roce-frame.h"
 
-#include "ns3/buffer.h"
-
 #include <doctest/doctest.h>
+
 #include <map>
 
 using namespace ns3;

@@ -1,4 +1,5 @@
 #include "../pcap-frames.h"
+
 #include "ns3/roce-frame.h"
 #include "ns3/roce-icrc.h"
 

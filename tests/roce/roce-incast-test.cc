@@ -1,8 +1,8 @@
 #include "lossless.h"
-#include "ns3/roce-fabric-helper.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/roce-fabric-helper.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

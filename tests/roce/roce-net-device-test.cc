@@ -1,12 +1,12 @@
+#include "ns3/boolean.h"
 #include "ns3/pfc-header.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/roce-packet.h"
-
-#include "ns3/boolean.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>
+
 #include <vector>
 
 using namespace ns3;

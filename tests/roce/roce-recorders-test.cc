@@ -1,11 +1,11 @@
-#include "../shell.h"
 #include "../idle-gap-sampling.h"
+#include "../shell.h"
 #include "../skip.h"
-#include "ns3/rdma-workload.h"
-#include "ns3/roce-recorders.h"
 
 #include "ns3/config.h"
 #include "ns3/enum.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-recorders.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,6 @@
-#include "ns3/switch-mmu.h"
-
 #include "ns3/boolean.h"
 #include "ns3/double.h"
+#include "ns3/switch-mmu.h"
 #include "ns3/uinteger.h"
 
 #include <doctest/doctest.h>

@@ -1,11 +1,11 @@
 // Results you can trust: a flow ends completed, failed (with its reason) or pending;
 // only a completed flow has an FCT; failed flows fail the run unless its expect block
 // expects them; no sampled throughput is above the link rate.
+#include "../run-in-process.h"
+#include "../scratch-dir.h"
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/run.h"
 #include "scenarios/src/scenario.h"
-#include "../run-in-process.h"
-#include "../scratch-dir.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -1,9 +1,9 @@
 // HPCC's fct.txt and pfc.txt on a tiny run, read as HPCC documents them (not with its
 // scripts): fct.txt "sip dip sport dport bytes start_ns fct_ns ideal_ns", IPs in hex;
 // pfc.txt "time_ns node nodetype ifindex 1|0". Golden copies in data/hpcc-incast/.
-#include "emulator/fabemu/exit-codes.h"
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
+#include "emulator/fabemu/exit-codes.h"
 
 #include <doctest/doctest.h>
 

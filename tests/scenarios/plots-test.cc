@@ -1,13 +1,12 @@
 // The plots fabemu draws show their data: every shipped simulation scenario rendered,
 // each plot's axes checked against its series (from the "# fabemu-check:" line of its
 // .gp); and the renderer on hand-made results folders (queue gaps, a deadlock, QP names).
-#include "emulator/fabemu/exit-codes.h"
-#include "scenarios/src/results.h"
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "scenarios/src/results.h"
 
 #include <doctest/doctest.h>
-
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>

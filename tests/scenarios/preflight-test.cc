@@ -1,9 +1,9 @@
 // fabemu validate makes every check run makes before it simulates, and both name
 // the key responsible as FILE:LINE:COL.
+#include "../run-in-process.h"
+#include "../scratch-dir.h"
 #include "emulator/fabemu/cli.h"
 #include "emulator/fabemu/exit-codes.h"
-#include "../scratch-dir.h"
-#include "../run-in-process.h"
 
 #include <doctest/doctest.h>
 

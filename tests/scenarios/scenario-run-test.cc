@@ -1,17 +1,16 @@
 // fabemu run on simulation-only scenarios: reproducible results, overrides that
 // reach the model, bad input that leaves nothing behind.
-#include "emulator/fabemu/exit-codes.h"
-#include "scenarios/src/results.h"
-#include "emulator/fabemu/run.h"
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/run.h"
+#include "scenarios/src/results.h"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>

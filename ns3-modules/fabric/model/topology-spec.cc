@@ -3,8 +3,8 @@
 #include "ns3/abort.h"
 
 #include <deque>
-#include <stdexcept>
 #include <limits>
+#include <stdexcept>
 
 namespace ns3
 {

@@ -1,8 +1,7 @@
 #include "ns3/ib-fabric-helper.h"
 
-#include "ns3/ib-recorders.h"
-
 #include "ns3/abort.h"
+#include "ns3/ib-recorders.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>

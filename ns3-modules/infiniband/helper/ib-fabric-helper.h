@@ -15,10 +15,9 @@
 #include "ns3/host-address.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-switch.h"
+#include "ns3/object-factory.h"
 #include "ns3/rdma-fabric.h"
 #include "ns3/topology-spec.h"
-
-#include "ns3/object-factory.h"
 
 #include <unordered_map>
 #include <vector>

@@ -9,7 +9,6 @@
 #include "ns3/grid-sampler.h"
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-port.h"
-
 #include "ns3/pcap-file.h"
 #include "ns3/simple-ref-count.h"
 

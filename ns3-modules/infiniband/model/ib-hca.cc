@@ -1,9 +1,8 @@
 #include "ns3/ib-hca.h"
 
+#include "ns3/boolean.h"
 #include "ns3/bth-header.h"
 #include "ns3/ib-opcode.h"
-
-#include "ns3/boolean.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"

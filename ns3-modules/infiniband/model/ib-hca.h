@@ -13,13 +13,11 @@
 #ifndef FABEMU_IB_HCA_H
 #define FABEMU_IB_HCA_H
 
+#include "ns3/event-id.h"
 #include "ns3/ib-port.h"
+#include "ns3/object.h"
 #include "ns3/qp-table.h"
 #include "ns3/rdma-queue-pair.h"
-
-#include "ns3/object.h"
-
-#include "ns3/event-id.h"
 #include "ns3/traced-callback.h"
 
 #include <array>

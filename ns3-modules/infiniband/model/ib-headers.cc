@@ -1,7 +1,6 @@
 #include "ns3/ib-headers.h"
 
 #include <algorithm>
-
 #include <zlib.h>
 
 namespace ns3

@@ -23,11 +23,10 @@
 #ifndef FABEMU_IB_PORT_H
 #define FABEMU_IB_PORT_H
 
-#include "ns3/ib-headers.h"
-
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
+#include "ns3/ib-headers.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/packet.h"

@@ -9,7 +9,6 @@
 #define FABEMU_IB_SWITCH_H
 
 #include "ns3/ib-port.h"
-
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"

@@ -11,7 +11,6 @@
 #include "ns3/ipv4.h"
 #include "ns3/pcap-file-wrapper.h"
 #include "ns3/point-to-point-helper.h"
-#include "ns3/trace-helper.h"
 #include "ns3/queue-size.h"
 #include "ns3/red-queue-disc.h"
 #include "ns3/simulator.h"
@@ -19,6 +18,7 @@
 #include "ns3/tcp-l4-protocol.h"
 #include "ns3/tcp-socket-factory.h"
 #include "ns3/tcp-socket-state.h"
+#include "ns3/trace-helper.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
 

@@ -12,15 +12,14 @@
 #ifndef FABEMU_IWARP_FABRIC_HELPER_H
 #define FABEMU_IWARP_FABRIC_HELPER_H
 
-#include "ns3/iwarp-qp.h"
-#include "ns3/rdma-fabric.h"
-#include "ns3/topology-spec.h"
-
-#include "ns3/pcap-file-wrapper.h"
 #include "ns3/ipv4-address.h"
+#include "ns3/iwarp-qp.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
+#include "ns3/pcap-file-wrapper.h"
 #include "ns3/queue-disc.h"
+#include "ns3/rdma-fabric.h"
+#include "ns3/topology-spec.h"
 
 #include <string>
 #include <vector>

@@ -25,10 +25,9 @@
 #ifndef FABEMU_IWARP_QP_H
 #define FABEMU_IWARP_QP_H
 
+#include "ns3/event-id.h"
 #include "ns3/iwarp-wire.h"
 #include "ns3/rdma-qp.h"
-
-#include "ns3/event-id.h"
 #include "ns3/sequence-number.h"
 #include "ns3/socket.h"
 #include "ns3/traced-callback.h"

@@ -16,12 +16,11 @@
 #ifndef FABEMU_PCIE_HELPER_H
 #define FABEMU_PCIE_HELPER_H
 
+#include "ns3/attribute.h"
+#include "ns3/object-factory.h"
 #include "ns3/pcie-endpoint.h"
 #include "ns3/pcie-link.h"
 #include "ns3/pcie-tree.h"
-
-#include "ns3/attribute.h"
-#include "ns3/object-factory.h"
 
 #include <string>
 

@@ -15,13 +15,12 @@
 #ifndef FABEMU_PCIE_TREE_H
 #define FABEMU_PCIE_TREE_H
 
+#include "ns3/callback.h"
+#include "ns3/object.h"
 #include "ns3/pcie-endpoint.h"
 #include "ns3/pcie-link.h"
 #include "ns3/pcie-root-complex.h"
 #include "ns3/pcie-switch.h"
-
-#include "ns3/callback.h"
-#include "ns3/object.h"
 
 #include <map>
 #include <string>

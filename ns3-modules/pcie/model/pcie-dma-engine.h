@@ -10,11 +10,10 @@
 #ifndef FABEMU_PCIE_DMA_ENGINE_H
 #define FABEMU_PCIE_DMA_ENGINE_H
 
-#include "ns3/pcie-tlp.h"
-
 #include "ns3/callback.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/pcie-tlp.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>

@@ -10,12 +10,11 @@
 #ifndef FABEMU_PCIE_ENDPOINT_H
 #define FABEMU_PCIE_ENDPOINT_H
 
+#include "ns3/nstime.h"
+#include "ns3/object.h"
 #include "ns3/pcie-dma-engine.h"
 #include "ns3/pcie-memory-target.h"
 #include "ns3/pcie-port.h"
-
-#include "ns3/nstime.h"
-#include "ns3/object.h"
 
 #include <vector>
 

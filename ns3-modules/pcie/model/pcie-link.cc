@@ -1,10 +1,9 @@
 #include "ns3/pcie-link.h"
 
-#include "ns3/pcie-port.h"
-#include "ns3/pcie-spec.h"
-
 #include "ns3/double.h"
 #include "ns3/log.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-spec.h"
 #include "ns3/uinteger.h"
 
 namespace ns3

@@ -1,10 +1,9 @@
 #include "ns3/pcie-memory-target.h"
 
-#include "ns3/pcie-port.h"
-#include "ns3/pcie-spec.h"
-
 #include "ns3/boolean.h"
 #include "ns3/log.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-spec.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"

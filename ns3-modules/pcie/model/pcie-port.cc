@@ -1,9 +1,8 @@
 #include "ns3/pcie-port.h"
 
+#include "ns3/log.h"
 #include "ns3/pcie-link.h"
 #include "ns3/pcie-spec.h"
-
-#include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

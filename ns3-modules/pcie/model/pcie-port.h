@@ -28,13 +28,12 @@
 #ifndef FABEMU_PCIE_PORT_H
 #define FABEMU_PCIE_PORT_H
 
-#include "ns3/pcie-link.h"
-#include "ns3/pcie-tlp.h"
-
 #include "ns3/callback.h"
 #include "ns3/event-id.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/pcie-link.h"
+#include "ns3/pcie-tlp.h"
 #include "ns3/random-variable-stream.h"
 #include "ns3/traced-callback.h"
 

@@ -1,9 +1,8 @@
 #include "ns3/pcie-root-complex.h"
 
-#include "ns3/pcie-spec.h"
-
 #include "ns3/boolean.h"
 #include "ns3/log.h"
+#include "ns3/pcie-spec.h"
 #include "ns3/simulator.h"
 #include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"

@@ -20,13 +20,12 @@
 #ifndef FABEMU_PCIE_ROOT_COMPLEX_H
 #define FABEMU_PCIE_ROOT_COMPLEX_H
 
+#include "ns3/nstime.h"
+#include "ns3/object.h"
 #include "ns3/pcie-memory-target.h"
 #include "ns3/pcie-port.h"
 #include "ns3/pcie-routing-table.h"
 #include "ns3/pcie-socket-link.h"
-
-#include "ns3/nstime.h"
-#include "ns3/object.h"
 #include "ns3/traced-callback.h"
 
 #include <array>

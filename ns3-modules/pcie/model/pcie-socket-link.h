@@ -10,12 +10,11 @@
 #ifndef FABEMU_PCIE_SOCKET_LINK_H
 #define FABEMU_PCIE_SOCKET_LINK_H
 
-#include "ns3/pcie-tlp.h"
-
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/pcie-tlp.h"
 #include "ns3/traced-callback.h"
 
 #include <array>

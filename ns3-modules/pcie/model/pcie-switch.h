@@ -19,11 +19,10 @@
 #ifndef FABEMU_PCIE_SWITCH_H
 #define FABEMU_PCIE_SWITCH_H
 
-#include "ns3/pcie-port.h"
-#include "ns3/pcie-routing-table.h"
-
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/pcie-port.h"
+#include "ns3/pcie-routing-table.h"
 #include "ns3/traced-callback.h"
 
 #include <array>

@@ -7,9 +7,8 @@
 #ifndef FABEMU_RDMA_FABRIC_H
 #define FABEMU_RDMA_FABRIC_H
 
-#include "ns3/rdma-qp.h"
-
 #include "ns3/nstime.h"
+#include "ns3/rdma-qp.h"
 
 #include <utility>
 

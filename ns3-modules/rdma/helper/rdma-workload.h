@@ -8,11 +8,10 @@
 #ifndef FABEMU_RDMA_WORKLOAD_H
 #define FABEMU_RDMA_WORKLOAD_H
 
-#include "ns3/flow-size-cdf.h"
-#include "ns3/rdma-fabric.h"
-
 #include "ns3/data-rate.h"
+#include "ns3/flow-size-cdf.h"
 #include "ns3/random-variable-stream.h"
+#include "ns3/rdma-fabric.h"
 
 #include <functional>
 #include <ostream>

@@ -1,8 +1,7 @@
 #include "ns3/bth-header.h"
 
-#include "ns3/ib-opcode.h"
-
 #include "ns3/abort.h"
+#include "ns3/ib-opcode.h"
 
 namespace ns3
 {

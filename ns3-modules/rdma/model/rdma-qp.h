@@ -7,10 +7,9 @@
 #ifndef FABEMU_RDMA_QP_H
 #define FABEMU_RDMA_QP_H
 
-#include "ns3/rdma-types.h"
-
 #include "ns3/callback.h"
 #include "ns3/object.h"
+#include "ns3/rdma-types.h"
 
 namespace ns3
 {

@@ -1,9 +1,8 @@
 #include "ns3/rdma-queue-pair.h"
 
 #include "ns3/bth-header.h"
-#include "ns3/ib-opcode.h"
-
 #include "ns3/enum.h"
+#include "ns3/ib-opcode.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"

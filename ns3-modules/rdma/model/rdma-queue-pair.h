@@ -21,12 +21,11 @@
 #ifndef FABEMU_RDMA_QUEUE_PAIR_H
 #define FABEMU_RDMA_QUEUE_PAIR_H
 
-#include "ns3/rdma-qp.h"
-#include "ns3/rdma-types.h"
-
 #include "ns3/callback.h"
 #include "ns3/event-id.h"
 #include "ns3/object.h"
+#include "ns3/rdma-qp.h"
+#include "ns3/rdma-types.h"
 #include "ns3/simulator.h"
 #include "ns3/traced-callback.h"
 

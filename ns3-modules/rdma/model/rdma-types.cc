@@ -1,10 +1,9 @@
 #include "ns3/rdma-types.h"
 
-#include "ns3/bth-header.h"
-#include "ns3/ib-opcode.h"
-
 #include "ns3/abort.h"
+#include "ns3/bth-header.h"
 #include "ns3/buffer.h"
+#include "ns3/ib-opcode.h"
 
 namespace ns3
 {

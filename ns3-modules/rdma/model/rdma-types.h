@@ -6,7 +6,6 @@
 #define FABEMU_RDMA_TYPES_H
 
 #include "ns3/ib-extension-headers.h"
-
 #include "ns3/nstime.h"
 
 #include <cstdint>

@@ -1,20 +1,17 @@
 #include "ns3/roce-fabric-helper.h"
 
-#include "ns3/host-address.h"
-
-#include <stdexcept>
-
-#include "ns3/bth-header.h"
-#include "ns3/roce-channel.h"
-#include "ns3/roce-recorders.h"
-
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
+#include "ns3/bth-header.h"
+#include "ns3/host-address.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-recorders.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <stdexcept>
 
 namespace ns3
 {

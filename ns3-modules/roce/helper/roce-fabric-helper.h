@@ -9,13 +9,12 @@
 #ifndef FABEMU_ROCE_FABRIC_HELPER_H
 #define FABEMU_ROCE_FABRIC_HELPER_H
 
+#include "ns3/node-container.h"
+#include "ns3/object-factory.h"
 #include "ns3/rdma-fabric.h"
 #include "ns3/roce-nic.h"
 #include "ns3/roce-switch.h"
 #include "ns3/topology-spec.h"
-
-#include "ns3/node-container.h"
-#include "ns3/object-factory.h"
 
 #include <map>
 #include <string>

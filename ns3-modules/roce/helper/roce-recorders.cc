@@ -1,7 +1,7 @@
 #include "ns3/roce-recorders.h"
 
-#include "ns3/trace-helper.h"
 #include "ns3/simulator.h"
+#include "ns3/trace-helper.h"
 
 namespace ns3
 {

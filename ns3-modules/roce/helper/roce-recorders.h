@@ -7,9 +7,8 @@
 #define FABEMU_ROCE_RECORDERS_H
 
 #include "ns3/grid-sampler.h"
-#include "ns3/roce-fabric-helper.h"
-
 #include "ns3/pcap-file.h"
+#include "ns3/roce-fabric-helper.h"
 
 #include <fstream>
 #include <map>

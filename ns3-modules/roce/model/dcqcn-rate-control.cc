@@ -4,8 +4,8 @@
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
-#include "ns3/string.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>

@@ -1,7 +1,6 @@
 #include "ns3/flow-pacer.h"
 
 #include "ns3/roce-net-device.h"
-
 #include "ns3/simulator.h"
 
 namespace ns3

@@ -9,9 +9,8 @@
 #ifndef FABEMU_FLOW_PACER_H
 #define FABEMU_FLOW_PACER_H
 
-#include "ns3/dcqcn-rate-control.h"
-
 #include "ns3/data-rate.h"
+#include "ns3/dcqcn-rate-control.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 

@@ -1,9 +1,8 @@
 #include "ns3/roce-channel.h"
 
-#include "ns3/roce-net-device.h"
-
 #include "ns3/abort.h"
 #include "ns3/node.h"
+#include "ns3/roce-net-device.h"
 #include "ns3/simulator.h"
 
 namespace ns3

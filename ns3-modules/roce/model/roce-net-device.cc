@@ -1,14 +1,13 @@
 #include "ns3/roce-net-device.h"
 
-#include "ns3/pfc-header.h"
-#include "ns3/roce-channel.h"
-#include "ns3/roce-packet.h"
-
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/enum.h"
 #include "ns3/ethernet-header.h"
 #include "ns3/log.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

@@ -12,13 +12,12 @@
 #ifndef FABEMU_ROCE_NET_DEVICE_H
 #define FABEMU_ROCE_NET_DEVICE_H
 
-#include "ns3/roce-frame.h"
-
 #include "ns3/data-rate.h"
 #include "ns3/event-id.h"
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
+#include "ns3/roce-frame.h"
 #include "ns3/traced-callback.h"
 
 #include <array>

@@ -1,11 +1,10 @@
 #include "ns3/roce-nic.h"
 
+#include "ns3/boolean.h"
 #include "ns3/bth-header.h"
 #include "ns3/ib-opcode.h"
-#include "ns3/roce-packet.h"
-
-#include "ns3/boolean.h"
 #include "ns3/log.h"
+#include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"

@@ -17,12 +17,11 @@
 #include "ns3/dcqcn-notification-point.h"
 #include "ns3/dcqcn-rate-control.h"
 #include "ns3/flow-pacer.h"
+#include "ns3/ipv4-address.h"
+#include "ns3/mac48-address.h"
 #include "ns3/qp-table.h"
 #include "ns3/rdma-queue-pair.h"
 #include "ns3/roce-net-device.h"
-
-#include "ns3/ipv4-address.h"
-#include "ns3/mac48-address.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>

@@ -1,9 +1,8 @@
 #include "ns3/roce-packet.h"
 
+#include "ns3/abort.h"
 #include "ns3/bth-header.h"
 #include "ns3/roce-icrc.h"
-
-#include "ns3/abort.h"
 
 #include <algorithm>
 #include <cstring>

@@ -6,10 +6,9 @@
 #ifndef FABEMU_ROCE_PACKET_H
 #define FABEMU_ROCE_PACKET_H
 
-#include "ns3/roce-frame.h"
-
 #include "ns3/header.h"
 #include "ns3/packet.h"
+#include "ns3/roce-frame.h"
 
 #include <array>
 

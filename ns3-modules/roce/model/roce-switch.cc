@@ -1,13 +1,12 @@
 #include "ns3/roce-switch.h"
 
-#include "ns3/pfc-header.h"
-#include "ns3/roce-channel.h"
-#include "ns3/roce-packet.h"
-
 #include "ns3/abort.h"
 #include "ns3/enum.h"
 #include "ns3/log.h"
 #include "ns3/node.h"
+#include "ns3/pfc-header.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 

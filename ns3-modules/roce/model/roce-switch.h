@@ -20,13 +20,12 @@
 #ifndef FABEMU_ROCE_SWITCH_H
 #define FABEMU_ROCE_SWITCH_H
 
-#include "ns3/roce-net-device.h"
-#include "ns3/switch-mmu.h"
-
 #include "ns3/ipv4-address.h"
 #include "ns3/ipv6-address.h"
 #include "ns3/object.h"
 #include "ns3/random-variable-stream.h"
+#include "ns3/roce-net-device.h"
+#include "ns3/switch-mmu.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>
