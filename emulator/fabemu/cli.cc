@@ -84,6 +84,302 @@ Doctor(std::ostream& out)
     return kExitOk;
 }
 
+/// What a subcommand's callback has to work with, and where it leaves its exit code.
+struct Io
+{
+    std::ostream& out;
+    std::ostream& err;
+    int rc{kExitOk};
+};
+
+void
+AddDoctor(CLI::App& app, Io& io)
+{
+    app.add_subcommand("doctor", "Report what this host can run: simulation, real endpoints "
+                                 "(taps, QEMU, KVM), Soft-RoCE")
+        ->callback([&io] { io.rc = Doctor(io.out); });
+}
+
+void
+AddDemo(CLI::App& app, Io& io)
+{
+    auto demo = std::make_shared<DemoOptions>();
+    auto* cmd = app.add_subcommand(
+        "demo", "Run a small built-in scenario: an N:1 RoCEv2 incast over one switch with "
+                "PFC and DCQCN, as fabemu run runs any; writes a results folder");
+    cmd->add_option("--senders", demo->senders, "Senders into h0")->capture_default_str();
+    cmd->add_option("--bytes", demo->bytes, "Bytes each sender writes")->capture_default_str();
+    cmd->add_option("--rate", demo->rate, "Link rate")->capture_default_str();
+    cmd->add_option("--pfc", demo->pfc, "PFC on the switch (true/false)")->capture_default_str();
+    cmd->add_option("--cc", demo->cc, "Congestion control: dcqcn or none")->capture_default_str();
+    cmd->add_option("--out", demo->out,
+                    "Results folder; replaced if an earlier run wrote it, "
+                    "else refused unless --force")
+        ->capture_default_str();
+    cmd->add_flag("--force", demo->force, "Replace --out even if it is not a results folder");
+    cmd->add_flag("--quiet", demo->quiet, "Print nothing");
+    cmd->callback([&io, demo] { io.rc = RunDemo(*demo, io.out, io.err); });
+}
+
+void
+AddImage(CLI::App& app, Io& io)
+{
+    auto* image = app.add_subcommand("image", "The endpoint VM image");
+    image->require_subcommand(1);
+    auto cache = std::make_shared<std::string>();
+    auto extra = std::make_shared<std::string>();
+    auto* build = image->add_subcommand(
+        "build", "Build the endpoint VM image from Debian packages (or find it cached); "
+                 "prints its folder");
+    build->add_option("--cache", *cache,
+                      "Cache folder (default: $FABEMU_CACHE or ~/.cache/fabemu)");
+    build->add_option("--extra", *extra, "List of extra host files for the image")
+        ->check(CLI::ExistingFile);
+    build->callback([&io, cache, extra] {
+        const std::string path =
+            BuildImage(cache->empty() ? DefaultCacheDir() : *cache, *extra, io.err);
+        if (path.empty())
+        {
+            io.rc = kExitFailure;
+            return;
+        }
+        io.out << path << "\n";
+    });
+}
+
+void
+AddVm(CLI::App& app, Io& io)
+{
+    auto vm = std::make_shared<VmOptions>();
+    auto* cmd = app.add_subcommand(
+        "vm", "Start endpoint VMs (h0, h1, ... at 10.0.0.1, ...) with Soft-RoCE or Soft-iWARP; "
+              "run commands on them, or hold them until SIGINT/SIGTERM");
+    cmd->add_option("--count", vm->count, "How many VMs")->capture_default_str();
+    cmd->add_option("--device", vm->device, "rxe or siw")->capture_default_str();
+    cmd->add_option("--mtu", vm->mtu, "eth0 MTU")->capture_default_str();
+    cmd->add_flag("--bridge", vm->bridge, "Join their taps on a plain Linux bridge");
+    cmd->add_option("--run", vm->run, "A command to run on every VM (repeatable)");
+    cmd->add_flag("--hold", vm->hold, "Keep them until SIGINT or SIGTERM");
+    cmd->add_option("--accel", vm->accel, "auto, kvm or tcg")->capture_default_str();
+    cmd->add_option("--cache", vm->cache, "Image cache folder");
+    cmd->add_option("--backend", vm->backend,
+                    "vm (QEMU, works everywhere) or netns (a network namespace per "
+                    "endpoint, where the host kernel gives namespaces rxe/siw; "
+                    "see fabemu doctor)")
+        ->capture_default_str();
+    cmd->add_flag("--no-rdma", vm->noRdma,
+                  "netns only: plain IP namespaces without an RDMA device");
+    cmd->callback([&io, vm] { io.rc = RunVms(*vm, io.out, io.err); });
+}
+
+void
+AddEmulate(CLI::App& app, Io& io)
+{
+    auto em = std::make_shared<EmulateOptions>();
+    auto* cmd = app.add_subcommand(
+        "emulate", "Real endpoint VMs over the modelled RoCEv2 fabric (a star), in real time: "
+                   "start servers, run commands, report fabric counters and lag");
+    cmd->add_option("--count", em->count, "Endpoints h0..hN-1 (10.0.0.1, ...)")
+        ->capture_default_str();
+    cmd->add_option("--rate", em->rate, "Link rate")->capture_default_str();
+    cmd->add_option("--delay", em->delay, "Link delay")->capture_default_str();
+    cmd->add_option("--server", em->servers, "'hN: command' started in the background first");
+    cmd->add_option("--run", em->run, "'hN: command' run in turn; {hM} is hM's address");
+    cmd->add_flag("--parallel", em->parallel, "Run the --run commands at the same time");
+    cmd->add_option("--set", em->set, "ns3::Class::Attribute=value for the fabric (repeatable)");
+    cmd->add_option("--cc", em->cc,
+                    "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
+                    "rate per flow); none")
+        ->capture_default_str();
+    cmd->add_option("--backend", em->backend,
+                    "vm, or netns: a network namespace per endpoint (where the host "
+                    "kernel gives namespaces rxe; see fabemu doctor)")
+        ->capture_default_str();
+    cmd->add_flag("--no-rdma", em->noRdma, "netns only: plain IP namespaces, no RDMA device");
+    auto* bridge = cmd->add_flag("--bridge", em->bridge,
+                                 "Baseline: the same VMs and commands on a "
+                                 "plain Linux bridge instead of the modelled fabric");
+    cmd->add_flag("--relay", em->relay,
+                  "Baseline: the same VMs and commands joined by the emulator's own "
+                  "tap reads and writes with no model between them (what any "
+                  "user-space hop costs on this host)")
+        ->excludes(bridge);
+    cmd->add_option("--lag-threshold", em->lagThreshold, "Lag above which timing is not faithful")
+        ->capture_default_str();
+    cmd->add_option("--scheduling", em->scheduling,
+                    "shared: the simulation thread at nice -10 beside the VMs; realtime: "
+                    "SCHED_FIFO, preempting them at once (lower lag, less VM throughput on a "
+                    "busy host)")
+        ->capture_default_str();
+    cmd->add_option("--cache", em->cache, "Image cache folder");
+    cmd->callback([&io, em] { io.rc = RunEmulation(*em, io.out, io.err).exitCode; });
+}
+
+void
+AddRun(CLI::App& app, Io& io)
+{
+    struct Args
+    {
+        RunOptions run;
+        bool quiet{false};
+        uint64_t seed{0};
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "run", "Run a scenario file: a simulation, or real VM endpoints over the modelled fabric "
+               "when it lists endpoints; writes a results folder with summary.json, CSVs, plots "
+               "and report.md");
+    cmd->add_option("file", a->run.file, "Scenario file (YAML)")->required();
+    cmd->add_option("--out", a->run.out,
+                    "Results folder (default: results/<name>); replaced if an "
+                    "earlier run wrote it, else refused unless --force");
+    cmd->add_flag("--force", a->run.force,
+                  "Replace --out even if it is not a results folder (its contents are deleted)");
+    cmd->add_option("--set", a->run.set,
+                    "KEY=VALUE over the file: a dotted key (fabric.ecn.kmin=10KB) or an ns-3 "
+                    "attribute (ns3::SwitchMmu::Kmin=10240); repeatable");
+    auto* seed = cmd->add_option("--seed", a->seed, "Random seed (overrides the file's)");
+    cmd->add_flag("--quiet", a->quiet, "No progress and no summary on stdout");
+    cmd->add_option("--cache", a->run.cache, "Image cache folder for VM endpoints");
+    cmd->callback([&io, a, seed] {
+        if (*seed)
+        {
+            a->run.seed = a->seed;
+        }
+        a->run.progress = a->quiet                               ? ProgressMode::Quiet
+                          : (&io.out == &std::cout && isatty(1)) ? ProgressMode::Bar
+                                                                 : ProgressMode::Lines;
+        io.rc = RunScenarioFile(a->run, io.out, io.err);
+    });
+}
+
+void
+AddValidate(CLI::App& app, Io& io)
+{
+    auto file = std::make_shared<std::string>();
+    auto set = std::make_shared<std::vector<std::string>>();
+    auto* cmd = app.add_subcommand("validate", "Check a scenario file without running it");
+    cmd->add_option("file", *file, "Scenario file (YAML)")->required();
+    cmd->add_option("--set", *set, "KEY=VALUE over the file, as for run");
+    cmd->callback([&io, file, set] { io.rc = ValidateScenarioFile(*file, *set, io.out, io.err); });
+}
+
+void
+AddList(CLI::App& app, Io& io)
+{
+    auto type = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand(
+        "list", "List topology builders, workload types and every scenario key with its default");
+    auto* attributes = cmd->add_option("--attributes", *type,
+                                       "Instead: every ns-3 attribute of the models (name, type, "
+                                       "initial value, help), or only TYPE's (ns3::SwitchMmu)")
+                           ->expected(0, 1);
+    cmd->callback([&io, type, attributes] {
+        io.rc = *attributes ? ListAttributes(*type, io.out, io.err) : ListScenarioKeys(io.out);
+    });
+}
+
+void
+AddReport(CLI::App& app, Io& io)
+{
+    auto dir = std::make_shared<std::string>();
+    auto* cmd =
+        app.add_subcommand("report", "Re-render the plots and report.md of a results folder");
+    cmd->add_option("dir", *dir, "Results folder")->required();
+    cmd->callback([&io, dir] { io.rc = ReportResults(*dir, io.out, io.err); });
+}
+
+/// fabemu status: the live counters of each running emulation's status socket.
+int
+Status(std::vector<std::string> paths, std::ostream& out, std::ostream& err)
+{
+    if (paths.empty())
+    {
+        paths = FindStatusSockets();
+        if (paths.empty())
+        {
+            err << "fabemu status: no emulation is running on this host (no live status "
+                   "socket)\n";
+            return kExitFailure;
+        }
+    }
+    int rc = kExitOk;
+    for (const auto& path : paths)
+    {
+        try
+        {
+            const auto doc = nlohmann::json::parse(ReadStatus(path));
+            out << fmt::format("# {}\n{}\n", path, doc.dump(2));
+        }
+        catch (const std::exception& e)
+        {
+            err << "fabemu status: " << e.what() << "\n";
+            rc = kExitFailure;
+        }
+    }
+    return rc;
+}
+
+void
+AddStatus(CLI::App& app, Io& io)
+{
+    auto paths = std::make_shared<std::vector<std::string>>();
+    auto* cmd = app.add_subcommand(
+        "status",
+        "Live counters of running emulations (every one on this host, or the sockets named)");
+    cmd->add_option("socket", *paths, "Status socket, as the run printed it");
+    cmd->callback([&io, paths] { io.rc = Status(*paths, io.out, io.err); });
+}
+
+/// Parses \p args; the chosen subcommand's callback runs inside and leaves io.rc.
+int
+Parse(CLI::App& app, const std::vector<std::string>& args, Io& io)
+{
+    // CLI11 reports a missing subcommand before a stray word: name the word first.
+    if (!args.empty() && !args[0].empty() && args[0][0] != '-')
+    {
+        bool known = false;
+        for (const auto* sub : app.get_subcommands({}))
+        {
+            known = known || sub->check_name(args[0]);
+        }
+        if (!known)
+        {
+            io.err << "fabemu: unknown subcommand '" << args[0] << "'\n"
+                   << "Run 'fabemu --help' for the subcommands.\n";
+            return kExitBadInput;
+        }
+    }
+    // CLI11 wants argv order reversed in a vector.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try
+    {
+        app.parse(reversed);
+    }
+    catch (const CLI::CallForHelp&)
+    {
+        io.out << app.help();
+        return kExitOk;
+    }
+    catch (const CLI::CallForAllHelp&)
+    {
+        io.out << app.help("", CLI::AppFormatMode::All);
+        return kExitOk;
+    }
+    catch (const CLI::CallForVersion&)
+    {
+        io.out << app.version() << "\n";
+        return kExitOk;
+    }
+    catch (const CLI::ParseError& e)
+    {
+        io.err << "fabemu: " << e.what() << "\n"
+               << "Run 'fabemu --help' for the subcommands.\n";
+        return kExitBadInput;
+    }
+    return io.rc;
+}
+
 } // namespace
 
 int
@@ -96,278 +392,13 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     app.require_subcommand(1);
     app.footer("Exit codes: 0 ok, 1 run-time failure (a simulated flow failed, a VM died, ...), "
                "2 bad input, 3 expectations not met.");
-
-    auto* doctor = app.add_subcommand("doctor", "Report what this host can run: simulation, "
-                                                "real endpoints (taps, QEMU, KVM), Soft-RoCE");
-
-    DemoOptions demo;
-    auto* demoCmd = app.add_subcommand(
-        "demo", "Run a small built-in simulation: an N:1 RoCEv2 incast over one switch with "
-                "PFC and DCQCN; writes a results folder");
-    demoCmd->add_option("--senders", demo.senders, "Senders into h0")->capture_default_str();
-    demoCmd->add_option("--bytes", demo.bytes, "Bytes each sender writes")->capture_default_str();
-    demoCmd->add_option("--rate", demo.rate, "Link rate")->capture_default_str();
-    demoCmd->add_option("--pfc", demo.pfc, "PFC on the switch (true/false)")->capture_default_str();
-    demoCmd->add_option("--cc", demo.cc, "Congestion control: dcqcn or none")
-        ->capture_default_str();
-    demoCmd
-        ->add_option("--out", demo.out,
-                     "Results folder; replaced if an earlier run wrote it, "
-                     "else refused unless --force")
-        ->capture_default_str();
-    demoCmd->add_flag("--force", demo.force, "Replace --out even if it is not a results folder");
-    demoCmd->add_flag("--quiet", demo.quiet, "Print nothing");
-
-    auto* image = app.add_subcommand("image", "The endpoint VM image");
-    image->require_subcommand(1);
-    std::string imageCache;
-    std::string imageExtra;
-    auto* imageBuild = image->add_subcommand(
-        "build", "Build the endpoint VM image from Debian packages (or find it cached); "
-                 "prints its folder");
-    imageBuild->add_option("--cache", imageCache,
-                           "Cache folder (default: $FABEMU_CACHE or ~/.cache/fabemu)");
-    imageBuild->add_option("--extra", imageExtra, "List of extra host files for the image")
-        ->check(CLI::ExistingFile);
-
-    VmOptions vm;
-    auto* vmCmd = app.add_subcommand(
-        "vm", "Start endpoint VMs (h0, h1, ... at 10.0.0.1, ...) with Soft-RoCE or Soft-iWARP; "
-              "run commands on them, or hold them until SIGINT/SIGTERM");
-    vmCmd->add_option("--count", vm.count, "How many VMs")->capture_default_str();
-    vmCmd->add_option("--device", vm.device, "rxe or siw")->capture_default_str();
-    vmCmd->add_option("--mtu", vm.mtu, "eth0 MTU")->capture_default_str();
-    vmCmd->add_flag("--bridge", vm.bridge, "Join their taps on a plain Linux bridge");
-    vmCmd->add_option("--run", vm.run, "A command to run on every VM (repeatable)");
-    vmCmd->add_flag("--hold", vm.hold, "Keep them until SIGINT or SIGTERM");
-    vmCmd->add_option("--accel", vm.accel, "auto, kvm or tcg")->capture_default_str();
-    vmCmd->add_option("--cache", vm.cache, "Image cache folder");
-    vmCmd
-        ->add_option("--backend", vm.backend,
-                     "vm (QEMU, works everywhere) or netns (a network namespace per "
-                     "endpoint, where the host kernel gives namespaces rxe/siw; "
-                     "see fabemu doctor)")
-        ->capture_default_str();
-    vmCmd->add_flag("--no-rdma", vm.noRdma,
-                    "netns only: plain IP namespaces without an RDMA device");
-
-    EmulateOptions em;
-    auto* emCmd = app.add_subcommand(
-        "emulate", "Real endpoint VMs over the modelled RoCEv2 fabric (a star), in real time: "
-                   "start servers, run commands, report fabric counters and lag");
-    emCmd->add_option("--count", em.count, "Endpoints h0..hN-1 (10.0.0.1, ...)")
-        ->capture_default_str();
-    emCmd->add_option("--rate", em.rate, "Link rate")->capture_default_str();
-    emCmd->add_option("--delay", em.delay, "Link delay")->capture_default_str();
-    emCmd->add_option("--server", em.servers, "'hN: command' started in the background first");
-    emCmd->add_option("--run", em.run, "'hN: command' run in turn; {hM} is hM's address");
-    emCmd->add_flag("--parallel", em.parallel, "Run the --run commands at the same time");
-    emCmd->add_option("--set", em.set, "ns3::Class::Attribute=value for the fabric (repeatable)");
-    emCmd
-        ->add_option("--cc", em.cc,
-                     "dcqcn: the edges run DCQCN for the VMs (CNPs for CE marks, "
-                     "rate per flow); none")
-        ->capture_default_str();
-    emCmd
-        ->add_option("--backend", em.backend,
-                     "vm, or netns: a network namespace per endpoint (where the host "
-                     "kernel gives namespaces rxe; see fabemu doctor)")
-        ->capture_default_str();
-    emCmd->add_flag("--no-rdma", em.noRdma, "netns only: plain IP namespaces, no RDMA device");
-    auto* bridgeFlag = emCmd->add_flag("--bridge", em.bridge,
-                                       "Baseline: the same VMs and commands on a "
-                                       "plain Linux bridge instead of the modelled fabric");
-    emCmd
-        ->add_flag("--relay", em.relay,
-                   "Baseline: the same VMs and commands joined by the emulator's own "
-                   "tap reads and writes with no model between them (what any "
-                   "user-space hop costs on this host)")
-        ->excludes(bridgeFlag);
-    emCmd->add_option("--lag-threshold", em.lagThreshold, "Lag above which timing is not faithful")
-        ->capture_default_str();
-    emCmd
-        ->add_option(
-            "--scheduling", em.scheduling,
-            "shared: the simulation thread at nice -10 beside the VMs; realtime: SCHED_FIFO, "
-            "preempting them at once (lower lag, less VM throughput on a busy host)")
-        ->capture_default_str();
-    emCmd->add_option("--cache", em.cache, "Image cache folder");
-
-    RunOptions run;
-    bool runQuiet = false;
-    uint64_t runSeed = 0;
-    auto* runCmd = app.add_subcommand(
-        "run", "Run a scenario file: a simulation, or real VM endpoints over the modelled fabric "
-               "when it lists endpoints; writes a results folder with summary.json, CSVs, plots "
-               "and report.md");
-    runCmd->add_option("file", run.file, "Scenario file (YAML)")->required();
-    runCmd->add_option("--out", run.out,
-                       "Results folder (default: results/<name>); replaced if an "
-                       "earlier run wrote it, else refused unless --force");
-    runCmd->add_flag("--force", run.force,
-                     "Replace --out even if it is not a results folder "
-                     "(its contents are deleted)");
-    runCmd->add_option("--set", run.set,
-                       "KEY=VALUE over the file: a dotted key (fabric.ecn.kmin=10KB) or an ns-3 "
-                       "attribute (ns3::SwitchMmu::Kmin=10240); repeatable");
-    auto* seedOpt = runCmd->add_option("--seed", runSeed, "Random seed (overrides the file's)");
-    runCmd->add_flag("--quiet", runQuiet, "No progress and no summary on stdout");
-    runCmd->add_option("--cache", run.cache, "Image cache folder for VM endpoints");
-
-    std::string validateFile;
-    std::vector<std::string> validateSet;
-    auto* validateCmd = app.add_subcommand("validate", "Check a scenario file without running it");
-    validateCmd->add_option("file", validateFile, "Scenario file (YAML)")->required();
-    validateCmd->add_option("--set", validateSet, "KEY=VALUE over the file, as for run");
-
-    auto* listCmd = app.add_subcommand(
-        "list", "List topology builders, workload types and every scenario key with its default");
-    std::string attributesType;
-    auto* attributesOpt =
-        listCmd
-            ->add_option("--attributes", attributesType,
-                         "Instead: every ns-3 attribute of the models (name, type, initial "
-                         "value, help), or only TYPE's (ns3::SwitchMmu)")
-            ->expected(0, 1);
-
-    std::string reportDir;
-    auto* reportCmd =
-        app.add_subcommand("report", "Re-render the plots and report.md of a results folder");
-    reportCmd->add_option("dir", reportDir, "Results folder")->required();
-
-    std::vector<std::string> statusPaths;
-    auto* statusCmd = app.add_subcommand(
-        "status",
-        "Live counters of running emulations (every one on this host, or the sockets named)");
-    statusCmd->add_option("socket", statusPaths, "Status socket, as the run printed it");
-
-    // CLI11 reports a missing subcommand before a stray word: name the word first.
-    if (!args.empty() && !args[0].empty() && args[0][0] != '-')
+    Io io{out, err};
+    for (auto add : {AddDoctor, AddDemo, AddImage, AddVm, AddEmulate, AddRun, AddValidate, AddList,
+                     AddReport, AddStatus})
     {
-        bool known = false;
-        for (const auto* sub : app.get_subcommands({}))
-        {
-            known = known || sub->check_name(args[0]);
-        }
-        if (!known)
-        {
-            err << "fabemu: unknown subcommand '" << args[0] << "'\n"
-                << "Run 'fabemu --help' for the subcommands.\n";
-            return kExitBadInput;
-        }
+        add(app, io);
     }
-
-    // CLI11 wants argv order reversed in a vector.
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
-    try
-    {
-        app.parse(reversed);
-    }
-    catch (const CLI::CallForHelp&)
-    {
-        out << app.help();
-        return kExitOk;
-    }
-    catch (const CLI::CallForAllHelp&)
-    {
-        out << app.help("", CLI::AppFormatMode::All);
-        return kExitOk;
-    }
-    catch (const CLI::CallForVersion&)
-    {
-        out << app.version() << "\n";
-        return kExitOk;
-    }
-    catch (const CLI::ParseError& e)
-    {
-        err << "fabemu: " << e.what() << "\n"
-            << "Run 'fabemu --help' for the subcommands.\n";
-        return kExitBadInput;
-    }
-
-    if (*runCmd)
-    {
-        if (*seedOpt)
-        {
-            run.seed = runSeed;
-        }
-        run.progress = runQuiet                            ? ProgressMode::Quiet
-                       : (&out == &std::cout && isatty(1)) ? ProgressMode::Bar
-                                                           : ProgressMode::Lines;
-        return RunScenarioFile(run, out, err);
-    }
-    if (*validateCmd)
-    {
-        return ValidateScenarioFile(validateFile, validateSet, out, err);
-    }
-    if (*statusCmd)
-    {
-        if (statusPaths.empty())
-        {
-            statusPaths = FindStatusSockets();
-            if (statusPaths.empty())
-            {
-                err << "fabemu status: no emulation is running on this host (no live status "
-                       "socket)\n";
-                return kExitFailure;
-            }
-        }
-        int rc = kExitOk;
-        for (const auto& path : statusPaths)
-        {
-            try
-            {
-                const auto doc = nlohmann::json::parse(ReadStatus(path));
-                out << fmt::format("# {}\n{}\n", path, doc.dump(2));
-            }
-            catch (const std::exception& e)
-            {
-                err << "fabemu status: " << e.what() << "\n";
-                rc = kExitFailure;
-            }
-        }
-        return rc;
-    }
-    if (*listCmd)
-    {
-        if (*attributesOpt)
-        {
-            return ListAttributes(attributesType, out, err);
-        }
-        return ListScenarioKeys(out);
-    }
-    if (*reportCmd)
-    {
-        return ReportResults(reportDir, out, err);
-    }
-    if (*doctor)
-    {
-        return Doctor(out);
-    }
-    if (*demoCmd)
-    {
-        return RunDemo(demo, out, err);
-    }
-    if (*imageBuild)
-    {
-        const std::string path =
-            BuildImage(imageCache.empty() ? DefaultCacheDir() : imageCache, imageExtra, err);
-        if (path.empty())
-        {
-            return kExitFailure;
-        }
-        out << path << "\n";
-        return kExitOk;
-    }
-    if (*vmCmd)
-    {
-        return RunVms(vm, out, err);
-    }
-    if (*emCmd)
-    {
-        return RunEmulation(em, out, err).exitCode;
-    }
-    return kExitOk;
+    return Parse(app, args, io);
 }
 
 } // namespace fabemu

@@ -992,67 +992,65 @@ Slowdown(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
 
 // ---------------------------------------------------------------- DCQCN rates
 
-void
-Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+/// A QP of rate.csv: the flow it belongs to, and whether it is the flow's sending side.
+struct RateQp
 {
-    const auto rows = ReadCsv(dir / "rate.csv");
-    if (rows.empty())
+    long long flow = -1;
+    bool sends = true;
+};
+
+/// Each simulated flow's QPs by (host, qpn): hosts number their QPs from 17 in the order
+/// flows start (each flow one QP on its source, then one on its destination); the data
+/// comes from the source's QP (the destination's for a READ).
+std::map<std::pair<long long, long long>, RateQp>
+FlowQps(const std::map<long long, FlowInfo>& flows)
+{
+    std::map<std::pair<long long, long long>, RateQp> qps;
+    std::vector<std::pair<double, long long>> order;
+    for (const auto& [id, f] : flows)
     {
-        return;
+        order.emplace_back(f.start, id);
     }
+    std::sort(order.begin(), order.end());
+    std::map<long long, long long> next;
+    auto hostIndex = [](const std::string& h) {
+        return h.size() > 1 && h[0] == 'h' ? std::stoll(h.substr(1)) : -1;
+    };
+    for (const auto& [start, id] : order)
+    {
+        const FlowInfo& f = flows.at(id);
+        const long long a = hostIndex(f.src), b = hostIndex(f.dst);
+        if (a < 0 || b < 0)
+        {
+            continue;
+        }
+        const bool read = f.op == "read";
+        long long& qa = next.try_emplace(a, 17).first->second;
+        qps[{a, qa++}] = {id, !read};
+        long long& qb = next.try_emplace(b, 17).first->second;
+        qps[{b, qb++}] = {id, read};
+    }
+    return qps;
+}
+
+/// One sending QP's rate over time, in the plot's unit.
+struct RateLine
+{
+    std::string label;
+    std::vector<std::pair<double, double>> pts;
+    double end = 0;
+    long long sortKey = 0;
+};
+
+/// rate.csv's rows as one line per sending QP (a real endpoint's flow: its host,
+/// destination and the destination's QP), each held to its flow's end, in flow order.
+std::vector<RateLine>
+RateLines(const std::vector<std::vector<std::string>>& rows, const json& summary, double unit)
+{
     const auto flows = Flows(summary);
+    const auto qps = FlowQps(flows);
     const double simEnd = summary.value("sim_time_s", 0.0);
-    // A QP's flow: hosts number their QPs from 17 in the order flows start (each flow
-    // one QP on its source, then one on its destination); the data comes from the
-    // source's QP (the destination's for a READ).
-    struct Qp
-    {
-        long long flow = -1;
-        bool sends = true;
-    };
-    std::map<std::pair<long long, long long>, Qp> qps; // (host, qpn)
-    {
-        std::vector<std::pair<double, long long>> order;
-        for (const auto& [id, f] : flows)
-        {
-            order.emplace_back(f.start, id);
-        }
-        std::sort(order.begin(), order.end());
-        std::map<long long, long long> next;
-        auto hostIndex = [](const std::string& h) {
-            return h.size() > 1 && h[0] == 'h' ? std::stoll(h.substr(1)) : -1;
-        };
-        for (const auto& [start, id] : order)
-        {
-            const FlowInfo& f = flows.at(id);
-            const long long a = hostIndex(f.src), b = hostIndex(f.dst);
-            if (a < 0 || b < 0)
-            {
-                continue;
-            }
-            const bool read = f.op == "read";
-            long long& qa = next.try_emplace(a, 17).first->second;
-            qps[{a, qa++}] = {id, !read};
-            long long& qb = next.try_emplace(b, 17).first->second;
-            qps[{b, qb++}] = {id, read};
-        }
-    }
-    double peak = 0;
-    for (const auto& r : rows)
-    {
-        peak = r.size() >= 4 ? std::max(peak, Num(r[3])) : peak;
-    }
-    const bool mbps = peak < 10e9;
-    const double unit = mbps ? 1e6 : 1e9;
-    struct Line
-    {
-        std::string label;
-        std::vector<std::pair<double, double>> pts;
-        double end = 0;
-        long long sortKey = 0;
-    };
-    std::map<std::string, Line> lines;
-    size_t idle = 0;
+    std::map<std::string, RateLine> lines;
     for (const auto& r : rows)
     {
         if (r.size() < 4)
@@ -1060,14 +1058,11 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
             continue;
         }
         const long long host = std::stoll(r[1]), qpn = std::stoll(r[2]);
-        Line* l = nullptr;
+        RateLine* l = nullptr;
         if (r.size() >= 5 && !r[4].empty())
         {
-            // A real endpoint's flow: its host, destination (peer) and the destination's QP.
-            const std::string key = fmt::format("e{} {} {}", host, r[4], qpn);
-            l = &lines[key];
-            l->label =
-                fmt::format("h{} to h{} qp {}", host, r[4], qpn); // the QP is the destination's
+            l = &lines[fmt::format("e{} {} {}", host, r[4], qpn)];
+            l->label = fmt::format("h{} to h{} qp {}", host, r[4], qpn); // the destination's QP
             l->end = simEnd;
             l->sortKey = 1000000 + host * 1000 + qpn;
         }
@@ -1078,8 +1073,7 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
             {
                 continue; // the receiving side of a flow: it sends only ACKs
             }
-            const std::string key = fmt::format("{} {}", host, qpn);
-            l = &lines[key];
+            l = &lines[fmt::format("{} {}", host, qpn)];
             if (it != qps.end())
             {
                 l->label = FlowLabel(it->second.flow, flows);
@@ -1095,20 +1089,57 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
         }
         l->pts.emplace_back(Num(r[0]) / 1e6, Num(r[3]) / unit);
     }
-    std::vector<Line> ordered;
+    std::vector<RateLine> ordered;
     for (auto& [k, l] : lines)
     {
         // Held to the flow's end: a QP whose rate never changed is a flat line, not a point.
-        if (l.pts.size() == 1 && l.pts.front().second == peak / unit && !(l.sortKey >= 1000000))
-        {
-            ++idle;
-        }
         l.pts.emplace_back(std::max(l.end * 1e3, l.pts.back().first), l.pts.back().second);
         ordered.push_back(std::move(l));
     }
     std::sort(ordered.begin(), ordered.end(),
-              [](const Line& a, const Line& b) { return a.sortKey < b.sortKey; });
-    if (ordered.empty())
+              [](const RateLine& a, const RateLine& b) { return a.sortKey < b.sortKey; });
+    return ordered;
+}
+
+/// Many QPs: at each of 300 instants, the distribution of the rates of the QPs sending then.
+void
+RateBands(Figure& f, const std::vector<RateLine>& lines)
+{
+    std::vector<double> xs;
+    std::vector<std::vector<double>> vs;
+    const int n = 300;
+    for (int i = 0; i <= n; ++i)
+    {
+        const double t = f.xmax * i / n;
+        std::vector<double> v;
+        for (const auto& l : lines)
+        {
+            if (t < l.pts.front().first || t > l.pts.back().first)
+            {
+                continue;
+            }
+            auto it = std::upper_bound(l.pts.begin(), l.pts.end(),
+                                       std::make_pair(t, std::numeric_limits<double>::infinity()));
+            v.push_back(std::prev(it)->second);
+        }
+        xs.push_back(t);
+        vs.push_back(v);
+    }
+    Bands(f, xs, vs, "sending QPs");
+}
+
+void
+Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    const auto rows = ReadCsv(dir / "rate.csv");
+    double peak = 0;
+    for (const auto& r : rows)
+    {
+        peak = r.size() >= 4 ? std::max(peak, Num(r[3])) : peak;
+    }
+    const bool mbps = peak < 10e9;
+    std::vector<RateLine> lines = RateLines(rows, summary, mbps ? 1e6 : 1e9);
+    if (lines.empty())
     {
         return;
     }
@@ -1118,10 +1149,10 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     f.ylabel = mbps ? "Mb/s" : "Gb/s";
     f.logy = true;
     f.xmin = 0;
-    f.xmax = simEnd * 1e3;
-    if (ordered.size() <= kMaxLines)
+    f.xmax = summary.value("sim_time_s", 0.0) * 1e3;
+    if (lines.size() <= kMaxLines)
     {
-        for (auto& l : ordered)
+        for (auto& l : lines)
         {
             f.series.push_back({l.label, std::move(l.pts), ""});
         }
@@ -1131,32 +1162,10 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
     }
     else
     {
-        // Many QPs: at each instant, the distribution over the QPs sending then.
-        std::vector<double> xs;
-        std::vector<std::vector<double>> vs;
-        const int n = 300;
-        for (int i = 0; i <= n; ++i)
-        {
-            const double t = f.xmax * i / n;
-            std::vector<double> v;
-            for (const auto& l : ordered)
-            {
-                if (t < l.pts.front().first || t > l.pts.back().first)
-                {
-                    continue;
-                }
-                auto it =
-                    std::upper_bound(l.pts.begin(), l.pts.end(),
-                                     std::make_pair(t, std::numeric_limits<double>::infinity()));
-                v.push_back(std::prev(it)->second);
-            }
-            xs.push_back(t);
-            vs.push_back(v);
-        }
-        Bands(f, xs, vs, "sending QPs");
+        RateBands(f, lines);
         f.title = fmt::format("DCQCN sending rate of {} flows: spread over the flows sending at "
                               "each instant (log scale)",
-                              ordered.size());
+                              lines.size());
     }
     f.caption =
         "DCQCN sending rate of each flow's sending QP (rate.csv), held until the flow ends.";
