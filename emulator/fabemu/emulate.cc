@@ -10,10 +10,10 @@
 #include "emulator/edge/tap-relay.h"
 #include "emulator/fabemu/endpoints.h"
 #include "emulator/fabemu/exit-codes.h"
-#include "emulator/fabemu/scenario-fabric.h"
 #include "emulator/fabemu/status-server.h"
 #include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/scenario-fabric.h"
 #include "emulator/runner/summary.h"
 #include "scenarios/src/results.h"
 

@@ -4,8 +4,8 @@
 // construction: its only drops are packets with no route.
 #include "emulator/edge/ib-gateway.h"
 #include "emulator/edge/tap-port.h"
-#include "emulator/fabemu/scenario-fabric.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/scenario-fabric.h"
 #include "scenarios/src/results.h"
 
 #include "ns3/config.h"

@@ -2,8 +2,8 @@
 // drop-tail or RED/ECN switch queues (IwarpFabricHelper). Emulated, the real siw
 // endpoints bring their own TCP: their frames cross the Ethernet switch model (the
 // RoCE fabric with PFC off) as plain TCP/IP, marked the way DCTCP wants.
-#include "emulator/fabemu/scenario-fabric.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/scenario-fabric.h"
 #include "scenarios/src/results.h"
 
 #include "ns3/config.h"

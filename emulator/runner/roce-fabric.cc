@@ -2,8 +2,8 @@
 // recorders, pcaps; real endpoints on RoceUplinks, on the bare ports of external hosts.
 #include "emulator/edge/roce-uplink.h"
 #include "emulator/edge/tap-port.h"
-#include "emulator/fabemu/scenario-fabric.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/scenario-fabric.h"
 #include "scenarios/src/results.h"
 
 #include "ns3/roce-fabric-helper.h"

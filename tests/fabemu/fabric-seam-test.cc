@@ -2,8 +2,8 @@
 // for each rule that simulation and emulation used to write apart: host addresses,
 // the IP MTU for a path MTU, the order of defaults, the InfiniBand peak queue.
 #include "emulator/fabemu/emulate.h"
-#include "emulator/fabemu/scenario-fabric.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/scenario-fabric.h"
 #include "emulator/runner/summary.h"
 
 #include "ns3/config.h"

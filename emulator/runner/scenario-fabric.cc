@@ -1,4 +1,4 @@
-#include "emulator/fabemu/scenario-fabric.h"
+#include "emulator/runner/scenario-fabric.h"
 
 #include "emulator/fabemu/time-resolution.h"
 
