@@ -1,5 +1,7 @@
 #include "scenarios/src/scenario-reader.h"
 
+#include "ns3/host-address.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,9 +46,7 @@ TopologyYaml::HostCount() const
 std::string
 Scenario::HostAddress(uint32_t host)
 {
-    // RoceFabricHelper numbers hosts 10.0.0.1 up, 10.0.1.0 after 10.0.0.255.
-    const uint32_t ip = 0x0a000001 + host;
-    return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff);
+    return ns3::HostIpv4Text(host); // the one rule every fabric and endpoint follows
 }
 
 SourceMark

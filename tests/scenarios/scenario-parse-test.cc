@@ -3,6 +3,8 @@
 #include "scenarios/src/results.h"
 #include "scenarios/src/scenario.h"
 
+#include "ns3/host-address.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -368,4 +370,18 @@ TEST_CASE("perftest result tables become metrics")
     CHECK(untimed["untimed"].get<std::string>().find("could not sample the CPU frequency") !=
           std::string::npos);
     CHECK(Tail("a\nb\nc\n", 2) == "b\nc\n");
+}
+
+TEST_CASE("{hN} expands to the address every fabric gives hN, past .255 too")
+{
+    const auto s =
+        ParseScenario("name: big\ntopology: {builder: star, hosts: 300}\n"
+                      "endpoints: {h0: {}}\nworkloads:\n"
+                      "  - {type: command, on: h0, run: \"ping {h254} {h255} {h299}\"}\n",
+                      "big.yaml");
+    CHECK(s.workloads[0].run == "ping 10.0.0.255 10.0.1.0 10.0.1.44");
+    for (uint32_t h : {0u, 254u, 255u, 299u})
+    {
+        CHECK(Scenario::HostAddress(h) == ns3::HostIpv4Text(h));
+    }
 }
