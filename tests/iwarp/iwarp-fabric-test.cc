@@ -8,7 +8,9 @@
 #include "ns3/applications-module.h"
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/host-address.h"
 #include "ns3/inet-socket-address.h"
+#include "ns3/ipv4.h"
 #include "ns3/iwarp-fabric-helper.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -593,4 +595,40 @@ TEST_CASE("the model's pcap decodes in tshark as iWARP: MPA request/reply, DDP/R
     CHECK(out.find("0x02") != std::string::npos); // Read Response
     CHECK(out.find("0x03") != std::string::npos); // Send
     CHECK(out.find("Malformed") == std::string::npos);
+}
+
+TEST_CASE("hosts have the address every fabric gives hN; flows cross a leaf-spine between them")
+{
+    Reset();
+    IwarpFabricHelper f;
+    f.Install(TopologySpec::LeafSpine(2, 2, 2, Link("10Gbps"), Link("10Gbps")));
+    for (uint32_t h = 0; h < f.GetNHosts(); ++h)
+    {
+        CHECK(f.GetHostIpv4(h) == HostIpv4(h));
+        Ptr<Ipv4> ip = f.GetHostNode(h)->GetObject<Ipv4>();
+        CHECK(ip->GetInterfaceForAddress(Ipv4Address(HostIpv4(h))) >= 0);
+    }
+    // h0 to h3 and h3 to h1: across the spines and within a leaf.
+    std::vector<Done> done(2);
+    std::vector<Ptr<IwarpQp>> qps;
+    for (auto [k, ab] :
+         std::vector<std::pair<int, std::pair<uint32_t, uint32_t>>>{{0, {0, 3}}, {1, {3, 2}}})
+    {
+        const auto c = f.Connect(ab.first, ab.second);
+        auto a = DynamicCast<IwarpQp>(c.requester);
+        a->SetCompletionCallback(MakeBoundCallback(&Collect, &done[k]));
+        RdmaWorkRequest wr;
+        wr.op = RdmaWorkRequest::Op::Write;
+        wr.bytes = 200000;
+        a->PostSend(wr);
+        qps.push_back(a);
+    }
+    Simulator::Stop(MilliSeconds(50));
+    Simulator::Run();
+    for (const auto& d : done)
+    {
+        REQUIRE(d.completions.size() == 1);
+        CHECK(d.completions[0].status == RdmaCompletion::Status::Success);
+    }
+    Reset();
 }

@@ -4,6 +4,7 @@
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
+#include "ns3/host-address.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-address-helper.h"
@@ -120,7 +121,9 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
         Ipv4Address addr;
     };
     std::vector<std::pair<End, End>> ends;
-    Ipv4AddressHelper addresses("10.0.0.0", "255.255.255.252");
+    // Hosts get HostIpv4 (10.0.0.N+1, as on every fabric); the switches' ends of the
+    // links are numbered apart, a /30 per link from 172.16.0.0.
+    Ipv4AddressHelper addresses("172.16.0.0", "255.255.255.252");
     for (const auto& link : spec.Links())
     {
         PointToPointHelper p2p;
@@ -155,8 +158,14 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
             const uint32_t node = side == 0 ? link.a : link.b;
             if (hostOf[node] >= 0 && m_hostDevices[hostOf[node]] == nullptr)
             {
-                m_hostDevices[hostOf[node]] = devs.Get(side);
-                m_hostAddress[hostOf[node]] = ifs.GetAddress(side);
+                const auto h = static_cast<uint32_t>(hostOf[node]);
+                Ptr<Ipv4> ip = m_nodes.Get(node)->GetObject<Ipv4>();
+                const int32_t itf = ip->GetInterfaceForDevice(devs.Get(side));
+                ip->RemoveAddress(itf, 0);
+                ip->AddAddress(itf, Ipv4InterfaceAddress(Ipv4Address(HostIpv4(h)), "/32"));
+                m_hostDevices[h] = devs.Get(side);
+                m_hostAddress[h] = Ipv4Address(HostIpv4(h));
+                (side == 0 ? ends.back().first : ends.back().second).addr = m_hostAddress[h];
             }
         }
     }
