@@ -306,7 +306,8 @@ RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
     if (f.ecn == 3)
     {
         ++m_ceReceived;
-        if (m_np->OnMarked(c.qp->GetQpn()))
+        // No congestion control, no notification point: nothing would act on a CNP.
+        if (m_cc != "none" && m_np->OnMarked(c.qp->GetQpn()))
         {
             SendCnp(c);
         }

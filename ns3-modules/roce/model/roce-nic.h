@@ -8,8 +8,9 @@
  * piling frames up. Each QP's data keeps the pace of its FlowPacer (its DCQCN
  * reaction point, or the line rate). ACKs, NAKs and CNPs are not paced; CNPs
  * go on their own priority (ns3::DcqcnNotificationPoint::CnpPriority).
- * Receive: frames go to their destination QP; the NIC's DcqcnNotificationPoint
- * decides when a CE-marked data frame earns its sender a CNP.
+ * Receive: frames go to their destination QP; with a congestion control, the
+ * NIC's DcqcnNotificationPoint decides when a CE-marked data frame earns its
+ * sender a CNP (with CongestionControl none the NIC sends none).
  */
 #ifndef FABEMU_ROCE_NIC_H
 #define FABEMU_ROCE_NIC_H
