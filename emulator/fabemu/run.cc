@@ -213,11 +213,10 @@ FlowsVerdict(const json& summary)
 /// recorders are the caller's.
 std::vector<FlowRecord>
 RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode,
-         std::ostream& out)
+         std::ostream& out, std::vector<size_t>& workloadOf)
 {
     std::ostringstream tputRows;
     FlowRunner runner(fabric);
-    std::vector<size_t> workloadOf;
     runner.Add(BuildFlows(s, &workloadOf));
     ThroughputSampler tput(runner, tputRows, PicoSeconds(s.record.rateIntervalPs));
     if (!runner.Flows().empty())
@@ -248,13 +247,15 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
         {
             continue; // a failed flow has no FCT
         }
-        fctRows << fmt::format("{:08x} {:08x} {} {} {} {} {} {} {:.6g}\n",
+        fctRows << fmt::format("{:08x} {:08x} {} {} {} {} {} {} {:.6g} {}\n",
                                fabric.GetHostIpv4(r.spec.src), fabric.GetHostIpv4(r.spec.dst),
                                r.srcPort, r.dstPort, r.spec.bytes, r.spec.start.GetNanoSeconds(),
                                r.fct.GetNanoSeconds(), r.idealFct.GetNanoSeconds(),
-                               r.fct.GetSeconds() / r.idealFct.GetSeconds());
+                               r.fct.GetSeconds() / r.idealFct.GetSeconds(),
+                               WorkloadLabel(s.workloads[workloadOf[r.id]]));
     }
-    WriteCsv(dir / "fct.csv", "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown",
+    WriteCsv(dir / "fct.csv",
+             "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,workload",
              fctRows.str());
     WriteCsv(dir / "throughput.csv", "time_ns,flow,gbps", tputRows.str());
     return runner.Outcomes();
@@ -271,9 +272,15 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     std::unique_ptr<Fabric> fabric = FabricRegistry::Create(s.fabric.type);
     fabric->Build(s, RunMode::Simulation);
     fabric->AttachRecorders(s, {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
-    const std::vector<FlowRecord> flows = RunFlows(fabric->Rdma(), s, dir, mode, out);
+    std::vector<size_t> workloadOf; // by flow id
+    const std::vector<FlowRecord> flows = RunFlows(fabric->Rdma(), s, dir, mode, out, workloadOf);
     fabric->WriteRecords();
-    json summary = RunSummaryJson(Simulator::Now().GetSeconds(), flows, fabric->Totals());
+    json summary = RunSummaryJson(static_cast<double>(Simulator::Now().GetPicoSeconds()) / 1e12,
+                                  flows, fabric->Totals());
+    for (auto& f : summary["flows"])
+    {
+        f["workload"] = WorkloadLabel(s.workloads[workloadOf.at(f["id"].get<size_t>())]);
+    }
     fabric.reset();
     Simulator::Destroy();
     return summary;
@@ -351,10 +358,11 @@ ValidateScenarioFile(const std::string& file, const std::vector<std::string>& se
     {
         const Scenario s = LoadScenario(file, set);
         PreflightScenario(s); // every check run makes before it simulates
-        out << fmt::format("{}: ok: '{}', {} fabric, {} builder with {} hosts, {} VM endpoint(s), "
+        out << fmt::format("{}: ok: '{}', {}, {} builder with {} hosts, {} VM endpoint(s), "
                            "{} workload(s), {} expectation(s)\n",
-                           file, s.name, s.fabric.type, s.topology.builder, s.topology.HostCount(),
-                           s.endpoints.size(), s.workloads.size(), s.expect.size());
+                           file, s.name, FabricPhrase(s.fabric.type), s.topology.builder,
+                           s.topology.HostCount(), s.endpoints.size(), s.workloads.size(),
+                           s.expect.size());
         return kExitOk;
     }
     catch (const ScenarioError& e)
@@ -445,9 +453,9 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     int exitCode = kExitOk;
     if (opt.progress != ProgressMode::Quiet)
     {
-        out << fmt::format("{}: {} on a {} fabric ({} builder, {} hosts{})\n", s.name,
-                           s.description.empty() ? "running" : s.description, s.fabric.type,
-                           s.topology.builder, s.topology.HostCount(),
+        out << fmt::format("{}: {} on {} ({} builder, {} hosts{})\n", s.name,
+                           s.description.empty() ? "running" : s.description,
+                           FabricPhrase(s.fabric.type), s.topology.builder, s.topology.HostCount(),
                            s.HasVms() ? fmt::format(", {} real endpoints", s.endpoints.size()) : "")
             << std::flush;
     }

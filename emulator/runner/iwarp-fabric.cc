@@ -148,6 +148,18 @@ class IwarpFabric : public Fabric
         return t;
     }
 
+    /// iWARP's own numbers: no PFC, no CNPs; its TCP answers the switches' marks.
+    std::string TotalsLine(const nlohmann::json& t) const override
+    {
+        if (m_ethernet)
+        {
+            return m_ethernet->TotalsLine(t);
+        }
+        return fmt::format("ECN marks {}, ECN echoes {}, TCP retransmissions {}",
+                           t["ecn_marks"].get<uint64_t>(), t.value("ecn_echoes", uint64_t{0}),
+                           t.value("tcp_retransmissions", uint64_t{0}));
+    }
+
     nlohmann::json Live() const override
     {
         if (m_ethernet)

@@ -11,6 +11,14 @@ using namespace ns3;
 namespace
 {
 
+/// A time in seconds as people read it: the picoseconds it holds over 1e12, so that
+/// 90.82752 us is 9.082752e-05 and not 9.082751999999996e-05 (Time::GetSeconds).
+double
+Sec(Time t)
+{
+    return static_cast<double>(t.GetPicoSeconds()) / 1e12;
+}
+
 /// One flow of summary.json: FCT, throughput and slowdown for a completed flow only.
 json
 FlowJson(const FlowRecord& r)
@@ -20,10 +28,10 @@ FlowJson(const FlowRecord& r)
               {"dst", "h" + std::to_string(r.spec.dst)},
               {"op", RdmaOpName(r.spec.op)},
               {"bytes", r.spec.bytes},
-              {"start_s", r.spec.start.GetSeconds()},
+              {"start_s", Sec(r.spec.start)},
               {"state", FlowStateName(r.state)},
               {"delivered_bytes", r.delivered},
-              {"ideal_fct_s", r.idealFct.GetSeconds()},
+              {"ideal_fct_s", Sec(r.idealFct)},
               {"ok", r.Completed()}};
     if (r.state == FlowState::Failed)
     {
@@ -31,10 +39,10 @@ FlowJson(const FlowRecord& r)
     }
     if (r.Completed())
     {
-        const double fct = r.fct.GetSeconds();
+        const double fct = Sec(r.fct);
         f["fct_s"] = fct;
         f["throughput_gbps"] = fct > 0 ? r.spec.bytes * 8.0 / fct / 1e9 : 0;
-        f["slowdown"] = r.idealFct.IsStrictlyPositive() ? fct / r.idealFct.GetSeconds() : 0;
+        f["slowdown"] = r.idealFct.IsStrictlyPositive() ? fct / Sec(r.idealFct) : 0;
     }
     return f;
 }

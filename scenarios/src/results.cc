@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -281,6 +282,127 @@ Human(const json& v)
 
 } // namespace
 
+std::string
+FabricPhrase(const std::string& type)
+{
+    if (type == "roce")
+    {
+        return "a RoCEv2 fabric";
+    }
+    if (type == "infiniband")
+    {
+        return "an InfiniBand fabric";
+    }
+    if (type == "iwarp")
+    {
+        return "an iWARP fabric";
+    }
+    return "a " + type + " fabric";
+}
+
+bool
+TotalMeansSomething(const std::string& type, const std::string& key)
+{
+    static const std::map<std::string, std::set<std::string>> kMeaningless{
+        {"roce", {"credit_stalls"}},
+        {"infiniband", {"pfc_pause_frames", "congestion_drops"}},
+        {"iwarp", {"pfc_pause_frames", "cnps", "credit_stalls"}},
+    };
+    const auto it = kMeaningless.find(type);
+    return it == kMeaningless.end() || it->second.count(key) == 0;
+}
+
+namespace
+{
+
+/// The flow-size buckets of the FCT table: decades from 10 KB, as the DCQCN and HPCC
+/// papers split their FCT plots.
+std::string
+SizeBucket(uint64_t bytes)
+{
+    static const std::vector<std::pair<uint64_t, const char*>> kBuckets{
+        {10'000, "<= 10 KB"},
+        {100'000, "10-100 KB"},
+        {1'000'000, "100 KB-1 MB"},
+        {10'000'000, "1-10 MB"},
+    };
+    for (const auto& [limit, name] : kBuckets)
+    {
+        if (bytes <= limit)
+        {
+            return name;
+        }
+    }
+    return "> 10 MB";
+}
+
+double
+Quantile(std::vector<double> v, double q)
+{
+    std::sort(v.begin(), v.end());
+    const size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+    return v[std::min(i, v.size() - 1)];
+}
+
+} // namespace
+
+std::string
+FctTable(const json& summary)
+{
+    struct Cell
+    {
+        uint64_t lowest{UINT64_MAX};
+        std::vector<double> slowdowns;
+        size_t failed{0};
+    };
+    std::map<std::pair<std::string, std::string>, Cell> cells; // (workload, bucket)
+    if (!summary.contains("flows"))
+    {
+        return "";
+    }
+    size_t completed = 0;
+    for (const auto& f : summary["flows"])
+    {
+        const uint64_t bytes = f.value("bytes", uint64_t{0});
+        Cell& c = cells[{f.value("workload", std::string("flows")), SizeBucket(bytes)}];
+        c.lowest = std::min(c.lowest, bytes);
+        if (f.value("state", std::string()) == "completed" && f.contains("slowdown"))
+        {
+            c.slowdowns.push_back(f["slowdown"].get<double>());
+            ++completed;
+        }
+        else if (f.value("state", std::string()) == "failed")
+        {
+            ++c.failed;
+        }
+    }
+    if (completed == 0)
+    {
+        return "";
+    }
+    std::vector<std::pair<std::pair<std::string, uint64_t>, std::string>> order;
+    for (const auto& [key, c] : cells)
+    {
+        order.push_back({{key.first, c.lowest}, key.second});
+    }
+    std::sort(order.begin(), order.end());
+    std::string md = "| workload | flow size | flows | failed | p50 | p95 | p99 |\n"
+                     "|---|---|---|---|---|---|---|\n";
+    for (const auto& [wk, bucket] : order)
+    {
+        const Cell& c = cells.at({wk.first, bucket});
+        if (c.slowdowns.empty())
+        {
+            md += fmt::format("| {} | {} | 0 | {} | | | |\n", wk.first, bucket, c.failed);
+            continue;
+        }
+        md += fmt::format("| {} | {} | {} | {} | {:.3g} | {:.3g} | {:.3g} |\n", wk.first, bucket,
+                          c.slowdowns.size(), c.failed, Quantile(c.slowdowns, 0.5),
+                          Quantile(c.slowdowns, 0.95), Quantile(c.slowdowns, 0.99));
+    }
+    return md;
+}
+
 std::vector<std::string>
 RenderReport(const fs::path& dir, std::ostream& err)
 {
@@ -304,16 +426,19 @@ RenderReport(const fs::path& dir, std::ostream& err)
     {
         md << summary["description"].get<std::string>() << "\n\n";
     }
-    md << fmt::format("Fabric **{}**, seed {}, {} simulated in {} of wall time.\n\n",
-                      summary.value("fabric", std::string("?")), summary.value("seed", 0),
-                      HumanDuration(summary.value("sim_time_s", 0.0)),
+    const std::string fabric = summary.value("fabric", std::string("?"));
+    md << fmt::format("On {}, seed {}, {} simulated in {} of wall time.\n\n", FabricPhrase(fabric),
+                      summary.value("seed", 0), HumanDuration(summary.value("sim_time_s", 0.0)),
                       HumanDuration(summary.value("wall_time_s", 0.0)));
     if (summary.contains("totals"))
     {
         md << "| total | value |\n|---|---|\n";
         for (const auto& [k, v] : summary["totals"].items())
         {
-            md << "| " << k << " | " << Human(v) << " |\n";
+            if (TotalMeansSomething(fabric, k)) // summary.json keeps every key, for scripts
+            {
+                md << "| " << k << " | " << Human(v) << " |\n";
+            }
         }
         md << "\n";
     }
@@ -339,6 +464,12 @@ RenderReport(const fs::path& dir, std::ostream& err)
             }
         }
         md << ".\n\n";
+        if (const std::string table = FctTable(summary); !table.empty())
+        {
+            md << "FCT slowdown (FCT over the ideal FCT of an empty fabric) by workload and flow "
+                  "size, completed flows; failed flows have no FCT and are counted apart.\n\n"
+               << table << "\n";
+        }
     }
     if (summary.contains("lag"))
     {

@@ -44,6 +44,17 @@ std::vector<std::vector<std::string>> ReadCsv(const std::filesystem::path& path)
 
 /// (Re)writes plots/*.gp, plots/*.png (when gnuplot is there) and report.md in
 /// \p dir from its summary.json and CSV files. Returns the plots made.
+/// "a RoCEv2 fabric", "an InfiniBand fabric", "an iWARP fabric" for fabric.type \p type.
+std::string FabricPhrase(const std::string& type);
+
+/// Whether summary.json's total \p key means something on fabric \p type (iWARP has no
+/// PFC, CNPs or credits; RoCEv2 no credits; InfiniBand no PFC).
+bool TotalMeansSomething(const std::string& type, const std::string& key);
+
+/// p50/p95/p99 FCT slowdown of the completed flows by size bucket and workload, as a
+/// markdown table ("" without completed flows); failed flows counted apart.
+std::string FctTable(const nlohmann::json& summary);
+
 std::vector<std::string> RenderReport(const std::filesystem::path& dir, std::ostream& err);
 
 } // namespace fabemu

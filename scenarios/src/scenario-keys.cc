@@ -513,6 +513,16 @@ WorkloadKeys()
                 .InNs()
                 .Field(&W::startPs)
                 .Example("1ms"),
+            MakeKey<W>("tag", KeyKind::Text, "string", "= type",
+                       "What summary.json, fct.csv and report.md call this workload's flows")
+                .Only(flows)
+                .Access([](W& w, const KeyValue& v) { w.tag = v.text; },
+                        [](const W& w) {
+                            KeyValue v;
+                            v.text = WorkloadLabel(w); // resolved: the name results use
+                            return v;
+                        })
+                .Example("background"),
             MakeKey<W>("op", KeyKind::Choice, "write|send|read", "write", "The RDMA operation")
                 .Only(flows)
                 .Choices({"write", "send", "read"})

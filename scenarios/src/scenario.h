@@ -99,6 +99,7 @@ struct WorkloadSpec
     std::string type; ///< bulk | incast | permutation | all-to-all | poisson | command
     SourceMark mark;
     // Flow workloads.
+    std::string tag;         ///< what results call its flows; "" means its type
     std::string op{"write"}; ///< write | send | read
     uint8_t sl{0};           ///< service level (InfiniBand: picks the VL)
     uint32_t src{0};
@@ -118,6 +119,13 @@ struct WorkloadSpec
     int64_t afterPs{0}; ///< wall-clock delay after the previous command was started
     int64_t timeoutPs{300'000'000'000'000};
 };
+
+/// What results call \p w's flows: its tag, else its type.
+inline const std::string&
+WorkloadLabel(const WorkloadSpec& w)
+{
+    return w.tag.empty() ? w.type : w.tag;
+}
 
 struct Expectation
 {

@@ -102,6 +102,9 @@ TEST_CASE(
     CHECK(s["totals"]["pfc_pause_frames"].get<uint64_t>() > 0); // 8:1 at line rate, no CC
     CHECK(s["totals"]["ecn_marks"].get<uint64_t>() > 0);
     CHECK(s["flow_stats"]["completed"] == 8);
+    CHECK(s["totals"]["cnps"] == 0); // cc none: no notification point, however many marks
+    CHECK(s["flows"][0]["workload"] == "incast");
+    CHECK(s["flows"][0]["ideal_fct_s"].dump().size() < 14); // picoseconds, not float noise
     std::ifstream fct(dir / "fct.txt");
     int lines = 0;
     for (std::string line; std::getline(fct, line);)

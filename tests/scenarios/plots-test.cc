@@ -234,3 +234,45 @@ TEST_CASE("DCQCN rates named by flow; identical senders drawn as one line, label
     CHECK(gp.find("qp") == std::string::npos); // every QP mapped to its flow; receivers left out
     CheckPlots(dir);
 }
+
+TEST_CASE("report: FCT slowdown percentiles by workload and size bucket, failed flows apart")
+{
+    nlohmann::json summary;
+    auto flow = [](const char* workload, uint64_t bytes, const char* state, double slowdown) {
+        nlohmann::json f = {{"workload", workload}, {"bytes", bytes}, {"state", state}};
+        if (std::string(state) == "completed")
+        {
+            f["slowdown"] = slowdown;
+        }
+        return f;
+    };
+    summary["flows"] = nlohmann::json::array();
+    for (int i = 1; i <= 100; ++i) // small background flows, slowdowns 1..100
+    {
+        summary["flows"].push_back(flow("background", 5000, "completed", i));
+    }
+    summary["flows"].push_back(flow("background", 5000, "failed", 0));
+    summary["flows"].push_back(flow("incast", 2'000'000, "completed", 7));
+    summary["flows"].push_back(flow("incast", 2'000'000, "completed", 9));
+    const std::string t = FctTable(summary);
+    CHECK(t.find("| background | <= 10 KB | 100 | 1 | 50 | 95 | 99 |") != std::string::npos);
+    CHECK(t.find("| incast | 1-10 MB | 2 | 0 | 7 | 9 | 9 |") != std::string::npos);
+    CHECK(t.find("background") < t.find("incast"));
+    nlohmann::json none;
+    none["flows"] = nlohmann::json::array({flow("bulk", 10, "failed", 0)});
+    CHECK(FctTable(none).empty()); // nothing completed: no table
+}
+
+TEST_CASE("report: each fabric's own words and numbers")
+{
+    CHECK(FabricPhrase("infiniband") == "an InfiniBand fabric");
+    CHECK(FabricPhrase("iwarp") == "an iWARP fabric");
+    CHECK(FabricPhrase("roce") == "a RoCEv2 fabric");
+    CHECK_FALSE(TotalMeansSomething("iwarp", "pfc_pause_frames"));
+    CHECK_FALSE(TotalMeansSomething("iwarp", "cnps"));
+    CHECK(TotalMeansSomething("iwarp", "tcp_retransmissions"));
+    CHECK_FALSE(TotalMeansSomething("infiniband", "pfc_pause_frames"));
+    CHECK(TotalMeansSomething("infiniband", "credit_stalls"));
+    CHECK_FALSE(TotalMeansSomething("roce", "credit_stalls"));
+    CHECK(TotalMeansSomething("roce", "pfc_pause_frames"));
+}

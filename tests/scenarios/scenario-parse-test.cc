@@ -385,3 +385,16 @@ TEST_CASE("{hN} expands to the address every fabric gives hN, past .255 too")
         CHECK(Scenario::HostAddress(h) == ns3::HostIpv4Text(h));
     }
 }
+
+TEST_CASE("a workload's tag names its flows; without one, its type does")
+{
+    const auto s = ParseScenario("name: t\ntopology: {builder: star, hosts: 4}\nworkloads:\n"
+                                 "  - {type: incast, dst: h0, srcs: all, bytes: 1KB, tag: bursts}\n"
+                                 "  - {type: bulk, src: h1, dst: h2, bytes: 1KB}\n",
+                                 "t.yaml");
+    CHECK(WorkloadLabel(s.workloads[0]) == "bursts");
+    CHECK(WorkloadLabel(s.workloads[1]) == "bulk");
+    const auto again = ParseScenario(ResolvedYaml(s), "resolved.yaml");
+    CHECK(WorkloadLabel(again.workloads[0]) == "bursts");
+    CHECK(again.workloads[1].tag == "bulk"); // written resolved, as results name it
+}
