@@ -459,6 +459,11 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
                            s.HasVms() ? fmt::format(", {} real endpoints", s.endpoints.size()) : "")
             << std::flush;
     }
+    const std::string pcapNote = FabricRegistry::Create(s.fabric.type)->PcapNote(s);
+    if (!pcapNote.empty() && opt.progress != ProgressMode::Quiet)
+    {
+        out << pcapNote << "\n";
+    }
     if (s.HasVms())
     {
         EmulateSetup setup;
@@ -503,6 +508,10 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     summary["description"] = s.description;
     summary["fabric"] = s.fabric.type;
     summary["seed"] = s.seed;
+    if (!pcapNote.empty())
+    {
+        summary["pcap_note"] = pcapNote;
+    }
     summary["wall_time_s"] =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     bool met = true;

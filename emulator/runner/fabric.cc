@@ -101,6 +101,12 @@ Fabric::Check(const Scenario&, const ns3::TopologySpec&) const
 {
 }
 
+std::string
+Fabric::PcapNote(const Scenario&) const
+{
+    return "";
+}
+
 std::vector<uint32_t>
 ExternalHosts(const Scenario& s, RunMode mode)
 {

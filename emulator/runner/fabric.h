@@ -95,6 +95,9 @@ class Fabric
     virtual nlohmann::json Live() const = 0;
     /// The terminal's one-line account of the totals ("credit stalls 3" or "PFC ...").
     virtual std::string TotalsLine(const nlohmann::json& totals) const;
+    /// How to read the run's pcaps when plain `tshark -r` cannot ("" when it can, or when
+    /// the scenario records none): said before the run starts and kept in summary.json.
+    virtual std::string PcapNote(const Scenario& s) const;
     /// Lines of its own for the terminal after an emulation ("" for none).
     virtual std::string Notes(const FabricTotals& totals) const;
 };

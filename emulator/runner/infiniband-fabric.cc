@@ -202,6 +202,17 @@ class InfinibandFabric : public Fabric
                 {"peak_queue_bytes", PeakQueueBytes(m_fabric)}};
     }
 
+    std::string PcapNote(const Scenario& s) const override
+    {
+        if (s.record.pcap.empty())
+        {
+            return "";
+        }
+        return fmt::format("InfiniBand pcaps: Debian's tshark has no reader for the IB link "
+                           "type and prints blank rows; decode them with: tshark {} -r h{}.pcap",
+                           IbPcapWriter::kTsharkOptions, s.record.pcap.front());
+    }
+
     std::string TotalsLine(const nlohmann::json& t) const override
     {
         return fmt::format("credit stalls {}", t["credit_stalls"].get<uint64_t>());

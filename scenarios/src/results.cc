@@ -430,6 +430,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
     md << fmt::format("On {}, seed {}, {} simulated in {} of wall time.\n\n", FabricPhrase(fabric),
                       summary.value("seed", 0), HumanDuration(summary.value("sim_time_s", 0.0)),
                       HumanDuration(summary.value("wall_time_s", 0.0)));
+    if (summary.contains("pcap_note"))
+    {
+        md << summary["pcap_note"].get<std::string>() << "\n\n";
+    }
     if (summary.contains("totals"))
     {
         md << "| total | value |\n|---|---|\n";

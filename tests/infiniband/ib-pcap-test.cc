@@ -51,8 +51,7 @@ TEST_CASE(
         Simulator::Destroy();
     }
     const std::string fields = RunCommand(
-        "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " +
-        path +
+        std::string("tshark ") + IbPcapWriter::kTsharkOptions + " -r " + path +
         " -T fields -e infiniband.lrh.dlid -e infiniband.lrh.slid -e infiniband.lrh.pktlen "
         "-e infiniband.bth.opcode -e infiniband.bth.psn -e _ws.malformed 2>/dev/null");
     std::istringstream in(fields);
@@ -114,13 +113,12 @@ TEST_CASE(
         Simulator::Destroy();
     }
     Config::Reset();
-    const std::string fields = RunCommand(
-        "tshark -o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"' -r " +
-        path +
-        " -Y 'infiniband.bth.opcode == 10' -T fields -e infiniband.lrh.lnh -e "
-        "infiniband.lrh.pktlen "
-        "-e infiniband.grh.nxthdr -e infiniband.grh.sgid -e infiniband.grh.dgid "
-        "-e infiniband.grh.paylen -e _ws.malformed 2>/dev/null");
+    const std::string fields =
+        RunCommand(std::string("tshark ") + IbPcapWriter::kTsharkOptions + " -r " + path +
+                   " -Y 'infiniband.bth.opcode == 10' -T fields -e infiniband.lrh.lnh -e "
+                   "infiniband.lrh.pktlen "
+                   "-e infiniband.grh.nxthdr -e infiniband.grh.sgid -e infiniband.grh.dgid "
+                   "-e infiniband.grh.paylen -e _ws.malformed 2>/dev/null");
     std::filesystem::remove(path);
     CAPTURE(fields);
     std::istringstream in(fields);

@@ -585,7 +585,16 @@ TEST_CASE("the model's pcap decodes in tshark as iWARP: MPA request/reply, DDP/R
                    "-e iwarp_mpa.crc_check -e _ws.expert.message 2>/dev/null");
     const std::string crcs = RunCommand(
         "tshark -r " + file + " -V 2>/dev/null | grep -o '[A-Za-z]* CRC32)' | sort | uniq -c");
+    // Nanosecond timestamps, as the other fabrics' pcaps: the SYN leaves h0 at 0 and the
+    // SYN-ACK is back one round trip through the switch later (4.185 us: four 1 us links
+    // and the frames' serialisation), to the nanosecond; the file says nanoseconds.
+    const std::string times =
+        RunCommand("tshark -r " + file + " -t r -T fields -e frame.time_relative 2>/dev/null");
+    const std::string resolution = RunCommand("capinfos -t " + file + " 2>/dev/null");
     std::filesystem::remove(file);
+    MESSAGE(times.substr(0, 60));
+    CHECK(times.find("0.000000000\n0.000004185\n") != std::string::npos);
+    CHECK(resolution.find("nanosecond pcap") != std::string::npos);
     MESSAGE(out);
     MESSAGE(crcs);
     CHECK(crcs.find("Good CRC32") != std::string::npos);

@@ -2,6 +2,7 @@
 // reach the model, bad input that leaves nothing behind.
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
+#include "../shell.h"
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/run.h"
 #include "scenarios/src/results.h"
@@ -218,4 +219,42 @@ TEST_CASE(
     // Two flows from h2 to QP 17 on two hosts (rxe numbers QPs alike on every VM): two series.
     CHECK(script.find("h2 to h0 qp 17") != std::string::npos);
     CHECK(script.find("h2 to h1 qp 17") != std::string::npos);
+}
+
+TEST_CASE("InfiniBand pcaps: the run says how to decode them, and that command does")
+{
+    const ScratchDir dir("ib-pcap-note");
+    const fs::path file = kScenarios / "ib-vl-arbitration.yaml"; // records h0.pcap
+    RunOptions opt;
+    opt.file = file.string();
+    opt.out = (dir / "out").string();
+    opt.progress = ProgressMode::Lines; // as in a CI log
+    std::ostringstream out;
+    std::ostringstream err;
+    REQUIRE(RunScenarioFile(opt, out, err) == kExitOk);
+    CHECK(out.str().find("decode them with: tshark -o") < out.str().find("simulated"));
+    std::ifstream in(dir / "out" / "summary.json");
+    const auto s = nlohmann::json::parse(in);
+    REQUIRE(s.contains("pcap_note"));
+    const std::string note = s["pcap_note"];
+    std::ifstream md(dir / "out" / "report.md");
+    const std::string report((std::istreambuf_iterator<char>(md)), {});
+    CHECK(report.find(note) != std::string::npos);
+    // A RoCEv2 run's pcaps need no note.
+    opt.file = (kScenarios / "roce-incast-pfc.yaml").string();
+    opt.out = (dir / "roce").string();
+    std::ostringstream roce;
+    REQUIRE(RunScenarioFile(opt, roce, err) == kExitOk);
+    CHECK(roce.str().find("decode them with") == std::string::npos);
+    if (!HaveTool("tshark"))
+    {
+        MESSAGE("tshark is not installed: the note's command is not run");
+        return;
+    }
+    // The note's own command, run in the results folder, decodes InfiniBand packets.
+    const std::string cmd = note.substr(note.find("tshark -o"));
+    const std::string decoded =
+        RunCommand("cd " + (dir / "out").string() + " && " + cmd + " -c 5 2>/dev/null");
+    CHECK(decoded.find("InfiniBand") != std::string::npos);
+    CHECK(decoded.find("RC RDMA Write") != std::string::npos);
 }

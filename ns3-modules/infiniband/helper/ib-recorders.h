@@ -26,6 +26,9 @@ class IbPcapWriter : public SimpleRefCount<IbPcapWriter>
     /// packets go out as user link type 0, which tshark decodes as InfiniBand with
     /// -o 'uat:user_dlts:"User 0 (DLT=147)","infiniband","0","","0",""'
     static constexpr uint32_t kLinkType = 147;
+    /// The tshark options that decode these files (plain `tshark -r` prints blank rows).
+    static constexpr const char* kTsharkOptions =
+        "-o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"'";
 
     IbPcapWriter(Ptr<IbPort> port, const std::string& path);
     ~IbPcapWriter();

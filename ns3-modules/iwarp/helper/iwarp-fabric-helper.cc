@@ -317,9 +317,15 @@ PcapSink(Ptr<PcapFileWrapper> file, Ptr<const Packet> p)
 void
 IwarpFabricHelper::EnablePcap(const std::string& path, uint32_t host)
 {
-    // As PointToPointHelper::EnablePcap: a PPP file fed by the device's PromiscSniffer.
+    // As PointToPointHelper::EnablePcap, a PPP file fed by the device's PromiscSniffer, but
+    // with nanosecond timestamps like the other fabrics' pcaps (a SYN and its SYN-ACK a few
+    // hundred nanoseconds apart must not read alike).
     Ptr<NetDevice> dev = m_hostDevices.at(host);
-    Ptr<PcapFileWrapper> file = PcapHelper().CreateFile(path, std::ios::out, PcapHelper::DLT_PPP);
+    Ptr<PcapFileWrapper> file = CreateObject<PcapFileWrapper>();
+    file->SetAttribute("NanosecMode", BooleanValue(true));
+    file->Open(path, std::ios::out);
+    NS_ABORT_MSG_IF(file->Fail(), "cannot write the pcap file " << path);
+    file->Init(PcapHelper::DLT_PPP);
     dev->TraceConnectWithoutContext("PromiscSniffer", MakeBoundCallback(&PcapSink, file));
     m_pcaps.emplace_back(dev, file);
 }
