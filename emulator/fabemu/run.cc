@@ -251,8 +251,7 @@ RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMod
                                fabric.GetHostIpv4(r.spec.src), fabric.GetHostIpv4(r.spec.dst),
                                r.srcPort, r.dstPort, r.spec.bytes, r.spec.start.GetNanoSeconds(),
                                r.fct.GetNanoSeconds(), r.idealFct.GetNanoSeconds(),
-                               r.fct.GetSeconds() / r.idealFct.GetSeconds(),
-                               WorkloadLabel(s.workloads[workloadOf[r.id]]));
+                               r.fct.GetSeconds() / r.idealFct.GetSeconds(), r.spec.tag);
     }
     WriteCsv(dir / "fct.csv",
              "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,workload",
@@ -277,10 +276,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     fabric->WriteRecords();
     json summary = RunSummaryJson(static_cast<double>(Simulator::Now().GetPicoSeconds()) / 1e12,
                                   flows, fabric->Totals());
-    for (auto& f : summary["flows"])
-    {
-        f["workload"] = WorkloadLabel(s.workloads[workloadOf.at(f["id"].get<size_t>())]);
-    }
+
     fabric.reset();
     Simulator::Destroy();
     return summary;

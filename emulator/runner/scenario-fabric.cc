@@ -263,6 +263,7 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
         {
             f.op = op;
             f.serviceLevel = w.sl;
+            f.tag = WorkloadLabel(w);
             flows.push_back(f);
             if (workloadOf)
             {

@@ -33,6 +33,10 @@ FlowJson(const FlowRecord& r)
               {"delivered_bytes", r.delivered},
               {"ideal_fct_s", Sec(r.idealFct)},
               {"ok", r.Completed()}};
+    if (!r.spec.tag.empty())
+    {
+        f["workload"] = r.spec.tag;
+    }
     if (r.state == FlowState::Failed)
     {
         f["reason"] = r.reason;

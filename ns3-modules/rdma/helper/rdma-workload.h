@@ -29,6 +29,7 @@ struct FlowSpec
     Time start;
     RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
     uint8_t serviceLevel{0}; ///< IB SL (its VL on InfiniBand)
+    std::string tag{};       ///< what results call it (its workload); "" for none
 };
 
 namespace workload
