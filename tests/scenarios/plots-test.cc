@@ -5,6 +5,7 @@
 #include "../scratch-dir.h"
 #include "emulator/fabemu/exit-codes.h"
 #include "scenarios/src/results.h"
+#include "tests/scenarios/plot-checks.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -24,119 +25,23 @@ namespace
 
 const fs::path kScenarios = FABEMU_SCENARIO_DIR;
 
-bool
-HaveGnuplot()
-{
-    return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
-/// The check line of plots/NAME.gp.
-json
-Check(const fs::path& gp)
-{
-    std::ifstream in(gp);
-    for (std::string line; std::getline(in, line);)
-    {
-        const std::string tag = "# fabemu-check: ";
-        if (line.rfind(tag, 0) == 0)
-        {
-            return json::parse(line.substr(tag.size()));
-        }
-    }
-    return nullptr;
-}
-
-/// Every plot in \p dir: axes non-degenerate, every series has points and sits
-/// inside its axes, off the borders (a linear axis starting at 0 may hold zeros).
-/// Returns the names of the plots.
+/// The plots of \p dir, each checked (plot-checks.h); a doctest failure per problem.
 std::vector<std::string>
 CheckPlots(const fs::path& dir)
 {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(dir / "plots"))
+    const auto f = plotcheck::CheckFolder(dir);
+    CAPTURE(dir.string());
+    for (const auto& p : f.problems)
     {
-        if (e.path().extension() != ".gp")
-        {
-            continue;
-        }
-        const std::string name = e.path().stem().string();
-        names.push_back(name);
-        CAPTURE(dir.string());
-        CAPTURE(name);
-        const json c = Check(e.path());
-        REQUIRE(c.is_object());
-        if (HaveGnuplot())
-        {
-            CHECK(fs::exists(dir / "plots" / (name + ".png")));
-        }
-        const double x0 = c["x"][0], x1 = c["x"][1], y0 = c["y"][0], y1 = c["y"][1];
-        const bool logy = c["logy"];
-        CHECK(x0 < x1);
-        CHECK(y0 < y1);
-        REQUIRE(!c["series"].empty());
-        double dataMax = -INFINITY;
-        size_t points = 0;
-        for (const auto& s : c["series"])
-        {
-            CAPTURE(s.dump());
-            const size_t n = s["n"];
-            CHECK(n >= 1); // no empty series
-            if (n == 0)
-            {
-                continue;
-            }
-            points += n;
-            const double ymin = s["y"][0], ymax = s["y"][1];
-            const double xmin = s["x"][0], xmax = s["x"][1];
-            dataMax = std::max(dataMax, ymax);
-            // Inside the x axis (a time axis may start where the data does).
-            CHECK(xmin >= x0);
-            CHECK(xmax <= x1);
-            // Headroom above the largest value.
-            if (logy)
-            {
-                CHECK(ymax * 1.2 < y1);
-                CHECK(ymin > y0 * 1.2);
-            }
-            else
-            {
-                CHECK(ymax < y1 - 0.03 * (y1 - y0));
-                // Off the bottom border, unless the axis starts at 0 and the value is 0.
-                CHECK((ymin > y0 || (ymin == 0 && y0 == 0)));
-            }
-        }
-        CHECK(points >= 2);
-        if (!logy && y0 == 0)
-        {
-            CHECK(dataMax > 0); // not a plot of zeros
-        }
+        FAIL_CHECK(p);
     }
-    return names;
+    return f.plots;
 }
 
-void
-CheckReport(const fs::path& dir)
+bool
+HaveGnuplot()
 {
-    const std::string md = Slurp(dir / "report.md");
-    CAPTURE(dir.string());
-    // Numbers for people: no 0.9999832904171833, no 0.00147037 s.
-    std::smatch m;
-    const bool longFloat = std::regex_search(md, m, std::regex(R"(\d\.\d{7,})"));
-    CHECK_MESSAGE(!longFloat, (longFloat ? m.str() : std::string()));
-    // Every plot it shows exists; every plot drawn is shown.
-    for (const auto& e : fs::directory_iterator(dir / "plots"))
-    {
-        if (e.path().extension() == ".png")
-        {
-            CHECK(md.find("(plots/" + e.path().filename().string() + ")") != std::string::npos);
-        }
-    }
-    std::regex img(R"(\]\((plots/[^)]+)\))");
-    for (auto it = std::sregex_iterator(md.begin(), md.end(), img); it != std::sregex_iterator();
-         ++it)
-    {
-        CHECK(fs::exists(dir / (*it)[1].str()));
-    }
+    return plotcheck::HaveGnuplot();
 }
 
 void
@@ -170,9 +75,8 @@ TEST_CASE("every shipped simulation scenario: each plot shows its data")
         const RunOutcome r = RunInProcess(kScenarios / (name + ".yaml"), out, set);
         CAPTURE(r.err);
         REQUIRE(fs::exists(out / "summary.json"));
-        const auto plots = CheckPlots(out);
+        const auto plots = CheckPlots(out); // and report.md
         CHECK(!plots.empty());
-        CheckReport(out);
         // Re-rendering an old folder gives the same plots.
         std::ostringstream err;
         CHECK(RenderReport(out, err).size() == (HaveGnuplot() ? plots.size() : 0));

@@ -1,6 +1,7 @@
-# cmake -DFABEMU=... -DSCENARIO=... -DOUT=... -DCACHE=... -DVMS=0|1 -P run-scenario.cmake
+# cmake -DFABEMU=... -DSCENARIO=... -DOUT=... -DCACHE=... -DVMS=0|1 [-DCHECK_PLOTS=...]
+#   -P run-scenario.cmake
 # Runs a shipped scenario through the real binary; it must meet its expectations
-# (exit 0) and leave report.md and summary.json. VM scenarios skip, with the
+# (exit 0) and leave report.md and summary.json, and its plots must show their data. VM scenarios skip, with the
 # reason, where there is no root, /dev/net/tun or QEMU.
 if(VMS)
   execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -28,3 +29,11 @@ foreach(f summary.json report.md scenario.resolved.yaml)
     message(FATAL_ERROR "${OUT}/${f} is missing")
   endif()
 endforeach()
+if(CHECK_PLOTS AND EXISTS ${OUT}/plots)
+  execute_process(COMMAND ${CHECK_PLOTS} ${OUT} RESULT_VARIABLE prc OUTPUT_VARIABLE pout
+    ERROR_VARIABLE perr)
+  message("${pout}${perr}")
+  if(NOT prc EQUAL 0)
+    message(FATAL_ERROR "${OUT}: a plot does not show its data, or report.md is not for people")
+  endif()
+endif()
