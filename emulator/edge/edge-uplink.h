@@ -57,7 +57,8 @@ class EdgeUplink
     /// The endpoint is not reading (true) or reads again (false): a fabric that can
     /// make its sender wait does (RoCEv2 with PFC pauses the lossless priority).
     virtual void HoldFabric(bool /* hold */) {}
-    /// Cancels the uplink's pending events (the run is over).
+    /// Cancels the uplink's pending events (the run is over): pause refreshes, paced
+    /// frames' releases. Its models' own timers end with the simulation.
     virtual void Stop() {}
     /// Adds the uplink's counts and its drops by reason to \p c.
     virtual void AddCounters(EdgeCounters& c) const = 0;

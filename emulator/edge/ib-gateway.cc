@@ -96,6 +96,11 @@ IbGateway::IbGateway(Ptr<IbPort> port, uint32_t context, uint16_t lid,
     m_port->SetReceiveCallback(MakeCallback(&IbGateway::Receive, this));
 }
 
+IbGateway::~IbGateway()
+{
+    m_port->SetReceiveCallback(IbPort::ReceiveCallback()); // nothing calls into us now
+}
+
 uint16_t
 IbGateway::LidFor(const ParsedFrame& f) const
 {

@@ -51,6 +51,7 @@ class IbGateway : public EdgeUplink
     IbGateway(ns3::Ptr<ns3::IbPort> port, uint32_t context, uint16_t lid,
               std::shared_ptr<IbTunnel> tunnel, std::vector<EndpointAddress> directory,
               std::vector<uint16_t> lids);
+    ~IbGateway() override;
 
     void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f, uint8_t prio) override;
     void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) override

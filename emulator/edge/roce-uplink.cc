@@ -50,6 +50,7 @@ RoceUplink::RoceUplink(Ptr<RoceNetDevice> port, uint8_t rocePriority)
 RoceUplink::~RoceUplink()
 {
     Stop();
+    m_port->SetFrameCallback(RoceNetDevice::FrameCallback()); // nothing calls into us now
     for (auto& [key, flow] : m_flows)
     {
         flow.release.Cancel();
@@ -234,6 +235,10 @@ void
 RoceUplink::Stop()
 {
     m_pauseRefresh.Cancel();
+    for (auto& [key, flow] : m_flows)
+    {
+        flow.release.Cancel();
+    }
 }
 
 void

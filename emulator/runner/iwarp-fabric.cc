@@ -151,9 +151,11 @@ class IwarpFabric : public Fabric
     /// iWARP's own numbers: no PFC, no CNPs; its TCP answers the switches' marks.
     std::string TotalsLine(const nlohmann::json& t) const override
     {
-        if (m_ethernet)
+        if (m_ethernet || !t.contains("tcp_retransmissions"))
         {
-            return m_ethernet->TotalsLine(t);
+            // Real siw endpoints over the Ethernet switch model: their TCP is not ours
+            // to count; the switches' numbers are those of any Ethernet fabric.
+            return m_ethernet ? m_ethernet->TotalsLine(t) : Fabric::TotalsLine(t);
         }
         return fmt::format("ECN marks {}, ECN echoes {}, TCP retransmissions {}",
                            t["ecn_marks"].get<uint64_t>(), t.value("ecn_echoes", uint64_t{0}),

@@ -516,6 +516,16 @@ WorkloadKeys()
             MakeKey<W>("tag", KeyKind::Text, "string", "= type",
                        "What summary.json, fct.csv and report.md call this workload's flows")
                 .Only(flows)
+                .Check([](const std::string& what, const KeyValue& v) -> std::string {
+                    // A column of fct.csv and a cell of report.md's table: one word.
+                    if (v.text.empty() || v.text.find_first_of(" \t,|\"") != std::string::npos)
+                    {
+                        return fmt::format("{} '{}' must be one word: no spaces, commas, '|' "
+                                           "or quotes (it is a column of fct.csv)",
+                                           what, v.text);
+                    }
+                    return "";
+                })
                 .Access([](W& w, const KeyValue& v) { w.tag = v.text; },
                         [](const W& w) {
                             KeyValue v;

@@ -1,5 +1,6 @@
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/pointer.h"
 #include "ns3/rdma-workload.h"
 #include "ns3/roce-fabric-helper.h"
 #include "ns3/roce-packet.h"
@@ -139,6 +140,18 @@ TEST_CASE("helper: Set*Attribute reaches every object it creates; external hosts
     fabric.GetSwitches().at(0)->GetAttribute("EcmpSeed", seed);
     CHECK(seed.Get() == 7);
     CHECK(fabric.GetNHosts() == 3);
+    // One NIC's notification point, through the attribute path, as ns-3 users set it.
+    Config::Set("/NodeList/" + std::to_string(fabric.GetHost(0)->GetId()) +
+                    "/$ns3::RoceNic/NotificationPoint/CnpInterval",
+                TimeValue(MicroSeconds(7)));
+    for (auto [h, want] : {std::pair{0u, MicroSeconds(7)}, std::pair{1u, MicroSeconds(50)}})
+    {
+        PointerValue np;
+        fabric.GetNic(h)->GetAttribute("NotificationPoint", np);
+        TimeValue interval;
+        np.Get<DcqcnNotificationPoint>()->GetAttribute("CnpInterval", interval);
+        CHECK(interval.Get() == want);
+    }
     CHECK(fabric.GetNic(2) == nullptr); // nothing simulated answers for h2
     REQUIRE(fabric.GetPort(2) != nullptr);
     CHECK(fabric.GetPort(2)->GetNode() == fabric.GetHost(2));

@@ -124,8 +124,8 @@ CheckFolder(const std::filesystem::path& dir)
                      : !(ymax < y1 - 0.03 * (y1 - y0)) || !(ymin > y0 || (ymin == 0 && y0 == 0));
             if (onBorder)
             {
-                bad(name, "a series on a border (no headroom) " + s.dump() + " in " +
-                              c["y"].dump());
+                bad(name,
+                    "a series on a border (no headroom) " + s.dump() + " in " + c["y"].dump());
             }
         }
         if (points < 2)

@@ -184,6 +184,9 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          head +
              "endpoints: {h0: {}}\nworkloads:\n  - {type: command, on: h0, run: \"ping {h5}\"}\n",
          4, 34, "'{h5}' names no host"},
+        {"a tag that would break fct.csv's columns",
+         head + "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 1MB, tag: web search}\n", 3,
+         53, "must be one word"},
         {"workload missing a required key",
          head + "workloads:\n  - {type: bulk, src: h0, bytes: 1MB}\n", 3, 5,
          "workload 'bulk' needs 'dst'"},

@@ -1,9 +1,11 @@
 #include "ns3/roce-nic.h"
 
+#include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/bth-header.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/log.h"
+#include "ns3/pointer.h"
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -41,6 +43,11 @@ RoceNic::GetTypeId()
             .AddAttribute(
                 "CongestionControl", "Reaction point per QP: ns3::DcqcnRateControl, or none",
                 StringValue("none"), MakeStringAccessor(&RoceNic::m_cc), MakeStringChecker())
+            .AddAttribute("NotificationPoint",
+                          "DCQCN notification point (CnpInterval, CnpPriority, CnpDscp); "
+                          "null: Setup makes one from its attribute defaults",
+                          PointerValue(), MakePointerAccessor(&RoceNic::m_np),
+                          MakePointerChecker<DcqcnNotificationPoint>())
             .AddTraceSource("CnpSent", "This NIC sent a CNP: (QP number it is about)",
                             MakeTraceSourceAccessor(&RoceNic::m_cnpTxTrace),
                             "ns3::RoceNic::QpTracedCallback")
@@ -75,7 +82,10 @@ RoceNic::Setup(Ptr<RoceNetDevice> device, Ipv4Address address)
 {
     m_device = device;
     m_address = address;
-    m_np = CreateObject<DcqcnNotificationPoint>(); // CnpInterval, CnpPriority, CnpDscp
+    if (!m_np)
+    {
+        m_np = CreateObject<DcqcnNotificationPoint>(); // CnpInterval, CnpPriority, CnpDscp
+    }
     device->SetFrameCallback(MakeCallback(&RoceNic::Receive, this));
     device->SetDequeueCallback(MakeCallback(&RoceNic::Dequeued, this));
 }
@@ -83,6 +93,7 @@ RoceNic::Setup(Ptr<RoceNetDevice> device, Ipv4Address address)
 Ptr<RdmaQueuePair>
 RoceNic::CreateQp()
 {
+    NS_ABORT_MSG_IF(!m_device, "ns3::RoceNic::CreateQp before Setup (the NIC has no port)");
     Ptr<RdmaQueuePair> qp = CreateObject<RdmaQueuePair>();
     qp->SetQpn(m_conns.NextQpn());
     qp->SetWakeCallback(MakeCallback(&RoceNic::Wake, this));
