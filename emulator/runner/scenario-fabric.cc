@@ -223,6 +223,27 @@ BuildTopology(const Scenario& s)
     return TopologySpec::Star(t.hosts, link(t.link));
 }
 
+namespace
+{
+
+/// Workload \p wi's flow-size CDF; a file that is not one is the scenario's mistake,
+/// named at its cdf key with the file's own line (FlowSizeCdf::Load's message).
+FlowSizeCdf
+LoadCdf(const Scenario& s, size_t wi)
+{
+    try
+    {
+        return FlowSizeCdf::Load(s.workloads[wi].cdfPath);
+    }
+    catch (const std::exception& e)
+    {
+        throw ScenarioError(s.file, s.MarkOf(fmt::format("workloads.{}.cdf", wi)),
+                            fmt::format("workloads.{}.cdf: {}", wi, e.what()));
+    }
+}
+
+} // namespace
+
 std::vector<FlowSpec>
 BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
 {
@@ -252,7 +273,7 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
         }
         else if (w.type == "poisson")
         {
-            made = workload::Poisson(w.hosts, w.load, FlowSizeCdf::Load(w.cdfPath),
+            made = workload::Poisson(w.hosts, w.load, LoadCdf(s, wi),
                                      DataRate(s.topology.link.bitsPerSecond), start,
                                      PicoSeconds(w.stopPs), rng);
         }

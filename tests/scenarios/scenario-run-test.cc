@@ -258,3 +258,28 @@ TEST_CASE("InfiniBand pcaps: the run says how to decode them, and that command d
     CHECK(decoded.find("InfiniBand") != std::string::npos);
     CHECK(decoded.find("RC RDMA Write") != std::string::npos);
 }
+
+TEST_CASE("a malformed file the scenario names: exit 2, both files and lines named, no abort")
+{
+    const ScratchDir dir("bad-cdf");
+    const fs::path file = dir / "s.yaml";
+    std::ofstream(file) << "name: s\ntopology: {builder: star, hosts: 4}\nduration: 1ms\n"
+                           "workloads:\n  - {type: poisson, load: 0.3, cdf: flows.cdf}\n";
+    const std::vector<std::pair<std::string, std::string>> cases{
+        {"100 0\n200 abc\n", "flows.cdf:2: want 'size_bytes cumulative_percent'"},
+        {"100 0.5\n50 0.2\n", "flows.cdf:2: sizes and percents must not decrease"},
+        {"100 0\n200 150\n", "flows.cdf:2: size must be >= 0 and percent in 0..100"},
+        {"", "a CDF needs at least two points and must end at 100"},
+    };
+    for (const auto& [cdf, want] : cases)
+    {
+        CAPTURE(cdf);
+        std::ofstream(dir / "flows.cdf") << cdf;
+        const auto r = Run(file, dir / "out"); // in process: an abort would end the test run
+        CHECK(r.code == kExitBadInput);
+        CHECK(r.err.find(file.string() + ":5:") == 0);
+        CHECK(r.err.find("workloads.0.cdf: ") != std::string::npos);
+        CHECK(r.err.find(want) != std::string::npos);
+        CHECK_FALSE(fs::exists(dir / "out"));
+    }
+}
