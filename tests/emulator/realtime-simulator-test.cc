@@ -85,7 +85,10 @@ Overload(Time maxBacklog)
     {
         Simulator::Schedule(MicroSeconds(500) * (i + 1), &Burden);
     }
-    Simulator::Stop(Seconds(0.4)); // simulated: well after the chain, in wall time too
+    // Simulated: well after the chain, in wall time too, even when other processes
+    // preempt the burdened events and stretch the chain (seen: 0.4 s was too close on a
+    // machine with two builds running).
+    Simulator::Stop(Seconds(1.2));
     std::thread writer([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(60));
         (void)!write(fds[1], "x", 1);
