@@ -238,7 +238,16 @@ AddRun(CLI::App& app, Io& io)
     cmd->add_option("--set", a->run.set,
                     "KEY=VALUE over the file: a dotted key (fabric.ecn.kmin=10KB) or an ns-3 "
                     "attribute (ns3::SwitchMmu::Kmin=10240); repeatable");
-    auto* seed = cmd->add_option("--seed", a->seed, "Random seed (overrides the file's)");
+    // Checked as written: "-5" would otherwise wrap to a huge unsigned seed.
+    auto* seed =
+        cmd->add_option("--seed", a->seed, "Random seed (overrides the file's)")
+            ->check(CLI::Validator(
+                [](std::string& v) -> std::string {
+                    return v.find_first_not_of("0123456789") == std::string::npos && !v.empty()
+                               ? ""
+                               : "must be a whole number from 1 up, not '" + v + "'";
+                },
+                "SEED"));
     cmd->add_flag("--quiet", a->quiet, "No progress and no summary on stdout");
     cmd->add_option("--cache", a->run.cache, "Image cache folder for VM endpoints");
     cmd->callback([&io, a, seed] {

@@ -48,6 +48,11 @@ RunDemo(const DemoOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu demo: --senders must be 1..256, not " << opt.senders << "\n";
         return kExitBadInput;
     }
+    if (opt.bytes < 1 || opt.bytes > (uint64_t(1) << 40))
+    {
+        err << "fabemu demo: --bytes must be 1..1099511627776, not " << opt.bytes << "\n";
+        return kExitBadInput;
+    }
     if (opt.cc != "dcqcn" && opt.cc != "none")
     {
         err << "fabemu demo: --cc must be dcqcn or none, not '" << opt.cc << "'\n";

@@ -59,6 +59,16 @@ TEST_CASE("an unknown option and a missing subcommand exit 2")
     CHECK(Fabemu({}).code == kExitBadInput);
 }
 
+TEST_CASE("a negative --seed is refused as written, not wrapped to a huge seed")
+{
+    const auto r = Fabemu({"run", FABEMU_SOURCE_DIR "/scenarios/roce-incast-pfc.yaml", "--seed",
+                           "-5", "--out", "/nonexistent/never"});
+    CHECK(r.code == kExitBadInput);
+    CHECK(r.err.find("--seed") != std::string::npos);
+    CHECK(r.err.find("-5") != std::string::npos);
+    CHECK(r.err.find("18446744073709551611") == std::string::npos);
+}
+
 TEST_CASE("doctor reports the host's Soft-RoCE support with a reason")
 {
     const auto r = Fabemu({"doctor"});
@@ -137,6 +147,7 @@ TEST_CASE("demo rejects bad options with exit 2 and writes nothing")
                                                {"demo", "--cc", "timely", "--out", out},
                                                {"demo", "--rate", "fast", "--out", out},
                                                {"demo", "--senders", "many", "--out", out},
+                                               {"demo", "--bytes", "0", "--out", out},
                                                {"demo", "--colour", "blue"}})
     {
         const auto r = Fabemu(args);
