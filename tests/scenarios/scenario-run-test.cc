@@ -6,6 +6,7 @@
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/run.h"
 #include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -282,4 +283,39 @@ TEST_CASE("a malformed file the scenario names: exit 2, both files and lines nam
         CHECK(r.err.find(want) != std::string::npos);
         CHECK_FALSE(fs::exists(dir / "out"));
     }
+}
+
+TEST_CASE("lossless stays lossless: every shipped PFC or InfiniBand simulation drops nothing for "
+          "lack of buffer")
+{
+    const ScratchDir dir("lossless");
+    size_t swept = 0;
+    for (const auto& e : fs::directory_iterator(kScenarios))
+    {
+        if (e.path().extension() != ".yaml")
+        {
+            continue;
+        }
+        const Scenario s = LoadScenario(e.path().string());
+        const bool lossless =
+            (s.fabric.type == "roce" && s.fabric.pfc) || s.fabric.type == "infiniband";
+        if (s.HasVms() || !lossless)
+        {
+            continue; // VM scenarios are e2e; a lossy fabric may drop
+        }
+        CAPTURE(e.path().filename().string());
+        const auto r = Run(e.path(), dir / e.path().stem());
+        CHECK(r.code == kExitOk);
+        std::ifstream in(dir / e.path().stem() / "summary.json");
+        const auto summary = nlohmann::json::parse(in);
+        CHECK(summary["totals"]["congestion_drops"] == 0);
+        for (const char* reason : {"buffer_full", "headroom_overflow"})
+        {
+            CHECK_FALSE(summary["switch_drops"].contains(reason));
+        }
+        ++swept;
+    }
+    // Today: roce-incast-pfc, roce-dcqcn-fairness, leaf-spine-websearch, iwarp-vs-roce (as
+    // RoCEv2) and the five InfiniBand scenarios.
+    CHECK(swept >= 9);
 }
