@@ -44,6 +44,20 @@ HumanDuration(double s)
     return fmt::format("{:.3g} s", s);
 }
 
+double
+Percentile(std::vector<double> v, double p)
+{
+    if (v.empty())
+    {
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    std::sort(v.begin(), v.end());
+    const double pos = p * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
 std::string
 HumanNumber(double x)
 {
@@ -118,20 +132,6 @@ Quote(const std::string& s)
         }
     }
     return "\"" + out + "\"";
-}
-
-double
-Percentile(std::vector<double> v, double p)
-{
-    if (v.empty())
-    {
-        return kNaN;
-    }
-    std::sort(v.begin(), v.end());
-    const double pos = p * static_cast<double>(v.size() - 1);
-    const size_t lo = static_cast<size_t>(std::floor(pos));
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 struct Extent

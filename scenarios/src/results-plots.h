@@ -28,6 +28,10 @@ struct PlotOutcome
 PlotOutcome RenderPlots(const std::filesystem::path& dir, const nlohmann::json& summary,
                         std::ostream& err);
 
+/// The \p p quantile (0..1) of \p v, linearly interpolated between ranks; NaN if empty.
+/// The one definition the plots' percentile lines and report.md's FCT table use.
+double Percentile(std::vector<double> v, double p);
+
 /// A duration for people: "1.47 ms", "312 us", "2.5 s".
 std::string HumanDuration(double seconds);
 

@@ -336,14 +336,6 @@ SizeBucket(uint64_t bytes)
     return "> 10 MB";
 }
 
-double
-Quantile(std::vector<double> v, double q)
-{
-    std::sort(v.begin(), v.end());
-    const size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
-    return v[std::min(i, v.size() - 1)];
-}
-
 } // namespace
 
 std::string
@@ -397,8 +389,8 @@ FctTable(const json& summary)
             continue;
         }
         md += fmt::format("| {} | {} | {} | {} | {:.3g} | {:.3g} | {:.3g} |\n", wk.first, bucket,
-                          c.slowdowns.size(), c.failed, Quantile(c.slowdowns, 0.5),
-                          Quantile(c.slowdowns, 0.95), Quantile(c.slowdowns, 0.99));
+                          c.slowdowns.size(), c.failed, Percentile(c.slowdowns, 0.5),
+                          Percentile(c.slowdowns, 0.95), Percentile(c.slowdowns, 0.99));
     }
     return md;
 }
