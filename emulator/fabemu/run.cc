@@ -213,10 +213,11 @@ FlowsVerdict(const json& summary)
 /// recorders are the caller's.
 std::vector<FlowRecord>
 RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode,
-         std::ostream& out, std::vector<size_t>& workloadOf)
+         std::ostream& out)
 {
     std::ostringstream tputRows;
     FlowRunner runner(fabric);
+    std::vector<size_t> workloadOf; // by flow id: fct.txt's HPCC dport
     runner.Add(BuildFlows(s, &workloadOf));
     ThroughputSampler tput(runner, tputRows, PicoSeconds(s.record.rateIntervalPs));
     if (!runner.Flows().empty())
@@ -271,11 +272,9 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     std::unique_ptr<Fabric> fabric = FabricRegistry::Create(s.fabric.type);
     fabric->Build(s, RunMode::Simulation);
     fabric->AttachRecorders(s, {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
-    std::vector<size_t> workloadOf; // by flow id
-    const std::vector<FlowRecord> flows = RunFlows(fabric->Rdma(), s, dir, mode, out, workloadOf);
+    const std::vector<FlowRecord> flows = RunFlows(fabric->Rdma(), s, dir, mode, out);
     fabric->WriteRecords();
-    json summary = RunSummaryJson(static_cast<double>(Simulator::Now().GetPicoSeconds()) / 1e12,
-                                  flows, fabric->Totals());
+    json summary = RunSummaryJson(Sec(Simulator::Now()), flows, fabric->Totals());
 
     fabric.reset();
     Simulator::Destroy();

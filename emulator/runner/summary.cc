@@ -8,16 +8,14 @@ namespace fabemu
 using nlohmann::json;
 using namespace ns3;
 
-namespace
-{
-
-/// A time in seconds as people read it: the picoseconds it holds over 1e12, so that
-/// 90.82752 us is 9.082752e-05 and not 9.082751999999996e-05 (Time::GetSeconds).
 double
 Sec(Time t)
 {
     return static_cast<double>(t.GetPicoSeconds()) / 1e12;
 }
+
+namespace
+{
 
 /// One flow of summary.json: FCT, throughput and slowdown for a completed flow only.
 json
