@@ -14,6 +14,9 @@ PcieHelper::PcieHelper()
     m_link.SetTypeId(PcieLink::GetTypeId());
     m_port.SetTypeId(PciePort::GetTypeId());
     m_dma.SetTypeId(PcieDmaEngine::GetTypeId());
+    m_nicDma.SetTypeId(PcieDmaEngine::GetTypeId());
+    // A NIC keeps many reads outstanding: 8-bit extended tags (PCIe Base Spec 2.0+).
+    m_nicDma.Set("Tags", UintegerValue(256));
     m_memory.SetTypeId(PcieMemoryTarget::GetTypeId());
     m_endpoint.SetTypeId(PcieEndpoint::GetTypeId());
     m_switch.SetTypeId(PcieSwitch::GetTypeId());
@@ -91,6 +94,13 @@ void
 PcieHelper::SetDmaAttribute(const std::string& name, const AttributeValue& value)
 {
     m_dma.Set(name, value);
+    m_nicDma.Set(name, value);
+}
+
+void
+PcieHelper::SetNicDmaAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_nicDma.Set(name, value);
 }
 
 void
@@ -112,6 +122,7 @@ PcieHelper::Check() const
         {"ns3::PcieLink", m_link.Create<PcieLink>()->Check()},
         {"ns3::PciePort", m_port.Create<PciePort>()->Check()},
         {"ns3::PcieDmaEngine", m_dma.Create<PcieDmaEngine>()->Check()},
+        {"ns3::PcieDmaEngine (NIC)", m_nicDma.Create<PcieDmaEngine>()->Check()},
         {"ns3::PcieMemoryTarget", m_memory.Create<PcieMemoryTarget>()->Check()},
         {"ns3::PcieMemoryTarget (host)", m_hostMemory.Create<PcieMemoryTarget>()->Check()},
         {"ns3::PcieMemoryTarget (GPU)", m_gpuMemory.Create<PcieMemoryTarget>()->Check()},
@@ -316,7 +327,8 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
                                                                               : m_memory;
         Ptr<PcieEndpoint> e = (d.device->kind == PcieDeviceKind::Gpu ? m_gpuEndpoint : m_endpoint)
                                   .Create<PcieEndpoint>();
-        Ptr<PcieDmaEngine> dma = m_dma.Create<PcieDmaEngine>();
+        Ptr<PcieDmaEngine> dma =
+            (d.device->kind == PcieDeviceKind::Nic ? m_nicDma : m_dma).Create<PcieDmaEngine>();
         dma->SetRequesterId(requester); // before Setup: further engines copy it
         e->Setup(m_port.Create<PciePort>(), dma, memory.Create<PcieMemoryTarget>());
         Ptr<PciePort> above = m_port.Create<PciePort>();

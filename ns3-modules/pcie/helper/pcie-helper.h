@@ -34,7 +34,11 @@ class PcieHelper
 
     void SetLinkAttribute(const std::string& name, const AttributeValue& value);
     void SetPortAttribute(const std::string& name, const AttributeValue& value);
+    /// Every DMA engine's attributes, NICs' included.
     void SetDmaAttribute(const std::string& name, const AttributeValue& value);
+    /// NICs' DMA engines only (default Tags 256: 8-bit extended tags, as a NIC streaming
+    /// GPUDirect reads needs); call after SetDmaAttribute.
+    void SetNicDmaAttribute(const std::string& name, const AttributeValue& value);
     void SetMemoryAttribute(const std::string& name, const AttributeValue& value);
     void SetEndpointAttribute(const std::string& name, const AttributeValue& value);
     void SetSwitchAttribute(const std::string& name, const AttributeValue& value);
@@ -80,6 +84,7 @@ class PcieHelper
     ObjectFactory m_link;
     ObjectFactory m_port;
     ObjectFactory m_dma;
+    ObjectFactory m_nicDma;
     ObjectFactory m_memory;
     ObjectFactory m_endpoint;
     ObjectFactory m_switch;

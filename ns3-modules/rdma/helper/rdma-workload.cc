@@ -159,6 +159,7 @@ void
 FlowRunner::Start()
 {
     m_connections.resize(m_flows.size());
+    m_staged.resize(m_flows.size());
     m_finished.assign(m_flows.size(), false);
     m_deliveredAtEnd.assign(m_flows.size(), 0);
     for (uint32_t id = 0; id < m_flows.size(); ++id)
@@ -173,12 +174,38 @@ FlowRunner::Launch(uint32_t id)
     const FlowSpec& f = m_flows[id];
     m_connections[id] = m_fabric.Connect(f.src, f.dst, f.serviceLevel);
     const auto& c = m_connections[id];
+    Ptr<RdmaHostInterface> src = HostInterface(f.src);
+    Ptr<RdmaHostInterface> dst = HostInterface(f.dst);
+    if (src || dst)
+    {
+        NS_ABORT_MSG_IF(f.op != RdmaWorkRequest::Op::Write,
+                        "flow h" << f.src << " -> h" << f.dst << ": only a WRITE is staged "
+                                 << "through a host interface, not " << RdmaOpName(f.op));
+        m_staged[id] = Create<RdmaStagedWrite>(c, f.bytes, RdmaStagedWrite::End{src, f.srcMemory},
+                                               RdmaStagedWrite::End{dst, f.dstMemory},
+                                               MakeCallback(&FlowRunner::Finished, this).Bind(id));
+        m_staged[id]->Start();
+        return;
+    }
     c.requester->SetCompletionCallback(MakeCallback(&FlowRunner::Finished, this).Bind(id));
     RdmaWorkRequest wr;
     wr.op = f.op;
     wr.bytes = f.bytes;
     wr.wrId = id;
     c.requester->PostSend(wr);
+}
+
+void
+FlowRunner::SetHostInterface(uint32_t host, Ptr<RdmaHostInterface> nic)
+{
+    m_hostInterfaces[host] = nic;
+}
+
+Ptr<RdmaHostInterface>
+FlowRunner::HostInterface(uint32_t host) const
+{
+    const auto it = m_hostInterfaces.find(host);
+    return it == m_hostInterfaces.end() ? nullptr : it->second;
 }
 
 void

@@ -12,8 +12,11 @@
 #include "ns3/flow-size-cdf.h"
 #include "ns3/random-variable-stream.h"
 #include "ns3/rdma-fabric.h"
+#include "ns3/rdma-host-interface.h"
+#include "ns3/rdma-staged-write.h"
 
 #include <functional>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,6 +33,13 @@ struct FlowSpec
     RdmaWorkRequest::Op op{RdmaWorkRequest::Op::Write};
     uint8_t serviceLevel{0}; ///< IB SL (its VL on InfiniBand)
     std::string tag{};       ///< what results call it (its workload); "" for none
+    /// Which memory the NICs read and write where a host has a host interface
+    /// (FlowRunner::SetHostInterface): "host" or a device's ("gpu0").
+    std::string srcMemory{"host"};
+    std::string dstMemory{"host"};
+    /// What results call the ends; "" for "hN" (a dma flow names "h0.gpu0").
+    std::string srcName{};
+    std::string dstName{};
 };
 
 namespace workload
@@ -92,6 +102,12 @@ class FlowRunner
     void Start();
     /// Called once every flow has finished.
     void SetAllDoneCallback(Callback<void> cb) { m_allDone = cb; }
+    /**
+     * \brief Host \p host's NIC reaches its memory through \p nic: every WRITE it sends or
+     * receives is then staged through memory (RdmaStagedWrite). Hosts without one keep
+     * the transport's own timing. Call before Start().
+     */
+    void SetHostInterface(uint32_t host, Ptr<RdmaHostInterface> nic);
 
     /// The flows that have ended, completed or failed, in the order they ended.
     const std::vector<FlowRecord>& Records() const { return m_records; }
@@ -112,11 +128,14 @@ class FlowRunner
   private:
     void Launch(uint32_t id);
     void Finished(uint32_t id, const RdmaCompletion& done);
+    Ptr<RdmaHostInterface> HostInterface(uint32_t host) const;
 
     RdmaFabric& m_fabric;
     std::vector<FlowSpec> m_flows;
     std::vector<FlowRecord> m_records;
     std::vector<RdmaFabric::Connection> m_connections;
+    std::map<uint32_t, Ptr<RdmaHostInterface>> m_hostInterfaces;
+    std::vector<Ptr<RdmaStagedWrite>> m_staged; ///< by flow id; null: not staged
     std::vector<bool> m_finished;
     std::vector<uint64_t> m_deliveredAtEnd; ///< in-order bytes when the flow ended
     size_t m_failed{0};
