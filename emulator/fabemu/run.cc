@@ -5,6 +5,7 @@
 #include "emulator/fabemu/results-folder.h"
 #include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/node-fabric.h"
 #include "emulator/runner/scenario-fabric.h"
 #include "emulator/runner/summary.h"
 #include "scenarios/src/results.h"
@@ -26,6 +27,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
@@ -115,54 +117,60 @@ class SimProgress
     bool m_drawn{false};
 };
 
+/// Where the throughput sampler reads a flow: when it starts, its bytes so far, whether it
+/// has ended.
+struct SampledFlow
+{
+    Time start;
+    std::function<uint64_t()> delivered;
+    std::function<bool()> ended;
+};
+
 /// Throughput of each running flow, every interval: "time_ns flow gbps". A flow's last
 /// row is the interval it ended in (completed or failed); a flow has no rows before it starts.
 class ThroughputSampler
 {
   public:
-    ThroughputSampler(const FlowRunner& runner, std::ostream& out, Time interval)
-        : m_runner(runner),
-          m_out(out),
-          m_interval(interval),
-          m_last(runner.Flows().size(), 0),
-          m_ended(runner.Flows().size(), false),
-          m_done(runner.Flows().size(), false)
+    ThroughputSampler(std::ostream& out, Time interval) : m_out(out), m_interval(interval)
     {
         Simulator::Schedule(m_interval, &ThroughputSampler::Sample, this);
+    }
+
+    /// The next flow id's.
+    void Add(SampledFlow f)
+    {
+        m_flows.push_back(std::move(f));
+        m_last.push_back(0);
+        m_done.push_back(false);
     }
 
   private:
     void Sample()
     {
-        for (; m_recordsSeen < m_runner.Records().size(); ++m_recordsSeen)
+        for (uint32_t id = 0; id < m_flows.size(); ++id)
         {
-            m_ended[m_runner.Records()[m_recordsSeen].id] = true;
-        }
-        const auto& flows = m_runner.Flows();
-        for (uint32_t id = 0; id < flows.size(); ++id)
-        {
-            if (flows[id].start > Simulator::Now() || m_done[id])
+            const SampledFlow& f = m_flows[id];
+            if (f.start > Simulator::Now() || m_done[id])
             {
                 continue; // not started, or ended and reported
             }
+            const bool ended = f.ended();
             // In-order bytes only grow; a smaller count would wrap into a spike.
-            const uint64_t got = std::max(m_runner.Delivered(id), m_last[id]);
+            const uint64_t got = std::max(f.delivered(), m_last[id]);
             const double gbps = (got - m_last[id]) * 8.0 / m_interval.GetSeconds() / 1e9;
             m_out << Simulator::Now().GetNanoSeconds() << ' ' << id << ' '
                   << fmt::format("{:.6g}", gbps) << '\n';
             m_last[id] = got;
-            m_done[id] = m_ended[id];
+            m_done[id] = ended;
         }
         Simulator::Schedule(m_interval, &ThroughputSampler::Sample, this);
     }
 
-    const FlowRunner& m_runner;
+    std::vector<SampledFlow> m_flows;
     std::ostream& m_out;
     Time m_interval;
     std::vector<uint64_t> m_last;
-    std::vector<bool> m_ended; ///< completed or failed
-    std::vector<bool> m_done;  ///< ended, and its last interval reported
-    size_t m_recordsSeen{0};
+    std::vector<bool> m_done; ///< ended, and its last interval reported
 };
 
 /// "3 flows failed: retry count exceeded on h1→h4, h2→h4; 1 flow pending", naming a few
@@ -208,57 +216,120 @@ FlowsVerdict(const json& summary)
     return fmt::format("{}", fmt::join(parts, "; "));
 }
 
-/// The flows of \p s on \p fabric until they are done or the duration ends: FCTs and
-/// per-flow throughput written into \p dir; every flow's outcome returned. Fabric
-/// recorders are the caller's.
+/// Stops the simulation once every group of flows that has any has ended.
+class AllFlowsDone
+{
+  public:
+    /// One more group of \p flows flows; none: it is never waited for.
+    Callback<void> Add(size_t flows)
+    {
+        if (flows == 0)
+        {
+            return MakeNullCallback<void>();
+        }
+        ++m_open;
+        return MakeCallback(&AllFlowsDone::Ended, this);
+    }
+
+  private:
+    void Ended()
+    {
+        if (--m_open == 0)
+        {
+            Simulator::Stop();
+        }
+    }
+
+    size_t m_open{0};
+};
+
+/// The flows of \p s until they are done or the duration ends: RDMA flows on \p fabric
+/// (none when it is null: the node builder has no network), staged through the node
+/// fabrics' NICs, and the node fabrics' own flows after them. FCTs and per-flow
+/// throughput go into \p dir; every flow's outcome is returned. Fabric recorders are
+/// the caller's.
 std::vector<FlowRecord>
-RunFlows(RdmaFabric& fabric, const Scenario& s, const fs::path& dir, ProgressMode mode,
-         std::ostream& out)
+RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes, const Scenario& s,
+         const fs::path& dir, ProgressMode mode, std::ostream& out)
 {
     std::ostringstream tputRows;
-    FlowRunner runner(fabric);
+    std::optional<FlowRunner> runner;
+    ThroughputSampler tput(tputRows, PicoSeconds(s.record.rateIntervalPs));
+    uint32_t flows = 0;             // so far, RDMA then each node fabric's
     std::vector<size_t> workloadOf; // by flow id: fct.txt's HPCC dport
-    runner.Add(BuildFlows(s, &workloadOf));
-    ThroughputSampler tput(runner, tputRows, PicoSeconds(s.record.rateIntervalPs));
-    if (!runner.Flows().empty())
+    AllFlowsDone done;
+    if (fabric)
     {
-        runner.SetAllDoneCallback(MakeCallback(static_cast<void (*)()>(&Simulator::Stop)));
+        runner.emplace(*fabric);
+        runner->Add(BuildFlows(s, &workloadOf));
+        for (const auto& node : nodes)
+        {
+            node->AttachNics(*runner);
+        }
+        for (uint32_t id = 0; id < runner->Flows().size(); ++id, ++flows)
+        {
+            tput.Add({runner->Flows()[id].start, [&runner, id] { return runner->Delivered(id); },
+                      [&runner, id] { return runner->Ended(id); }});
+        }
+        runner->SetAllDoneCallback(done.Add(runner->Flows().size()));
+        runner->Start();
     }
-    runner.Start();
+    for (const auto& node : nodes)
+    {
+        const uint32_t first = flows;
+        const size_t n = node->StartFlows(s, first);
+        node->SetAllDoneCallback(done.Add(n));
+        const auto own = node->Outcomes();
+        NodeFabric* f = node.get();
+        for (uint32_t id = first; id < first + n; ++id, ++flows)
+        {
+            tput.Add({own[id - first].spec.start, [f, id] { return f->Delivered(id); },
+                      [f, id] { return f->Ended(id); }});
+        }
+    }
     const Time horizon = PicoSeconds(s.durationPs);
     SimProgress progress(mode, out, horizon);
     Simulator::Stop(horizon);
     Simulator::Run();
     progress.Finish();
 
+    std::vector<FlowRecord> outcomes = runner ? runner->Outcomes() : std::vector<FlowRecord>{};
     std::ofstream fctTxt(dir / "fct.txt");
-    std::function<uint16_t(const FlowRecord&)> dport; // empty: the real port
-    if (s.record.fctDport == "hpcc")
-    {
-        // HPCC's fct_analysis.py keeps dport 200 (incast) and 100 (background).
-        dport = [&](const FlowRecord& r) -> uint16_t {
-            return s.workloads[workloadOf[r.id]].type == "incast" ? 200 : 100;
-        };
-    }
-    runner.WriteFct(fctTxt, dport); // completed flows only
     std::ostringstream fctRows;
-    for (const auto& r : runner.Records())
+    if (runner)
     {
-        if (!r.Completed())
+        std::function<uint16_t(const FlowRecord&)> dport; // empty: the real port
+        if (s.record.fctDport == "hpcc")
         {
-            continue; // a failed flow has no FCT
+            // HPCC's fct_analysis.py keeps dport 200 (incast) and 100 (background).
+            dport = [&](const FlowRecord& r) -> uint16_t {
+                return s.workloads[workloadOf[r.id]].type == "incast" ? 200 : 100;
+            };
         }
-        fctRows << fmt::format("{:08x} {:08x} {} {} {} {} {} {} {:.6g} {}\n",
-                               fabric.GetHostIpv4(r.spec.src), fabric.GetHostIpv4(r.spec.dst),
-                               r.srcPort, r.dstPort, r.spec.bytes, r.spec.start.GetNanoSeconds(),
-                               r.fct.GetNanoSeconds(), r.idealFct.GetNanoSeconds(),
-                               r.fct.GetSeconds() / r.idealFct.GetSeconds(), r.spec.tag);
+        runner->WriteFct(fctTxt, dport); // completed flows only
+        for (const auto& r : runner->Records())
+        {
+            if (!r.Completed())
+            {
+                continue; // a failed flow has no FCT
+            }
+            fctRows << fmt::format(
+                "{:08x} {:08x} {} {} {} {} {} {} {:.6g} {}\n", fabric->GetHostIpv4(r.spec.src),
+                fabric->GetHostIpv4(r.spec.dst), r.srcPort, r.dstPort, r.spec.bytes,
+                r.spec.start.GetNanoSeconds(), r.fct.GetNanoSeconds(), r.idealFct.GetNanoSeconds(),
+                r.fct.GetSeconds() / r.idealFct.GetSeconds(), r.spec.tag);
+        }
     }
     WriteCsv(dir / "fct.csv",
              "sip,dip,sport,dport,bytes,start_ns,fct_ns,ideal_fct_ns,slowdown,workload",
              fctRows.str());
     WriteCsv(dir / "throughput.csv", "time_ns,flow,gbps", tputRows.str());
-    return runner.Outcomes();
+    for (const auto& node : nodes)
+    {
+        const auto own = node->Outcomes();
+        outcomes.insert(outcomes.end(), own.begin(), own.end());
+    }
+    return outcomes;
 }
 
 /// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
@@ -269,13 +340,35 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     Config::Reset();
     UsePicoseconds();
     ApplyFabricDefaults(s, RunMode::Simulation);
-    std::unique_ptr<Fabric> fabric = FabricRegistry::Create(s.fabric.type);
-    fabric->Build(s, RunMode::Simulation);
-    fabric->AttachRecorders(s, {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
-    const std::vector<FlowRecord> flows = RunFlows(fabric->Rdma(), s, dir, mode, out);
-    fabric->WriteRecords();
-    json summary = RunSummaryJson(Sec(Simulator::Now()), flows, fabric->Totals());
+    std::unique_ptr<Fabric> fabric;
+    if (HasNetwork(s))
+    {
+        fabric = FabricRegistry::Create(s.fabric.type);
+        fabric->Build(s, RunMode::Simulation);
+        fabric->AttachRecorders(s,
+                                {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
+    }
+    std::vector<std::unique_ptr<NodeFabric>> nodes = NodeFabricsOf(s);
+    for (const auto& node : nodes)
+    {
+        node->Build(s);
+    }
+    const std::vector<FlowRecord> flows =
+        RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes, s, dir, mode, out);
+    FabricTotals totals;
+    if (fabric)
+    {
+        fabric->WriteRecords();
+        totals = fabric->Totals();
+    }
+    for (const auto& node : nodes)
+    {
+        node->WriteRecords(dir);
+        node->AddTotals(totals.own);
+    }
+    json summary = RunSummaryJson(Sec(Simulator::Now()), flows, totals);
 
+    nodes.clear();
     fabric.reset();
     Simulator::Destroy();
     return summary;
@@ -286,10 +379,19 @@ void
 PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, std::ostream& out)
 {
     const auto& t = summary["totals"];
-    out << fmt::format("simulated {:.3f} ms in {:.1f} s: drops {}, {}, bytes delivered {}\n",
+    std::vector<std::string> lines;
+    if (HasNetwork(s))
+    {
+        lines.push_back(fmt::format("drops {}", t["drops"].get<uint64_t>()));
+        lines.push_back(FabricRegistry::Create(s.fabric.type)->TotalsLine(t));
+    }
+    for (const auto& node : NodeFabricsOf(s))
+    {
+        lines.push_back(node->TotalsLine(t));
+    }
+    out << fmt::format("simulated {:.3f} ms in {:.1f} s: {}, bytes delivered {}\n",
                        summary["sim_time_s"].get<double>() * 1e3,
-                       summary["wall_time_s"].get<double>(), t["drops"].get<uint64_t>(),
-                       FabricRegistry::Create(s.fabric.type)->TotalsLine(t),
+                       summary["wall_time_s"].get<double>(), fmt::join(lines, ", "),
                        t["bytes_delivered"].get<uint64_t>());
     const auto& f = summary["flow_stats"];
     if (f["count"].get<size_t>() > 0)
@@ -320,6 +422,18 @@ FlowsExitCode(const Scenario& s, const json& summary, bool met)
         return kExitFailure;
     }
     return met ? kExitOk : kExitExpectation;
+}
+
+/// "a RoCEv2 fabric", "a RoCEv2 fabric with PCIe in every server", "PCIe inside one server".
+std::string
+RunPhrase(const Scenario& s)
+{
+    if (!HasNetwork(s))
+    {
+        return FabricPhrase("pcie");
+    }
+    return FabricPhrase(s.fabric.type) +
+           (s.topology.node.hasPcie ? " with PCIe in every server" : "");
 }
 
 /// Removes the temporary folders of runs that were killed (their process is gone).
@@ -353,11 +467,10 @@ ValidateScenarioFile(const std::string& file, const std::vector<std::string>& se
     {
         const Scenario s = LoadScenario(file, set);
         PreflightScenario(s); // every check run makes before it simulates
-        out << fmt::format("{}: ok: '{}', {}, {} builder with {} hosts, {} VM endpoint(s), "
+        out << fmt::format("{}: ok: '{}', {}, {} builder with {} host(s), {} VM endpoint(s), "
                            "{} workload(s), {} expectation(s)\n",
-                           file, s.name, FabricPhrase(s.fabric.type), s.topology.builder,
-                           s.topology.HostCount(), s.endpoints.size(), s.workloads.size(),
-                           s.expect.size());
+                           file, s.name, RunPhrase(s), s.topology.builder, s.topology.HostCount(),
+                           s.endpoints.size(), s.workloads.size(), s.expect.size());
         return kExitOk;
     }
     catch (const ScenarioError& e)
@@ -448,9 +561,9 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     int exitCode = kExitOk;
     if (opt.progress != ProgressMode::Quiet)
     {
-        out << fmt::format("{}: {} on {} ({} builder, {} hosts{})\n", s.name,
-                           s.description.empty() ? "running" : s.description,
-                           FabricPhrase(s.fabric.type), s.topology.builder, s.topology.HostCount(),
+        out << fmt::format("{}: {} on {} ({} builder, {} host(s){})\n", s.name,
+                           s.description.empty() ? "running" : s.description, RunPhrase(s),
+                           s.topology.builder, s.topology.HostCount(),
                            s.HasVms() ? fmt::format(", {} real endpoints", s.endpoints.size()) : "")
             << std::flush;
     }
@@ -501,7 +614,7 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     }
     summary["scenario"] = s.name;
     summary["description"] = s.description;
-    summary["fabric"] = s.fabric.type;
+    summary["fabric"] = HasNetwork(s) ? s.fabric.type : "pcie"; // the node builder: PCIe alone
     summary["seed"] = s.seed;
     if (!pcapNote.empty())
     {

@@ -1,6 +1,7 @@
 #include "emulator/runner/scenario-fabric.h"
 
 #include "emulator/fabemu/time-resolution.h"
+#include "emulator/runner/node-fabric.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
@@ -9,6 +10,7 @@
 #include "ns3/ib-fabric-helper.h"
 #include "ns3/ib-hca.h"
 #include "ns3/ib-switch.h"
+#include "ns3/pcie-helper.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/roce-fabric-helper.h"
 #include "ns3/roce-frame.h"
@@ -44,6 +46,14 @@ AttributeProblem(const std::string& name, const std::string& value)
     (void)IbPort::GetTypeId();
     (void)IbSwitch::GetTypeId();
     (void)IbHca::GetTypeId();
+    (void)PcieLink::GetTypeId();
+    (void)PciePort::GetTypeId();
+    (void)PcieSwitch::GetTypeId();
+    (void)PcieRootComplex::GetTypeId();
+    (void)PcieDmaEngine::GetTypeId();
+    (void)PcieMemoryTarget::GetTypeId();
+    (void)PcieEndpoint::GetTypeId();
+    (void)RdmaHostInterface::GetTypeId();
     const auto sep = name.rfind("::");
     const std::string cls = name.substr(0, sep);
     const std::string attr = name.substr(sep + 2);
@@ -141,7 +151,14 @@ PreflightScenario(const Scenario& s)
     Config::Reset();
     UsePicoseconds();
     ApplyFabricDefaults(s);
-    FabricRegistry::Create(s.fabric.type)->Check(s, BuildTopology(s));
+    if (HasNetwork(s))
+    {
+        FabricRegistry::Create(s.fabric.type)->Check(s, BuildTopology(s));
+    }
+    for (const auto& node : NodeFabricsOf(s))
+    {
+        node->Check(s);
+    }
     (void)BuildFlows(s);
 }
 
@@ -190,6 +207,12 @@ ApplyFabricDefaults(const Scenario& s, RunMode mode)
     }
     RngSeedManager::SetSeed(static_cast<uint32_t>(s.seed));
     RngSeedManager::SetRun(1);
+}
+
+bool
+HasNetwork(const Scenario& s)
+{
+    return s.topology.builder != "node";
 }
 
 TopologySpec
@@ -285,6 +308,8 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
             f.op = op;
             f.serviceLevel = w.sl;
             f.tag = WorkloadLabel(w);
+            f.srcMemory = w.srcMemory;
+            f.dstMemory = w.dstMemory;
             flows.push_back(f);
             if (workloadOf)
             {

@@ -28,6 +28,9 @@ void CheckAttributes(const Scenario& s);
 
 ns3::TopologySpec BuildTopology(const Scenario& s);
 
+/// Whether \p s has a network between its servers (the node builder has none).
+bool HasNetwork(const Scenario& s);
+
 /// A ScenarioError at the last fabric.set entry naming one of \p attributes (it is
 /// applied last, so it decides), else at scenario key \p key.
 ScenarioError FabricError(const Scenario& s, std::initializer_list<const char*> attributes,

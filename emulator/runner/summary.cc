@@ -22,8 +22,8 @@ json
 FlowJson(const FlowRecord& r)
 {
     json f = {{"id", r.id},
-              {"src", "h" + std::to_string(r.spec.src)},
-              {"dst", "h" + std::to_string(r.spec.dst)},
+              {"src", r.spec.srcName.empty() ? "h" + std::to_string(r.spec.src) : r.spec.srcName},
+              {"dst", r.spec.dstName.empty() ? "h" + std::to_string(r.spec.dst) : r.spec.dstName},
               {"op", RdmaOpName(r.spec.op)},
               {"bytes", r.spec.bytes},
               {"start_s", Sec(r.spec.start)},

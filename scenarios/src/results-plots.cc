@@ -874,14 +874,16 @@ Pauses(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
 // ---------------------------------------------------------------- FCT slowdown
 
 void
-Slowdown(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+Slowdown(const fs::path& /*dir: the flows are in summary.json*/, const json& summary,
+         std::vector<Figure>& figs)
 {
     std::vector<std::pair<double, double>> pts; // (bytes, slowdown)
-    for (const auto& r : ReadCsv(dir / "fct.csv"))
+    for (const auto& flow : summary.value("flows", json::array()))
     {
-        if (r.size() >= 9)
+        // Every completed flow, RDMA or dma: summary.json has them all, fct.csv the RDMA ones.
+        if (flow.value("state", std::string()) == "completed" && flow.contains("slowdown"))
         {
-            pts.emplace_back(Num(r[4]), Num(r[8]));
+            pts.emplace_back(flow["bytes"].get<double>(), flow["slowdown"].get<double>());
         }
     }
     if (pts.empty())

@@ -297,6 +297,10 @@ FabricPhrase(const std::string& type)
     {
         return "an iWARP fabric";
     }
+    if (type == "pcie")
+    {
+        return "PCIe inside one server";
+    }
     return "a " + type + " fabric";
 }
 
@@ -307,6 +311,8 @@ TotalMeansSomething(const std::string& type, const std::string& key)
         {"roce", {"credit_stalls"}},
         {"infiniband", {"pfc_pause_frames", "congestion_drops"}},
         {"iwarp", {"pfc_pause_frames", "cnps", "credit_stalls"}},
+        {"pcie",
+         {"drops", "congestion_drops", "pfc_pause_frames", "ecn_marks", "cnps", "credit_stalls"}},
     };
     const auto it = kMeaningless.find(type);
     return it == kMeaningless.end() || it->second.count(key) == 0;

@@ -139,6 +139,7 @@ Builders()
         {"leaf-spine", "Leaves with hosts, every leaf linked to every spine"},
         {"fat-tree", "A k-ary fat tree: k pods, k^3/4 hosts"},
         {"ring", "Switches in a ring (leaves of them), hosts_per_leaf hosts on each"},
+        {"node", "One server (h0) and no network: PCIe experiments inside it (topology.node)"},
     };
     return builders;
 }
@@ -153,6 +154,8 @@ WorkloadKinds()
         {"all-to-all", "Every host sends bytes to every other"},
         {"poisson", "Poisson arrivals loading each host link to load (0..1), sizes from cdf "
                     "(websearch, hadoop or a file)"},
+        {"dma", "Inside one server (topology.node.pcie): src's DMA engine writes bytes into dst's "
+                "memory, or reads them from it"},
         {"command", "A command run inside a VM endpoint through the guest agent; {hN} expands to "
                     "hN's address; background: do not wait for it before the next"},
     };
@@ -335,8 +338,8 @@ TopologyKeys()
             names.push_back(b.name);
         }
         std::vector<Key<T>> k{
-            MakeKey<T>("builder", KeyKind::Choice, "pair|star|dumbbell|leaf-spine|fat-tree|ring",
-                       "star", "The shape")
+            MakeKey<T>("builder", KeyKind::Choice,
+                       "pair|star|dumbbell|leaf-spine|fat-tree|ring|node", "star", "The shape")
                 .Choices(names)
                 .Field(&T::builder)
                 .Example("fat-tree"),
@@ -377,6 +380,14 @@ TopologyKeys()
                 {"leaf-spine", "fat-tree", "ring"}, "link");
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
                 "link");
+        k.push_back(MakeKey<T>("node", KeyKind::Section, "map", "{}",
+                               "Every server's inside. pcie: a preset (gpudirect, pcie-8gpu, "
+                               "host-nic) or a map {preset, generation, lanes, mps, mrrs, acs, "
+                               "switch_latency, root_complex: {intel_p2p}, switches, gpus, nics}; "
+                               "docs/pcie.md")
+                        .Own(ReadNode, WriteNode)
+                        .WrittenIf([](const T& t) { return t.node.hasPcie; })
+                        .Example("{pcie: gpudirect}"));
         return k;
     }();
     return keys;
@@ -402,22 +413,155 @@ EndpointKeys()
     return keys;
 }
 
+namespace
+{
+
+/// The workload rows of flows (simulated RDMA flows and dma transfers).
+std::vector<Key<WorkloadSpec>>
+FlowWorkloadKeys()
+{
+    using W = WorkloadSpec;
+    static const std::vector<std::string> flows{"bulk", "incast", "permutation", "all-to-all",
+                                                "poisson"};
+    static const std::vector<std::string> flowsAndDma{"bulk",       "incast",  "permutation",
+                                                      "all-to-all", "poisson", "dma"};
+    return {
+        MakeKey<W>("src", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK)", "(required)",
+                   "The sender (dma: the device whose DMA engine moves the bytes)")
+            .Only({"bulk", "dma"})
+            .Required({"bulk", "dma"})
+            .Access(
+                [](W& w, const KeyValue& v) {
+                    w.src = static_cast<uint32_t>(v.u);
+                    w.srcDevice = v.text;
+                },
+                [](const W& w) {
+                    KeyValue v;
+                    v.u = w.src;
+                    v.text = w.srcDevice;
+                    return v;
+                })
+            .Example("h1"),
+        MakeKey<W>("dst", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK, hN.mem)", "(required)",
+                   "The receiver (dma: the memory written or read)")
+            .Only({"bulk", "incast", "dma"})
+            .Required({"bulk", "incast", "dma"})
+            .Access(
+                [](W& w, const KeyValue& v) {
+                    w.dst = static_cast<uint32_t>(v.u);
+                    w.dstDevice = v.text;
+                },
+                [](const W& w) {
+                    KeyValue v;
+                    v.u = w.dst;
+                    v.text = w.dstDevice;
+                    return v;
+                })
+            .Example("h0"),
+        MakeKey<W>("src_mem", KeyKind::Text, "host|gpuK", "host",
+                   "With topology.node.pcie: the memory the sender's NIC reads (gpuK: "
+                   "GPUDirect RDMA)")
+            .Only(flows)
+            .Field(&W::srcMemory)
+            .WrittenIf([](const W& w) { return w.srcMemory != "host"; })
+            .Example("gpu0"),
+        MakeKey<W>("dst_mem", KeyKind::Text, "host|gpuK", "host",
+                   "With topology.node.pcie: the memory the receiver's NIC writes")
+            .Only(flows)
+            .Field(&W::dstMemory)
+            .WrittenIf([](const W& w) { return w.dstMemory != "host"; })
+            .Example("gpu0"),
+        MakeKey<W>("srcs", KeyKind::Hosts, "list of hosts or all", "(required)",
+                   "The senders; all: every host but dst")
+            .Only({"incast"})
+            .Required({"incast"})
+            .Field(&W::hosts)
+            .Example("all"),
+        MakeKey<W>("hosts", KeyKind::Hosts, "list of hosts or all", "all", "The hosts taking part")
+            .Only({"permutation", "all-to-all", "poisson"})
+            .Field(&W::hosts)
+            .Example("all"),
+        MakeKey<W>("load", KeyKind::Number, "0.001..1", "(required)",
+                   "Offered load on each host link")
+            .Only({"poisson"})
+            .Required({"poisson"})
+            .Between(0.001, 1.0)
+            .Field(&W::load)
+            .Example("0.3"),
+        MakeKey<W>("cdf", KeyKind::Text, "websearch|hadoop|file", "(required)",
+                   "Flow sizes: a shipped CDF or a file beside the scenario")
+            .Only({"poisson"})
+            .Required({"poisson"})
+            .Field(&W::cdf)
+            .Example("websearch"),
+        MakeKey<W>("stop", KeyKind::Time, "time", "= duration", "Arrivals end here")
+            .Only({"poisson"})
+            .Range(1, 3600 * kPsPerSecond)
+            .InNs()
+            .Field(&W::stopPs)
+            .Example("5ms"),
+        MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)", "Bytes of each flow")
+            .Only({"bulk", "incast", "permutation", "all-to-all", "dma"})
+            .Required({"bulk", "incast", "permutation", "all-to-all", "dma"})
+            .Range(1, int64_t{1} << 40)
+            .Field(&W::bytes)
+            .Example("1MB"),
+        MakeKey<W>("start", KeyKind::Time, "time", "0ns", "When its flows start (simulated time)")
+            .Only(flowsAndDma)
+            .Range(0, 3600 * kPsPerSecond)
+            .InNs()
+            .Field(&W::startPs)
+            .Example("1ms"),
+        MakeKey<W>("tag", KeyKind::Text, "string", "= type",
+                   "What summary.json, fct.csv and report.md call this workload's flows")
+            .Only(flowsAndDma)
+            .Check([](const std::string& what, const KeyValue& v) -> std::string {
+                // A column of fct.csv and a cell of report.md's table: one word.
+                if (v.text.empty() || v.text.find_first_of(" \t,|\"") != std::string::npos)
+                {
+                    return fmt::format("{} '{}' must be one word: no spaces, commas, '|' "
+                                       "or quotes (it is a column of fct.csv)",
+                                       what, v.text);
+                }
+                return "";
+            })
+            .Access([](W& w, const KeyValue& v) { w.tag = v.text; },
+                    [](const W& w) {
+                        KeyValue v;
+                        v.text = WorkloadLabel(w); // resolved: the name results use
+                        return v;
+                    })
+            .Example("background"),
+        MakeKey<W>("op", KeyKind::Choice, "write|send|read", "write",
+                   "The RDMA operation (dma: write or read)")
+            .Only(flowsAndDma)
+            .Choices({"write", "send", "read"})
+            .Field(&W::op)
+            .Example("read"),
+        MakeKey<W>("sl", KeyKind::Integer, "0..15", "0", "Service level (InfiniBand: picks the VL)")
+            .Only(flows)
+            .Range(0, 15)
+            .Field(&W::sl)
+            .Example("1"),
+    };
+}
+
+} // namespace
+
 const std::vector<Key<WorkloadSpec>>&
 WorkloadKeys()
 {
     using W = WorkloadSpec;
     static const std::vector<std::string> command{"command"};
-    static const std::vector<std::string> flows{"bulk", "incast", "permutation", "all-to-all",
-                                                "poisson"};
     static const std::vector<Key<W>> keys = [] {
         std::vector<std::string> names;
         for (const auto& w : WorkloadKinds())
         {
             names.push_back(w.name);
         }
-        return std::vector<Key<W>>{
+        std::vector<Key<W>> rows{
             MakeKey<W>("type", KeyKind::Choice,
-                       "bulk|incast|permutation|all-to-all|poisson|command", "(required)",
+                       "bulk|incast|permutation|all-to-all|poisson|dma|command", "(required)",
                        "The workload type")
                 .Choices(names)
                 .Field(&W::type)
@@ -460,91 +604,12 @@ WorkloadKeys()
                 .InNs()
                 .Field(&W::timeoutPs)
                 .Example("10s"),
-            MakeKey<W>("src", KeyKind::Host, "host", "(required)", "The sender")
-                .Only({"bulk"})
-                .Required({"bulk"})
-                .Field(&W::src)
-                .Example("h1"),
-            MakeKey<W>("dst", KeyKind::Host, "host", "(required)", "The receiver")
-                .Only({"bulk", "incast"})
-                .Required({"bulk", "incast"})
-                .Field(&W::dst)
-                .Example("h0"),
-            MakeKey<W>("srcs", KeyKind::Hosts, "list of hosts or all", "(required)",
-                       "The senders; all: every host but dst")
-                .Only({"incast"})
-                .Required({"incast"})
-                .Field(&W::hosts)
-                .Example("all"),
-            MakeKey<W>("hosts", KeyKind::Hosts, "list of hosts or all", "all",
-                       "The hosts taking part")
-                .Only({"permutation", "all-to-all", "poisson"})
-                .Field(&W::hosts)
-                .Example("all"),
-            MakeKey<W>("load", KeyKind::Number, "0.001..1", "(required)",
-                       "Offered load on each host link")
-                .Only({"poisson"})
-                .Required({"poisson"})
-                .Between(0.001, 1.0)
-                .Field(&W::load)
-                .Example("0.3"),
-            MakeKey<W>("cdf", KeyKind::Text, "websearch|hadoop|file", "(required)",
-                       "Flow sizes: a shipped CDF or a file beside the scenario")
-                .Only({"poisson"})
-                .Required({"poisson"})
-                .Field(&W::cdf)
-                .Example("websearch"),
-            MakeKey<W>("stop", KeyKind::Time, "time", "= duration", "Arrivals end here")
-                .Only({"poisson"})
-                .Range(1, 3600 * kPsPerSecond)
-                .InNs()
-                .Field(&W::stopPs)
-                .Example("5ms"),
-            MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)", "Bytes of each flow")
-                .Only({"bulk", "incast", "permutation", "all-to-all"})
-                .Required({"bulk", "incast", "permutation", "all-to-all"})
-                .Range(1, int64_t{1} << 40)
-                .Field(&W::bytes)
-                .Example("1MB"),
-            MakeKey<W>("start", KeyKind::Time, "time", "0ns",
-                       "When its flows start (simulated time)")
-                .Only(flows)
-                .Range(0, 3600 * kPsPerSecond)
-                .InNs()
-                .Field(&W::startPs)
-                .Example("1ms"),
-            MakeKey<W>("tag", KeyKind::Text, "string", "= type",
-                       "What summary.json, fct.csv and report.md call this workload's flows")
-                .Only(flows)
-                .Check([](const std::string& what, const KeyValue& v) -> std::string {
-                    // A column of fct.csv and a cell of report.md's table: one word.
-                    if (v.text.empty() || v.text.find_first_of(" \t,|\"") != std::string::npos)
-                    {
-                        return fmt::format("{} '{}' must be one word: no spaces, commas, '|' "
-                                           "or quotes (it is a column of fct.csv)",
-                                           what, v.text);
-                    }
-                    return "";
-                })
-                .Access([](W& w, const KeyValue& v) { w.tag = v.text; },
-                        [](const W& w) {
-                            KeyValue v;
-                            v.text = WorkloadLabel(w); // resolved: the name results use
-                            return v;
-                        })
-                .Example("background"),
-            MakeKey<W>("op", KeyKind::Choice, "write|send|read", "write", "The RDMA operation")
-                .Only(flows)
-                .Choices({"write", "send", "read"})
-                .Field(&W::op)
-                .Example("read"),
-            MakeKey<W>("sl", KeyKind::Integer, "0..15", "0",
-                       "Service level (InfiniBand: picks the VL)")
-                .Only(flows)
-                .Range(0, 15)
-                .Field(&W::sl)
-                .Example("1"),
         };
+        for (auto& k : FlowWorkloadKeys())
+        {
+            rows.push_back(std::move(k));
+        }
+        return rows;
     }();
     return keys;
 }

@@ -34,6 +34,7 @@ enum class KeyKind
     Time,
     Rate,
     Host,
+    Endpoint, ///< "hN" or a device inside it, "hN.gpu0" (KeyValue: u the host, text the device)
     Hosts,
     Map,     ///< its keys are rows named "this.key"
     Section, ///< read and written by its own functions (fabric:, workloads:, fabric.set ...)
@@ -87,6 +88,9 @@ struct Key
     std::function<KeyValue(const T&)> get;
     std::function<void(const ReadContext&, const YAML::Node&, T&)> read; ///< Section
     std::function<void(YAML::Emitter&, const T&)> write;                 ///< Section
+    /// Whether the resolved YAML writes the key (absent: always); keys added later leave
+    /// the resolved files of scenarios that do not use them as they were.
+    std::function<bool(const T&)> writtenIf;
 
     bool AppliesTo(const std::string& what) const
     {
@@ -174,6 +178,11 @@ struct Key
     {
         set = std::move(s);
         get = std::move(g);
+        return *this;
+    }
+    Key& WrittenIf(decltype(writtenIf) f)
+    {
+        writtenIf = std::move(f);
         return *this;
     }
     Key& Own(decltype(read) r, decltype(write) w)
@@ -293,6 +302,10 @@ void ReadWorkloads(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadRecord(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadExpect(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadFabricSet(const ReadContext& c, const YAML::Node& n, FabricSpec& f);
+void ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t);
+void WriteNode(YAML::Emitter& y, const TopologyYaml& t);
+/// topology.node.pcie's presets (scenario-node.cc).
+std::vector<std::string> PciePresetNames();
 void WriteFabric(YAML::Emitter& y, const Scenario& s);
 void WriteTopology(YAML::Emitter& y, const Scenario& s);
 void WriteEndpoints(YAML::Emitter& y, const Scenario& s);

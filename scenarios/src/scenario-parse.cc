@@ -103,6 +103,9 @@ Convert(const ReadContext& c, const Key<T>& k, const T& t, const YAML::Node& n,
     case KeyKind::Host:
         v.u = r.Host(n, what, c.hosts);
         break;
+    case KeyKind::Endpoint:
+        std::tie(v.u, v.text) = r.Endpoint(n, what, c.hosts);
+        break;
     case KeyKind::Hosts:
         v.hosts = r.Hosts(n, what, c.hosts, k.emptyOk);
         break;
@@ -261,7 +264,7 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
         }
         wl.hosts.erase(std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst)); // all but dst
     }
-    if (wl.type != "bulk" && wl.type != "incast" && !item["hosts"])
+    if (wl.type != "bulk" && wl.type != "incast" && wl.type != "dma" && !item["hosts"])
     {
         wl.hosts = c.r.Hosts(YAML::Node("all"), where + ".hosts", c.hosts);
     }

@@ -206,6 +206,27 @@ Reader::Host(const YAML::Node& n, const std::string& what, uint32_t hosts) const
     return i;
 }
 
+std::pair<uint32_t, std::string>
+Reader::Endpoint(const YAML::Node& n, const std::string& what, uint32_t hosts) const
+{
+    const std::string v = Scalar(n, what);
+    static const std::regex re("^h([0-9]{1,6})(\\.([a-z]+[0-9]{0,3}))?$");
+    std::smatch m;
+    if (!std::regex_match(v, m, re))
+    {
+        Fail(n, fmt::format("{} must name a host such as h0, or a device in it such as h0.gpu0, "
+                            "not '{}'",
+                            what, v));
+    }
+    const auto i = static_cast<uint32_t>(std::stoul(m[1]));
+    if (i >= hosts)
+    {
+        Fail(n,
+             fmt::format("{} names host 'h{}', but the topology has h0..h{}", what, i, hosts - 1));
+    }
+    return {i, m[3].str()};
+}
+
 std::vector<uint32_t>
 Reader::Hosts(const YAML::Node& n, const std::string& what, uint32_t hosts, bool mayBeEmpty) const
 {

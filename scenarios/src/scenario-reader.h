@@ -43,6 +43,9 @@ class Reader
     uint64_t Rate(const YAML::Node& n, const std::string& what) const;
     /// "h3" -> 3 when it names one of \p hosts hosts.
     uint32_t Host(const YAML::Node& n, const std::string& what, uint32_t hosts) const;
+    /// "h3" -> {3, ""}, "h3.gpu0" -> {3, "gpu0"}: a host or a device inside it.
+    std::pair<uint32_t, std::string> Endpoint(const YAML::Node& n, const std::string& what,
+                                              uint32_t hosts) const;
     /// [h1, h2] or "all".
     std::vector<uint32_t> Hosts(const YAML::Node& n, const std::string& what, uint32_t hosts,
                                 bool mayBeEmpty = false) const;

@@ -99,10 +99,152 @@ ValidateEndpoints(const Reader& r, const YAML::Node& root, const Scenario& s)
             "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows (yet); use "
             "cc: none");
     }
+    if (s.HasVms() && s.topology.node.hasPcie)
+    {
+        FailAt(r, At(root, "topology.node", "endpoints"),
+               "topology.node with endpoints: a real endpoint brings its own host, whose PCIe "
+               "is not modelled; give topology.node to simulation scenarios");
+    }
     if (s.endpoints.size() > 16)
     {
         FailAt(r, At(root, "endpoints"),
                fmt::format("endpoints: {} VMs; at most 16 run on one host", s.endpoints.size()));
+    }
+}
+
+/// "gpu0, gpu1, nic0 and mem": what topology.node gives each server.
+std::string
+NodeNames(const Scenario& s)
+{
+    const auto names = s.topology.node.Endpoints();
+    return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+}
+
+bool
+InNode(const Scenario& s, const std::string& device)
+{
+    const auto names = s.topology.node.Endpoints();
+    return std::find(names.begin(), names.end(), device) != names.end();
+}
+
+/// A dma workload: two devices of one server's PCIe tree, a DMA engine at src.
+void
+ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
+{
+    const std::string where = "workload 'dma'";
+    if (!s.topology.node.hasPcie)
+    {
+        FailAt(r, item,
+               where + " moves bytes inside a server over PCIe; give the servers a tree "
+                       "with topology.node.pcie");
+    }
+    const auto device = [&](const char* key, const std::string& name, bool memOk) {
+        if (name.empty() || !InNode(s, name) || (!memOk && name == "mem"))
+        {
+            const uint32_t host = key[0] == 's' ? wl.src : wl.dst;
+            FailAt(r, item[key],
+                   fmt::format("{}.{}: '{}' is not {} of h{} (it has {})", where, key,
+                               name.empty() ? "h" + std::to_string(host) : name,
+                               memOk ? "a device or the memory"
+                                     : "a GPU or NIC, whose DMA engine "
+                                       "moves the bytes,",
+                               host, NodeNames(s)));
+        }
+    };
+    device("src", wl.srcDevice, false);
+    device("dst", wl.dstDevice, true);
+    if (wl.src != wl.dst)
+    {
+        FailAt(r, item["dst"],
+               fmt::format("{}: a dma stays inside one server, but src is in h{} and dst in h{} "
+                           "(between servers, use an RDMA workload with src_mem/dst_mem)",
+                           where, wl.src, wl.dst));
+    }
+    if (wl.srcDevice == wl.dstDevice)
+    {
+        FailAt(r, item["dst"], fmt::format("{}: src and dst are both {}", where, wl.srcDevice));
+    }
+    if (wl.op == "send")
+    {
+        FailAt(r, item["op"], where + ".op: a dma is a write or a read, not send");
+    }
+    if (wl.startPs > s.durationPs)
+    {
+        FailAt(r, item["start"],
+               fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
+    }
+}
+
+/// An RDMA workload between servers: its NICs stage WRITEs through PCIe when topology.node
+/// has a tree; src_mem and dst_mem pick the memory.
+void
+ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
+{
+    const std::string where = "workload '" + wl.type + "'";
+    for (const auto& [key, device] : {std::pair<const char*, std::string>{"src", wl.srcDevice},
+                                      std::pair<const char*, std::string>{"dst", wl.dstDevice}})
+    {
+        if (!device.empty())
+        {
+            FailAt(r, item[key],
+                   fmt::format("{}.{}: '{}' is inside a server; {} flows run between hosts (a "
+                               "dma workload moves bytes inside one; src_mem/dst_mem pick the "
+                               "memory the NICs use)",
+                               where, key, device, wl.type));
+        }
+    }
+    if (s.topology.builder == "node")
+    {
+        FailAt(r, item,
+               fmt::format("{}: the node builder is one server without a network; "
+                           "its workloads are dma",
+                           where));
+    }
+    for (const auto& [key, memory] : {std::pair<const char*, std::string>{"src_mem", wl.srcMemory},
+                                      std::pair<const char*, std::string>{"dst_mem", wl.dstMemory}})
+    {
+        if (!s.topology.node.hasPcie && memory != "host")
+        {
+            FailAt(r, item[key],
+                   fmt::format("{}.{}: '{}' is a memory inside a server; give the servers a PCIe "
+                               "tree with topology.node.pcie",
+                               where, key, memory));
+        }
+        if (s.topology.node.hasPcie && memory != "host" &&
+            (memory.rfind("gpu", 0) != 0 || !InNode(s, memory)))
+        {
+            FailAt(r, item[key],
+                   fmt::format("{}.{}: no GPU '{}' in the servers (host{})", where, key, memory,
+                               s.topology.node.pcie.gpus.empty()
+                                   ? ": they have none"
+                                   : fmt::format(", or gpu0..gpu{}",
+                                                 s.topology.node.pcie.gpus.size() - 1)));
+        }
+    }
+    if (!s.topology.node.hasPcie)
+    {
+        return;
+    }
+    if (s.topology.node.pcie.nics.empty())
+    {
+        FailAt(r, item,
+               fmt::format("{}: topology.node.pcie has no NIC; RDMA between servers goes through "
+                           "nic0 (add nics: [root] or a switch)",
+                           where));
+    }
+    if (wl.op != "write")
+    {
+        FailAt(r, item["op"] ? item["op"] : item,
+               fmt::format("{}.op: with topology.node.pcie, RDMA runs as WRITEs staged through "
+                           "PCIe; a {} through PCIe is not modelled yet",
+                           where, wl.op));
+    }
+    if (s.fabric.type == "iwarp")
+    {
+        FailAt(r, item,
+               fmt::format("{}: fabric.type iwarp with topology.node.pcie: staged WRITEs carry an "
+                           "immediate, which iWARP does not have; use roce or infiniband",
+                           where));
     }
 }
 
@@ -121,6 +263,12 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         }
         return;
     }
+    if (wl.type == "dma")
+    {
+        ValidateDma(r, item, s, wl);
+        return;
+    }
+    ValidateStaging(r, item, s, wl);
     if (wl.type == "bulk" && wl.src == wl.dst)
     {
         FailAt(r, item["dst"], fmt::format("{}: src and dst are both h{}", where, wl.src));
@@ -177,6 +325,15 @@ ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
     {
         r.Fail(t["leaves"],
                fmt::format("topology.leaves must be 3..256, not {}", t["leaves"].Scalar()));
+    }
+    if (top.builder == "node")
+    {
+        if (!top.node.hasPcie)
+        {
+            r.Fail(t, "topology: the node builder is one server with nothing inside yet; give it "
+                      "topology.node.pcie");
+        }
+        return;
     }
     if (top.HostCount() < 2 || top.HostCount() > 4096)
     {

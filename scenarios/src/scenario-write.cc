@@ -66,6 +66,9 @@ WriteValue(YAML::Emitter& y, const std::vector<Key<T>>& keys, const Key<T>& k,
     case KeyKind::Host:
         y << HostName(static_cast<uint32_t>(v.u));
         break;
+    case KeyKind::Endpoint:
+        y << HostName(static_cast<uint32_t>(v.u)) + (v.text.empty() ? "" : "." + v.text);
+        break;
     case KeyKind::Hosts:
         y << YAML::Flow << YAML::BeginSeq;
         for (uint32_t h : v.hosts)
@@ -92,7 +95,7 @@ WriteKeys(YAML::Emitter& y, const std::vector<Key<T>>& keys, const std::string& 
                                ? k.name.find('.') == std::string::npos
                                : k.name.rfind(parent + ".", 0) == 0 &&
                                      k.name.find('.', parent.size() + 1) == std::string::npos;
-        if (!under || !k.AppliesTo(context))
+        if (!under || !k.AppliesTo(context) || (k.writtenIf && !k.writtenIf(t)))
         {
             continue;
         }

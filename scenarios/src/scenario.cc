@@ -25,9 +25,33 @@ ScenarioError::ScenarioError(const std::string& file, SourceMark mark, const std
 {
 }
 
+std::vector<std::string>
+NodeYaml::Endpoints() const
+{
+    std::vector<std::string> names;
+    if (!hasPcie)
+    {
+        return names;
+    }
+    names.push_back("mem");
+    for (size_t k = 0; k < pcie.gpus.size(); ++k)
+    {
+        names.push_back("gpu" + std::to_string(k));
+    }
+    for (size_t k = 0; k < pcie.nics.size(); ++k)
+    {
+        names.push_back("nic" + std::to_string(k));
+    }
+    return names;
+}
+
 uint32_t
 TopologyYaml::HostCount() const
 {
+    if (builder == "node")
+    {
+        return 1;
+    }
     if (builder == "pair")
     {
         return 2;
@@ -120,7 +144,8 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
         static const std::vector<std::string> totals{
             "drops",         "pfc_pause_frames",    "ecn_marks",        "cnps",
             "credit_stalls", "bytes_delivered",     "congestion_drops", "buffer_overflows",
-            "fcps",          "tcp_retransmissions", "ecn_echoes",       "terminates"};
+            "fcps",          "tcp_retransmissions", "ecn_echoes",       "terminates",
+            "pcie_replays",  "credit_starved_s"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {

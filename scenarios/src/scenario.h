@@ -71,9 +71,48 @@ struct FabricSpec
     std::vector<Setting> set;
 };
 
+/// A PCIe link's generation and width; 0: the tree's own (topology.node.pcie).
+struct PcieLinkYaml
+{
+    uint32_t generation{0};
+    uint32_t lanes{0};
+};
+
+/// A GPU or NIC of a server's PCIe tree: the switch it sits under ("root": a root port).
+struct PcieDeviceYaml
+{
+    std::string under{"sw0"};
+    PcieLinkYaml link;
+};
+
+/// topology.node.pcie: every server's PCIe tree (ns3-modules/pcie).
+struct PcieNodeYaml
+{
+    uint32_t generation{5};
+    uint32_t lanes{16};
+    uint32_t mps{256};
+    uint32_t mrrs{512};
+    bool acs{false};      ///< ACS redirect: P2P under a switch goes up to the root complex
+    bool intelP2p{false}; ///< root complex: P2P split into 64-byte TLPs
+    std::string switchLatency{"105ns"};
+    int64_t switchLatencyPs{105'000};
+    std::vector<PcieLinkYaml> switches; ///< sw0, sw1, ...: their upstream links
+    std::vector<PcieDeviceYaml> gpus;   ///< gpu0, gpu1, ...
+    std::vector<PcieDeviceYaml> nics;   ///< nic0, ...: nic0 carries the host's RDMA
+};
+
+/// topology.node: the inside of every server.
+struct NodeYaml
+{
+    bool hasPcie{false};
+    PcieNodeYaml pcie;
+    /// The names a workload may give inside a server: "mem", "gpuK", "nicK".
+    std::vector<std::string> Endpoints() const;
+};
+
 struct TopologyYaml
 {
-    std::string builder{"star"}; ///< pair | star | dumbbell | leaf-spine | fat-tree | ring
+    std::string builder{"star"}; ///< pair | star | dumbbell | leaf-spine | fat-tree | ring | node
     uint32_t hosts{2};           ///< star, dumbbell
     uint32_t leaves{2};          ///< leaf-spine
     uint32_t spines{2};
@@ -82,6 +121,7 @@ struct TopologyYaml
     LinkSpec link;
     LinkSpec uplink;     ///< switch-to-switch links (leaf-spine, fat-tree)
     LinkSpec bottleneck; ///< dumbbell's middle link
+    NodeYaml node;
     /// Hosts the builder makes (h0..h{N-1}).
     uint32_t HostCount() const;
 };
@@ -104,7 +144,11 @@ struct WorkloadSpec
     uint8_t sl{0};           ///< service level (InfiniBand: picks the VL)
     uint32_t src{0};
     uint32_t dst{0};
-    std::vector<uint32_t> hosts; ///< srcs of incast; hosts of the others
+    std::string srcDevice;         ///< dma: "gpu0", "nic0" inside src; "" for the host itself
+    std::string dstDevice;         ///< dma: "gpu0", "nic0", "mem" inside dst
+    std::string srcMemory{"host"}; ///< flows with topology.node.pcie: what the NICs read...
+    std::string dstMemory{"host"}; ///< ...and write: host memory or "gpuK"
+    std::vector<uint32_t> hosts;   ///< srcs of incast; hosts of the others
     uint64_t bytes{0};
     int64_t startPs{0};
     int64_t stopPs{0}; ///< poisson: arrivals end here (default: the scenario's duration)

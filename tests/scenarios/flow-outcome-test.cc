@@ -7,6 +7,8 @@
 #include "emulator/fabemu/run.h"
 #include "scenarios/src/scenario.h"
 
+#include "ns3/pcie-spec.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -189,6 +191,31 @@ TEST_CASE("queue pairs that give up: failed with their reason, no FCT line, exit
     CHECK(Run(dir / "other.yaml", dir / "other").code == kExitFailure);
 }
 
+/// The node builder's links are PCIe: the fastest of the tree's, raw (before framing).
+double
+FastestPcieGbps(const PcieNodeYaml& p)
+{
+    double fastest = 0;
+    const auto consider = [&](const PcieLinkYaml& l) {
+        const auto g = static_cast<uint8_t>(l.generation ? l.generation : p.generation);
+        const auto w = static_cast<uint8_t>(l.lanes ? l.lanes : p.lanes);
+        fastest = std::max(fastest, ns3::PcieLinkBytesPerSecond(g, w) * 8 / 1e9);
+    };
+    consider({});
+    for (const auto& l : p.switches)
+    {
+        consider(l);
+    }
+    for (const auto* devices : {&p.gpus, &p.nics})
+    {
+        for (const auto& d : *devices)
+        {
+            consider(d.link);
+        }
+    }
+    return fastest;
+}
+
 TEST_CASE(
     "no sampled throughput above the host link rate: every shipped simulation and failing QPs")
 {
@@ -214,7 +241,8 @@ TEST_CASE(
         const auto r = Run(file, out);
         REQUIRE(r.code != kExitBadInput);
         const Scenario s = LoadScenario((out / "scenario.resolved.yaml").string());
-        const double link = s.topology.link.bitsPerSecond / 1e9;
+        const double link = s.topology.builder == "node" ? FastestPcieGbps(s.topology.node.pcie)
+                                                         : s.topology.link.bitsPerSecond / 1e9;
         const double peak = PeakSampledGbps(out / "throughput.csv");
         MESSAGE(file.stem().string()
                 << ": peak sample " << peak << " Gb/s on " << link << " Gb/s links");

@@ -177,7 +177,7 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          4, 32, "names host 'h9', but the topology has h0..h3"},
         {"not a host name",
          head + "workloads:\n  - {type: bulk, src: node1, dst: h1, bytes: 1MB}\n", 3, 23,
-         "must name a host such as h0, not 'node1'"},
+         "must name a host such as h0, or a device in it such as h0.gpu0, not 'node1'"},
         {"command on a simulated host", head + "workloads:\n  - {type: command, on: h1, run: ls}\n",
          3, 25, "h1 is simulated"},
         {"{hN} in a command naming no host",

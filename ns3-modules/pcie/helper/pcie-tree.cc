@@ -163,7 +163,7 @@ PcieTree::Write(const std::string& from, const std::string& to, uint64_t offset,
     const uint64_t address = m_windows.at(to).first + offset;
     const uint64_t id = dma->Write(address, bytes);
     const uint64_t key = Key(dma->GetRequesterId(), id);
-    m_pending[key] = {{id, true, address, bytes, Simulator::Now(), Time(0)}, bytes, done};
+    m_pending[key] = {{id, true, address, bytes, Simulator::Now(), Time(0)}, bytes, done, dma};
     if (bytes == 0)
     {
         Report(key, Simulator::Now());
@@ -185,12 +185,29 @@ PcieTree::Read(const std::string& from, const std::string& to, uint64_t offset, 
     // engine's report finds nothing pending and this one stands for it.
     const uint64_t id = dma->Read(address, bytes);
     const uint64_t key = Key(dma->GetRequesterId(), id);
-    m_pending[key] = {{id, false, address, bytes, Simulator::Now(), Time(0)}, bytes, done};
+    m_pending[key] = {{id, false, address, bytes, Simulator::Now(), Time(0)}, bytes, done, dma};
     if (bytes == 0)
     {
         Report(key, Simulator::Now());
     }
     return id;
+}
+
+uint64_t
+PcieTree::GetDelivered(const std::string& from, uint64_t id) const
+{
+    const Ptr<PcieEndpoint> e = GetEndpoint(from);
+    if (!e)
+    {
+        return 0;
+    }
+    const auto it = m_pending.find(Key(e->GetDma()->GetRequesterId(), id));
+    if (it == m_pending.end())
+    {
+        return 0;
+    }
+    const Pending& p = it->second;
+    return p.t.write ? p.t.bytes - p.remaining : p.dma->GetReadBytesReceived(id);
 }
 
 void

@@ -100,6 +100,11 @@ class PcieTree : public Object
     uint64_t Read(const std::string& from, const std::string& to, uint64_t offset, uint64_t bytes,
                   Callback<void, const PcieTransfer&> done);
 
+    /// Bytes of transfer \p id (as Write or Read by \p from returned it) that have arrived:
+    /// taken by the destination memory (write) or back at \p from (read); 0 once it is
+    /// done or if it is unknown.
+    uint64_t GetDelivered(const std::string& from, uint64_t id) const;
+
     // Building (PcieHelper::InstallTree).
     void SetRootComplex(Ptr<PcieRootComplex> rc, Ptr<PcieMemoryTarget> host, uint64_t size);
     void SetSecondSocket(Ptr<PcieRootComplex> rc, Ptr<PcieMemoryTarget> host, uint64_t base,
@@ -117,6 +122,7 @@ class PcieTree : public Object
         PcieTransfer t;
         uint64_t remaining;
         Callback<void, const PcieTransfer&> done;
+        Ptr<PcieDmaEngine> dma;
     };
     static uint64_t Key(uint16_t requester, uint64_t id) { return uint64_t(requester) << 48 | id; }
     void Written(const PcieTlp& tlp, Time taken);

@@ -77,6 +77,12 @@ class PcieDmaEngine : public Object
     uint16_t GetTagBase() const { return m_tagBase; }
     /// Transfers started and not yet done.
     size_t GetTransfersInProgress() const { return m_jobs.size(); }
+    /// Read \p id's bytes back so far (0 for a write, or a transfer not in progress).
+    uint64_t GetReadBytesReceived(uint64_t id) const
+    {
+        const auto it = m_jobs.find(id);
+        return it == m_jobs.end() ? 0 : it->second.received;
+    }
 
     /// The requester ID its TLPs carry (completions come back by it).
     void SetRequesterId(uint16_t id) { m_requester = id; }

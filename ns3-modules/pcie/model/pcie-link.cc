@@ -58,6 +58,12 @@ PcieLink::Check() const
     return problem;
 }
 
+Ptr<PciePort>
+PcieLink::GetPort(uint32_t i) const
+{
+    return i == 0 ? m_a : m_b;
+}
+
 void
 PcieLink::Connect(Ptr<PciePort> a, Ptr<PciePort> b)
 {

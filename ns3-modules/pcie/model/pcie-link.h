@@ -26,8 +26,11 @@ class PcieLink : public Object
 
     /// "" if the attributes describe a link the spec allows, else the first problem.
     std::string Check() const;
-    /// Joins the two ports (call after Check() returned "").
+    /// Joins the two ports (call after Check() returned ""); trees connect the upstream
+    /// end (root port or switch downstream port) as \p a.
     void Connect(Ptr<PciePort> a, Ptr<PciePort> b);
+    /// The port connected as a (0) or b (1).
+    Ptr<PciePort> GetPort(uint32_t i) const;
 
     uint8_t GetGeneration() const { return static_cast<uint8_t>(m_generation); }
     uint8_t GetWidth() const { return static_cast<uint8_t>(m_width); }

@@ -382,7 +382,10 @@ void
 PciePort::SendDllp(const PcieDllp& d)
 {
     m_dllpTxTrace(d);
-    const Time wire = m_link->WireTime(PcieDllpWireBytes(m_link->GetGeneration()));
+    ++m_dllpsSent;
+    const double bytes = PcieDllpWireBytes(m_link->GetGeneration());
+    m_wireBytes += bytes;
+    const Time wire = m_link->WireTime(bytes);
     Simulator::Schedule(wire + m_delay, &PciePort::ReceiveDllp, m_peer, d);
     if (wire.IsStrictlyPositive())
     {
@@ -397,6 +400,8 @@ PciePort::SendTlp(const PcieTlp& tlp, bool replay)
     m_tlpTxTrace(tlp, replay);
     const double bytes =
         PcieTlpWireBytes(m_link->GetGeneration(), tlp.headerBytes, tlp.payload, tlp.ecrc);
+    m_wireBytes += bytes;
+    m_payloadBytes += tlp.payload;
     const Time wire = m_link->WireTime(bytes);
     bool corrupted = false;
     const double ber = m_link->GetBitErrorRate();

@@ -86,6 +86,13 @@ class PciePort : public Object
     uint64_t GetUpdateFcsSent() const { return m_updateFcsSent; }
     uint64_t GetLcrcErrors() const { return m_lcrcErrors; }
     uint64_t GetTlpsDelivered() const { return m_tlpsDelivered; }
+    /// DLLPs sent (Ack, Nak, InitFC, UpdateFC).
+    uint64_t GetDllpsSent() const { return m_dllpsSent; }
+    /// Bytes this port has put on the wire, TLPs (replays included) and DLLPs, framing
+    /// included (fractional in flit mode).
+    double GetWireBytes() const { return m_wireBytes; }
+    /// Payload bytes of the TLPs it has sent, replays included.
+    uint64_t GetPayloadBytesSent() const { return m_payloadBytes; }
     uint64_t GetDuplicates() const { return m_duplicates; }
     /// TLPs that arrived beyond the advertised credits (never, if flow control works).
     uint64_t GetOverflows() const { return m_overflows; }
@@ -191,6 +198,9 @@ class PciePort : public Object
     uint64_t m_updateFcsSent{0};
     uint64_t m_lcrcErrors{0};
     uint64_t m_tlpsDelivered{0};
+    uint64_t m_dllpsSent{0};
+    double m_wireBytes{0};
+    uint64_t m_payloadBytes{0};
     uint64_t m_duplicates{0};
     uint64_t m_overflows{0};
 

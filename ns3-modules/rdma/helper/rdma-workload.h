@@ -118,6 +118,8 @@ class FlowRunner
     const std::vector<FlowSpec>& Flows() const { return m_flows; }
     /// Payload bytes of flow \p id received in order so far.
     uint64_t Delivered(uint32_t id) const;
+    /// Whether flow \p id has ended (completed or failed).
+    bool Ended(uint32_t id) const { return id < m_finished.size() && m_finished[id]; }
 
     /// HPCC's fct.txt: "sip dip sport dport bytes start_ns fct_ns ideal_fct_ns", IPs in hex;
     /// completed flows only (a failed or pending flow has no FCT). \p dport, when given,

@@ -1,0 +1,59 @@
+// The seam for fabrics inside every server (topology.node.<key>): PCIe today, NVLink and
+// CXL beside it later. A node fabric builds each server's inside, lends the RDMA flow
+// runner its NICs' host interfaces, runs its own workloads (dma) as flows, and adds its
+// records and totals to the run's. run.cc knows none by name.
+#ifndef FABEMU_NODE_FABRIC_H
+#define FABEMU_NODE_FABRIC_H
+
+#include "scenarios/src/scenario.h"
+
+#include "ns3/callback.h"
+#include "ns3/rdma-workload.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+class NodeFabric
+{
+  public:
+    virtual ~NodeFabric() = default;
+
+    /// Preflight: builds one server's inside as \p s describes it and throws ScenarioError
+    /// at the key responsible if the model refuses it. Needs the attribute defaults applied.
+    virtual void Check(const Scenario& s) const = 0;
+    /// Every server's inside (after ApplyFabricDefaults).
+    virtual void Build(const Scenario& s) = 0;
+    /// Gives \p runner each server's NIC host interface, so that its WRITEs are staged.
+    virtual void AttachNics(ns3::FlowRunner& runner) const = 0;
+    /// Schedules the fabric's own workloads as flows numbered from \p firstId; returns how
+    /// many there are.
+    virtual size_t StartFlows(const Scenario& s, uint32_t firstId) = 0;
+    /// Called once every flow StartFlows scheduled has ended.
+    virtual void SetAllDoneCallback(ns3::Callback<void> cb) = 0;
+    /// Payload bytes flow \p id (one of StartFlows') has delivered so far.
+    virtual uint64_t Delivered(uint32_t id) const = 0;
+    /// Whether flow \p id has ended (completed or failed).
+    virtual bool Ended(uint32_t id) const = 0;
+    /// Those flows' outcomes, by id (after the run).
+    virtual std::vector<ns3::FlowRecord> Outcomes() const = 0;
+    /// Its CSVs into \p dir (after the run).
+    virtual void WriteRecords(const std::filesystem::path& dir) const = 0;
+    /// Its keys of summary.json's totals (after the run).
+    virtual void AddTotals(nlohmann::json& totals) const = 0;
+    /// The terminal's words on those totals ("PCIe replays 0, credit-starved 0 s").
+    virtual std::string TotalsLine(const nlohmann::json& totals) const = 0;
+};
+
+/// The node fabrics \p s gives its servers, in a fixed order (none without topology.node).
+std::vector<std::unique_ptr<NodeFabric>> NodeFabricsOf(const Scenario& s);
+
+} // namespace fabemu
+
+#endif

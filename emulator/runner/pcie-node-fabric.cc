@@ -1,0 +1,374 @@
+// PCIe behind the NodeFabric seam: every server gets the tree topology.node.pcie
+// describes (ns3-modules/pcie), its nic0 becomes the RDMA transport's host interface,
+// dma workloads run on the tree's transfer API as flows, and each link's counters go
+// to pcie.csv.
+#include "emulator/runner/node-fabric.h"
+#include "emulator/runner/summary.h"
+#include "scenarios/src/results.h"
+
+#include "ns3/boolean.h"
+#include "ns3/nstime.h"
+#include "ns3/pcie-helper.h"
+#include "ns3/pcie-nic-interface.h"
+#include "ns3/pcie-spec.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace fabemu
+{
+
+using namespace ns3;
+
+namespace
+{
+
+PcieTreeSpec::LinkSpec
+LinkOf(const PcieLinkYaml& l)
+{
+    return {l.generation, l.lanes};
+}
+
+/// topology.node.pcie as the helper's description: gpuK then nicK under each switch, then
+/// those on root ports.
+PcieTreeSpec
+TreeSpec(const PcieNodeYaml& p)
+{
+    PcieTreeSpec spec;
+    for (size_t k = 0; k < p.switches.size(); ++k)
+    {
+        PcieTreeSpec::Switch sw;
+        sw.name = "sw" + std::to_string(k);
+        sw.upstream = LinkOf(p.switches[k]);
+        spec.switches.push_back(sw);
+    }
+    const auto place = [&spec](const std::vector<PcieDeviceYaml>& devices, const char* prefix,
+                               PcieDeviceKind kind) {
+        for (size_t k = 0; k < devices.size(); ++k)
+        {
+            PcieTreeSpec::Device d;
+            d.name = prefix + std::to_string(k);
+            d.kind = kind;
+            d.link = LinkOf(devices[k].link);
+            if (devices[k].under == "root")
+            {
+                spec.rootDevices.push_back(d);
+            }
+            else
+            {
+                spec.switches[std::stoul(devices[k].under.substr(2))].devices.push_back(d);
+            }
+        }
+    };
+    place(p.gpus, "gpu", PcieDeviceKind::Gpu);
+    place(p.nics, "nic", PcieDeviceKind::Nic);
+    return spec;
+}
+
+PcieHelper
+Helper(const PcieNodeYaml& p)
+{
+    PcieHelper h;
+    h.SetLinkAttribute("Generation", UintegerValue(p.generation));
+    h.SetLinkAttribute("Width", UintegerValue(p.lanes));
+    h.SetPortAttribute("MaxPayloadSize", UintegerValue(p.mps));
+    h.SetDmaAttribute("MaxReadRequestSize", UintegerValue(p.mrrs));
+    h.SetSwitchAttribute("AcsRedirect", BooleanValue(p.acs));
+    h.SetSwitchAttribute("Latency", TimeValue(PicoSeconds(p.switchLatencyPs)));
+    h.SetRootComplexAttribute("IntelP2p", BooleanValue(p.intelP2p));
+    return h;
+}
+
+/// Payload bytes/s of a link moving \p mps-byte TLPs with a 3DW header.
+double
+FramingRate(uint32_t generation, uint32_t lanes, uint32_t mps)
+{
+    const auto g = static_cast<uint8_t>(generation);
+    return PcieLinkBytesPerSecond(g, static_cast<uint8_t>(lanes)) * mps /
+           PcieTlpWireBytes(g, 12, mps, false);
+}
+
+class PcieNodeFabric : public NodeFabric
+{
+  public:
+    ~PcieNodeFabric() override
+    {
+        for (auto& tree : m_trees)
+        {
+            tree->Dispose(); // the tree's elements point at each other
+        }
+    }
+
+    void Check(const Scenario& s) const override
+    {
+        PcieHelper::Tree t = Helper(s.topology.node.pcie).InstallTree(TreeSpec(s.topology.node.pcie));
+        if (!t.Ok())
+        {
+            throw ScenarioError(s.file, s.MarkOf("topology.node.pcie"),
+                                "topology.node.pcie: " + t.error);
+        }
+        t.tree->Dispose();
+    }
+
+    void Build(const Scenario& s) override
+    {
+        m_pcie = s.topology.node.pcie;
+        const PcieHelper h = Helper(m_pcie);
+        const PcieTreeSpec spec = TreeSpec(m_pcie);
+        for (uint32_t host = 0; host < s.topology.HostCount(); ++host)
+        {
+            PcieHelper::Tree t = h.InstallTree(spec);
+            NS_ABORT_MSG_IF(!t.Ok(), t.error); // Check() refused it before any run
+            m_trees.push_back(t.tree);
+        }
+    }
+
+    void AttachNics(FlowRunner& runner) const override
+    {
+        if (m_pcie.nics.empty())
+        {
+            return;
+        }
+        for (uint32_t host = 0; host < m_trees.size(); ++host)
+        {
+            Ptr<PcieNicInterface> nic = CreateObject<PcieNicInterface>();
+            nic->Setup(m_trees[host], "nic0");
+            runner.SetHostInterface(host, nic);
+        }
+    }
+
+    void SetAllDoneCallback(Callback<void> cb) override { m_allDone = cb; }
+
+    size_t StartFlows(const Scenario& s, uint32_t firstId) override
+    {
+        m_firstId = firstId;
+        for (const auto& w : s.workloads)
+        {
+            if (w.type != "dma")
+            {
+                continue;
+            }
+            FlowRecord r;
+            r.id = firstId + static_cast<uint32_t>(m_flows.size());
+            r.spec.src = w.src;
+            r.spec.dst = w.dst;
+            r.spec.bytes = w.bytes;
+            r.spec.start = PicoSeconds(w.startPs);
+            r.spec.op = w.op == "read" ? RdmaWorkRequest::Op::Read : RdmaWorkRequest::Op::Write;
+            r.spec.tag = WorkloadLabel(w);
+            r.spec.srcName = fmt::format("h{}.{}", w.src, w.srcDevice);
+            r.spec.dstName = fmt::format("h{}.{}", w.dst, w.dstDevice);
+            r.idealFct = IdealFct(w);
+            m_flows.push_back(r);
+            m_transfers.push_back(0);
+            Simulator::Schedule(r.spec.start, &PcieNodeFabric::Launch, this, m_flows.size() - 1,
+                                w.srcDevice, w.dstDevice);
+        }
+        return m_flows.size();
+    }
+
+    std::vector<FlowRecord> Outcomes() const override { return m_flows; }
+
+    uint64_t Delivered(uint32_t id) const override
+    {
+        const FlowRecord& r = m_flows.at(id - m_firstId);
+        if (r.state != FlowState::Pending || m_transfers[id - m_firstId] == 0)
+        {
+            return r.delivered; // ended, or not started
+        }
+        const std::string from = r.spec.srcName.substr(r.spec.srcName.find('.') + 1);
+        return m_trees[r.spec.src]->GetDelivered(from, m_transfers[id - m_firstId]);
+    }
+
+    bool Ended(uint32_t id) const override
+    {
+        return m_flows.at(id - m_firstId).state != FlowState::Pending;
+    }
+
+    void WriteRecords(const std::filesystem::path& dir) const override
+    {
+        std::ostringstream rows;
+        for (uint32_t host = 0; host < m_trees.size(); ++host)
+        {
+            for (const auto& [name, parent] : Links())
+            {
+                Ptr<PcieLink> link = m_trees[host]->GetLink(name);
+                for (uint32_t end = 0; end < 2; ++end)
+                {
+                    Ptr<PciePort> port = link->GetPort(end);
+                    rows << fmt::format("h{},{}-{},{},{},{},{},{},{:.0f},{},{},{:.9g}\n", host,
+                                        parent, name, end == 0 ? "down" : "up",
+                                        unsigned(link->GetGeneration()), unsigned(link->GetWidth()),
+                                        port->GetTlpsSent(), port->GetDllpsSent(),
+                                        port->GetWireBytes(), port->GetPayloadBytesSent(),
+                                        port->GetTlpsReplayed(), Sec(Starved(port)));
+                }
+            }
+        }
+        WriteCsv(dir / "pcie.csv",
+                 "host,link,direction,generation,lanes,tlps,dllps,wire_bytes,payload_bytes,"
+                 "replays,credit_starved_s",
+                 rows.str());
+    }
+
+    void AddTotals(nlohmann::json& totals) const override
+    {
+        uint64_t replays = 0;
+        Time starved;
+        for (const auto& tree : m_trees)
+        {
+            for (const auto& link : Links())
+            {
+                for (uint32_t end = 0; end < 2; ++end)
+                {
+                    Ptr<PciePort> port = tree->GetLink(link.first)->GetPort(end);
+                    replays += port->GetTlpsReplayed();
+                    starved += Starved(port);
+                }
+            }
+        }
+        totals["pcie_replays"] = replays;
+        totals["credit_starved_s"] = Sec(starved);
+    }
+
+    std::string TotalsLine(const nlohmann::json& t) const override
+    {
+        return fmt::format("PCIe replays {}, credit-starved {:.3g} s",
+                           t["pcie_replays"].get<uint64_t>(), t["credit_starved_s"].get<double>());
+    }
+
+  private:
+    /// Every link of a tree by the name of what hangs below it, with what is above it.
+    std::vector<std::pair<std::string, std::string>> Links() const
+    {
+        std::vector<std::pair<std::string, std::string>> links;
+        for (size_t k = 0; k < m_pcie.switches.size(); ++k)
+        {
+            links.emplace_back("sw" + std::to_string(k), "rc");
+        }
+        for (const auto& [devices, prefix] :
+             {std::pair{&m_pcie.gpus, "gpu"}, std::pair{&m_pcie.nics, "nic"}})
+        {
+            for (size_t k = 0; k < devices->size(); ++k)
+            {
+                const std::string& under = (*devices)[k].under;
+                links.emplace_back(prefix + std::to_string(k), under == "root" ? "rc" : under);
+            }
+        }
+        return links;
+    }
+
+    static Time Starved(Ptr<PciePort> port)
+    {
+        Time t;
+        for (int c = 0; c < kPcieFcClasses; ++c)
+        {
+            t += port->GetCreditStarvedTime(PcieFcClass(c));
+        }
+        return t;
+    }
+
+    /// The device's place: "swK", "root", or "" for host memory.
+    const PcieDeviceYaml* Device(const std::string& name) const
+    {
+        const auto* devices = name.rfind("gpu", 0) == 0   ? &m_pcie.gpus
+                              : name.rfind("nic", 0) == 0 ? &m_pcie.nics
+                                                          : nullptr;
+        return devices ? &devices->at(std::stoul(name.substr(3))) : nullptr;
+    }
+
+    /// The payload rate of the link above a device or a switch.
+    double Rate(const PcieLinkYaml& l) const
+    {
+        return FramingRate(l.generation ? l.generation : m_pcie.generation,
+                           l.lanes ? l.lanes : m_pcie.lanes, m_pcie.mps);
+    }
+
+    /// The bytes alone at the framing limit of the narrowest link on the path (no latency).
+    Time IdealFct(const WorkloadSpec& w) const
+    {
+        std::vector<double> rates;
+        std::vector<std::string> switches;
+        for (const std::string& name : {w.srcDevice, w.dstDevice})
+        {
+            const PcieDeviceYaml* d = Device(name);
+            if (d)
+            {
+                rates.push_back(Rate(d->link));
+            }
+            switches.push_back(d ? d->under : "root");
+        }
+        const bool underOne =
+            switches[0] == switches[1] && switches[0] != "root" && !m_pcie.acs;
+        for (const std::string& sw : switches)
+        {
+            if (!underOne && sw != "root")
+            {
+                rates.push_back(Rate(m_pcie.switches[std::stoul(sw.substr(2))]));
+            }
+        }
+        const double slowest = *std::min_element(rates.begin(), rates.end());
+        return Seconds(w.bytes / slowest);
+    }
+
+    void Launch(size_t i, const std::string& from, const std::string& to)
+    {
+        FlowRecord& r = m_flows[i];
+        Ptr<PcieTree> tree = m_trees[r.spec.src];
+        const auto done = MakeCallback(&PcieNodeFabric::Done, this).Bind(i);
+        const uint64_t id = r.spec.op == RdmaWorkRequest::Op::Read
+                                ? tree->Read(from, to, 0, r.spec.bytes, done)
+                                : tree->Write(from, to, 0, r.spec.bytes, done);
+        m_transfers[i] = id;
+        if (id == 0)
+        {
+            r.state = FlowState::Failed;
+            r.reason = tree->CheckTransfer(from, to, 0, r.spec.bytes);
+            Ended();
+        }
+    }
+
+    void Done(size_t i, const PcieTransfer& t)
+    {
+        FlowRecord& r = m_flows[i];
+        r.state = FlowState::Completed;
+        r.fct = t.completed - r.spec.start;
+        r.delivered = r.spec.bytes;
+        Ended();
+    }
+
+    void Ended()
+    {
+        if (++m_ended == m_flows.size() && !m_allDone.IsNull())
+        {
+            m_allDone();
+        }
+    }
+
+    PcieNodeYaml m_pcie;
+    std::vector<Ptr<PcieTree>> m_trees;
+    std::vector<FlowRecord> m_flows;
+    std::vector<uint64_t> m_transfers; ///< by flow: the tree's transfer id, 0 until launched
+    uint32_t m_firstId{0};
+    size_t m_ended{0};
+    Callback<void> m_allDone;
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<NodeFabric>>
+NodeFabricsOf(const Scenario& s)
+{
+    std::vector<std::unique_ptr<NodeFabric>> fabrics;
+    if (s.topology.node.hasPcie)
+    {
+        fabrics.push_back(std::make_unique<PcieNodeFabric>());
+    }
+    return fabrics;
+}
+
+} // namespace fabemu

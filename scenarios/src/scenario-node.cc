@@ -1,0 +1,315 @@
+// topology.node: the inside of every server. Today its PCIe tree (topology.node.pcie):
+// a preset name, or a map of links, switches, GPUs and NICs, read and written here.
+#include "scenarios/src/scenario-keys.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace fabemu
+{
+
+namespace
+{
+
+const std::string kPcie = "topology.node.pcie";
+
+/// The shipped trees, by name.
+const std::map<std::string, PcieNodeYaml>&
+PciePresets()
+{
+    static const std::map<std::string, PcieNodeYaml> presets = [] {
+        std::map<std::string, PcieNodeYaml> p;
+        PcieNodeYaml one; // Gen5 x16: gpu0 and nic0 under one switch (GPUDirect RDMA)
+        one.switches = {PcieLinkYaml{}};
+        one.gpus = {PcieDeviceYaml{}};
+        one.nics = {PcieDeviceYaml{}};
+        p["gpudirect"] = one;
+        PcieNodeYaml eight; // Gen5 x16: two GPUs and one NIC under each of four switches
+        eight.switches.assign(4, PcieLinkYaml{});
+        for (uint32_t k = 0; k < 8; ++k)
+        {
+            eight.gpus.push_back(PcieDeviceYaml{"sw" + std::to_string(k / 2), {}});
+        }
+        for (uint32_t k = 0; k < 4; ++k)
+        {
+            eight.nics.push_back(PcieDeviceYaml{"sw" + std::to_string(k), {}});
+        }
+        p["pcie-8gpu"] = eight;
+        PcieNodeYaml host; // Gen5 x16: nic0 on a root port, no GPU: RDMA from host memory
+        host.nics = {PcieDeviceYaml{"root", {}}};
+        p["host-nic"] = host;
+        return p;
+    }();
+    return presets;
+}
+
+std::vector<std::string>
+PresetNames()
+{
+    std::vector<std::string> names;
+    for (const auto& [name, tree] : PciePresets())
+    {
+        names.push_back(name);
+    }
+    return names;
+}
+
+uint32_t
+Lanes(const Reader& r, const YAML::Node& n, const std::string& what)
+{
+    const auto x = static_cast<uint32_t>(r.Integer(n, what, 1, 16));
+    if (x != 1 && x != 2 && x != 4 && x != 8 && x != 16)
+    {
+        r.Fail(n, fmt::format("{}: x{} is not a PCIe link width (1, 2, 4, 8 or 16)", what, x));
+    }
+    return x;
+}
+
+/// MPS and MRRS: 128 << n up to 4096 (the spec's encoding).
+uint32_t
+PowerOfTwoSize(const Reader& r, const YAML::Node& n, const std::string& what)
+{
+    const std::string v = r.Scalar(n, what);
+    const bool digits = !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos;
+    const uint32_t x = digits ? static_cast<uint32_t>(std::stoul(v)) : 0;
+    if (x < 128 || x > 4096 || (x & (x - 1)) != 0)
+    {
+        r.Fail(n, fmt::format("{} must be a power of two from 128 to 4096 bytes, not {}", what, v));
+    }
+    return x;
+}
+
+/// generation and lanes of a link map (absent: 0, the tree's own).
+PcieLinkYaml
+ReadLink(const Reader& r, const YAML::Node& n, const std::string& where)
+{
+    PcieLinkYaml l;
+    if (n["generation"])
+    {
+        l.generation = static_cast<uint32_t>(r.Integer(n["generation"], where + ".generation", 1, 6));
+    }
+    if (n["lanes"])
+    {
+        l.lanes = Lanes(r, n["lanes"], where + ".lanes");
+    }
+    return l;
+}
+
+std::vector<PcieLinkYaml>
+ReadSwitches(const Reader& r, const YAML::Node& n)
+{
+    const std::string what = kPcie + ".switches";
+    if (n.IsScalar())
+    {
+        return std::vector<PcieLinkYaml>(r.Integer(n, what, 0, 32));
+    }
+    if (!n.IsSequence() || n.size() > 32)
+    {
+        r.Fail(n, what + " is a count (0..32) or a list of at most 32 maps {generation, lanes}");
+    }
+    std::vector<PcieLinkYaml> out;
+    for (size_t i = 0; i < n.size(); ++i)
+    {
+        const std::string where = fmt::format("{}.{}", what, i);
+        r.CheckMap(n[i], where, {"generation", "lanes"});
+        out.push_back(ReadLink(r, n[i], where));
+    }
+    return out;
+}
+
+/// gpus: or nics:, each item the switch it sits under ("sw0", "root") or a map with it.
+std::vector<PcieDeviceYaml>
+ReadDevices(const Reader& r, const YAML::Node& n, const std::string& key, size_t switches)
+{
+    const std::string what = kPcie + "." + key;
+    if (!n.IsSequence() || n.size() > 64)
+    {
+        r.Fail(n, what + " is a list of at most 64 items, each sw0.. or root, or a map {under, "
+                         "generation, lanes}");
+    }
+    std::vector<PcieDeviceYaml> out;
+    for (size_t i = 0; i < n.size(); ++i)
+    {
+        const std::string where = fmt::format("{}.{}", what, i);
+        PcieDeviceYaml d;
+        YAML::Node under = n[i];
+        if (n[i].IsMap())
+        {
+            r.CheckMap(n[i], where, {"under", "generation", "lanes"});
+            d.link = ReadLink(r, n[i], where);
+            under = n[i]["under"];
+            if (!under)
+            {
+                r.Fail(n[i], where + " needs 'under' (sw0.. or root)");
+            }
+        }
+        d.under = r.Scalar(under, where);
+        const bool onSwitch = d.under.rfind("sw", 0) == 0 && d.under.size() > 2 &&
+                              d.under.find_first_not_of("0123456789", 2) == std::string::npos &&
+                              d.under.size() < 6 && std::stoul(d.under.substr(2)) < switches;
+        if (d.under != "root" && !onSwitch)
+        {
+            r.Fail(under, fmt::format("{}: no switch '{}' in the tree ({})", where, d.under,
+                                      switches == 0 ? "it has none; use root"
+                                      : switches == 1
+                                          ? "it has sw0, or root"
+                                          : fmt::format("it has sw0..sw{}, or root", switches - 1)));
+        }
+        out.push_back(d);
+    }
+    return out;
+}
+
+PcieNodeYaml
+ReadPcie(const Reader& r, const YAML::Node& n)
+{
+    if (n.IsScalar())
+    {
+        return PciePresets().at(r.Choice(n, kPcie + " (a preset)", PresetNames()));
+    }
+    r.CheckMap(n, kPcie,
+               {"preset", "generation", "lanes", "mps", "mrrs", "acs", "switch_latency",
+                "root_complex", "switches", "gpus", "nics"});
+    PcieNodeYaml p;
+    if (n["preset"])
+    {
+        p = PciePresets().at(r.Choice(n["preset"], kPcie + ".preset", PresetNames()));
+    }
+    if (n["generation"])
+    {
+        p.generation = static_cast<uint32_t>(r.Integer(n["generation"], kPcie + ".generation", 1, 6));
+    }
+    if (n["lanes"])
+    {
+        p.lanes = Lanes(r, n["lanes"], kPcie + ".lanes");
+    }
+    if (n["mps"])
+    {
+        p.mps = PowerOfTwoSize(r, n["mps"], kPcie + ".mps");
+    }
+    if (n["mrrs"])
+    {
+        p.mrrs = PowerOfTwoSize(r, n["mrrs"], kPcie + ".mrrs");
+    }
+    if (n["acs"])
+    {
+        p.acs = r.Bool(n["acs"], kPcie + ".acs");
+    }
+    if (n["switch_latency"])
+    {
+        p.switchLatency = r.Scalar(n["switch_latency"], kPcie + ".switch_latency");
+        p.switchLatencyPs =
+            r.Duration(n["switch_latency"], kPcie + ".switch_latency", 0, 10'000'000);
+    }
+    if (n["root_complex"])
+    {
+        r.CheckMap(n["root_complex"], kPcie + ".root_complex", {"intel_p2p"});
+        if (n["root_complex"]["intel_p2p"])
+        {
+            p.intelP2p = r.Bool(n["root_complex"]["intel_p2p"], kPcie + ".root_complex.intel_p2p");
+        }
+    }
+    if (n["switches"])
+    {
+        p.switches = ReadSwitches(r, n["switches"]);
+        if (!n["gpus"] && !n["nics"])
+        {
+            p.gpus.clear(); // a preset's devices stood under its own switches
+            p.nics.clear();
+        }
+    }
+    if (n["gpus"])
+    {
+        p.gpus = ReadDevices(r, n["gpus"], "gpus", p.switches.size());
+    }
+    if (n["nics"])
+    {
+        p.nics = ReadDevices(r, n["nics"], "nics", p.switches.size());
+    }
+    return p;
+}
+
+void
+WriteLinkKeys(YAML::Emitter& y, const PcieLinkYaml& l)
+{
+    if (l.generation)
+    {
+        y << YAML::Key << "generation" << YAML::Value << l.generation;
+    }
+    if (l.lanes)
+    {
+        y << YAML::Key << "lanes" << YAML::Value << l.lanes;
+    }
+}
+
+void
+WriteDevices(YAML::Emitter& y, const std::string& key, const std::vector<PcieDeviceYaml>& devices)
+{
+    y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& d : devices)
+    {
+        if (!d.link.generation && !d.link.lanes)
+        {
+            y << d.under;
+            continue;
+        }
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "under" << YAML::Value << d.under;
+        WriteLinkKeys(y, d.link);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+}
+
+} // namespace
+
+void
+ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
+{
+    c.r.CheckMap(n, "topology.node", {"pcie"});
+    t.node = NodeYaml{};
+    if (n["pcie"])
+    {
+        t.node.hasPcie = true;
+        t.node.pcie = ReadPcie(c.r, n["pcie"]);
+    }
+}
+
+void
+WriteNode(YAML::Emitter& y, const TopologyYaml& t)
+{
+    y << YAML::BeginMap;
+    if (t.node.hasPcie)
+    {
+        const PcieNodeYaml& p = t.node.pcie;
+        y << YAML::Key << "pcie" << YAML::Value << YAML::BeginMap;
+        y << YAML::Key << "generation" << YAML::Value << p.generation;
+        y << YAML::Key << "lanes" << YAML::Value << p.lanes;
+        y << YAML::Key << "mps" << YAML::Value << p.mps;
+        y << YAML::Key << "mrrs" << YAML::Value << p.mrrs;
+        y << YAML::Key << "acs" << YAML::Value << p.acs;
+        y << YAML::Key << "switch_latency" << YAML::Value << p.switchLatency;
+        y << YAML::Key << "root_complex" << YAML::Value << YAML::Flow << YAML::BeginMap
+          << YAML::Key << "intel_p2p" << YAML::Value << p.intelP2p << YAML::EndMap;
+        y << YAML::Key << "switches" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& l : p.switches)
+        {
+            y << YAML::Flow << YAML::BeginMap;
+            WriteLinkKeys(y, l);
+            y << YAML::EndMap;
+        }
+        y << YAML::EndSeq;
+        WriteDevices(y, "gpus", p.gpus);
+        WriteDevices(y, "nics", p.nics);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+}
+
+std::vector<std::string>
+PciePresetNames()
+{
+    return PresetNames();
+}
+
+} // namespace fabemu
