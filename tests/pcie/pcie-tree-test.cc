@@ -479,3 +479,31 @@ TEST_CASE("a request for an address nobody owns goes up and is dropped at the ro
     CHECK(tree->GetRootComplex()->GetTlpsUnroutable() == 1);
     Simulator::Destroy();
 }
+
+TEST_CASE("host memory calibration: a GPU reads host memory on Gen5 x16 at the measured H2D rate")
+{
+    // ref 2.1: H2D 54.8 GB/s on Gen5 x16 (an 8xH100 node, vpbenchmarking [S]). The model's host
+    // memory completes reads in 128-byte pieces: each 512-byte read (MRRS) comes down as four
+    // 148-byte completions beside an UpdateFC-NP and an eighth of an Ack (8 bytes each):
+    // 63 GB/s x 512 / (4 x 148 + 9) = 53.67 GB/s, 2.1 % under the measurement.
+    PcieHelper h = Helper(5, 16);
+    PcieTreeSpec spec;
+    spec.rootDevices.push_back(Dev(PcieDeviceKind::Gpu));
+    PcieHelper::Tree t = h.InstallTree(spec);
+    REQUIRE(t.Ok());
+    struct Rate
+    {
+        double bytesPerSecond{0};
+        static void Done(Rate* r, const PcieTransfer& x)
+        {
+            r->bytesPerSecond = x.bytes / (x.completed - x.started).GetSeconds();
+        }
+    } rate;
+    t.tree->Read("gpu0", "mem", 0, 64 << 20, MakeBoundCallback(&Rate::Done, &rate));
+    Simulator::Run();
+    MESSAGE("H2D " << rate.bytesPerSecond / 1e9 << " GB/s; measured 54.8 GB/s");
+    CHECK(rate.bytesPerSecond / 1e9 == doctest::Approx(54.8).epsilon(0.03));
+    const double wire = 1e12 / PcieBytePicoseconds(5, 16);
+    CHECK(rate.bytesPerSecond == doctest::Approx(wire * 512 / (4 * 148 + 9)).epsilon(0.005));
+    Simulator::Destroy();
+}
