@@ -352,6 +352,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     for (const auto& node : nodes)
     {
         node->Build(s);
+        node->AttachRecorders(s, dir);
     }
     const std::vector<FlowRecord> flows =
         RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes, s, dir, mode, out);

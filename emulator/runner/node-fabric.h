@@ -30,6 +30,8 @@ class NodeFabric
     virtual void Check(const Scenario& s) const = 0;
     /// Every server's inside (after ApplyFabricDefaults).
     virtual void Build(const Scenario& s) = 0;
+    /// Its traces of the hosts \p s records into \p dir (after Build).
+    virtual void AttachRecorders(const Scenario& s, const std::filesystem::path& dir) = 0;
     /// Gives \p runner each server's NIC host interface, so that its WRITEs are staged.
     virtual void AttachNics(ns3::FlowRunner& runner) const = 0;
     /// Schedules the fabric's own workloads as flows numbered from \p firstId; returns how
@@ -44,7 +46,7 @@ class NodeFabric
     /// Those flows' outcomes, by id (after the run).
     virtual std::vector<ns3::FlowRecord> Outcomes() const = 0;
     /// Its CSVs into \p dir (after the run).
-    virtual void WriteRecords(const std::filesystem::path& dir) const = 0;
+    virtual void WriteRecords(const std::filesystem::path& dir) = 0;
     /// Its keys of summary.json's totals (after the run).
     virtual void AddTotals(nlohmann::json& totals) const = 0;
     /// The terminal's words on those totals ("PCIe replays 0, credit-starved 0 s").

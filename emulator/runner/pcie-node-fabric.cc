@@ -17,6 +17,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
+#include <memory>
 #include <sstream>
 
 namespace fabemu
@@ -105,7 +107,8 @@ class PcieNodeFabric : public NodeFabric
 
     void Check(const Scenario& s) const override
     {
-        PcieHelper::Tree t = Helper(s.topology.node.pcie).InstallTree(TreeSpec(s.topology.node.pcie));
+        PcieHelper::Tree t =
+            Helper(s.topology.node.pcie).InstallTree(TreeSpec(s.topology.node.pcie));
         if (!t.Ok())
         {
             throw ScenarioError(s.file, s.MarkOf("topology.node.pcie"),
@@ -124,6 +127,29 @@ class PcieNodeFabric : public NodeFabric
             PcieHelper::Tree t = h.InstallTree(spec);
             NS_ABORT_MSG_IF(!t.Ok(), t.error); // Check() refused it before any run
             m_trees.push_back(t.tree);
+        }
+    }
+
+    void AttachRecorders(const Scenario& s, const std::filesystem::path& dir) override
+    {
+        for (uint32_t host : s.record.pcieTrace)
+        {
+            auto& out = m_traces.emplace_back(
+                std::make_unique<std::ofstream>(dir / fmt::format("pcie-h{}.txt", host)));
+            *out << "# time_ns link direction tlp seq tag requester address bytes [replay]: "
+                    "every TLP sent on h"
+                 << host << "'s PCIe links\n";
+            for (const auto& [name, parent] : Links())
+            {
+                Ptr<PcieLink> link = m_trees[host]->GetLink(name);
+                for (uint32_t end = 0; end < 2; ++end)
+                {
+                    const std::string label =
+                        fmt::format("{}-{} {}", parent, name, end == 0 ? "down" : "up");
+                    link->GetPort(end)->TraceConnectWithoutContext(
+                        "TlpTx", MakeBoundCallback(&PcieNodeFabric::TraceTlp, out.get(), label));
+                }
+            }
         }
     }
 
@@ -189,8 +215,12 @@ class PcieNodeFabric : public NodeFabric
         return m_flows.at(id - m_firstId).state != FlowState::Pending;
     }
 
-    void WriteRecords(const std::filesystem::path& dir) const override
+    void WriteRecords(const std::filesystem::path& dir) override
     {
+        for (auto& trace : m_traces)
+        {
+            trace->close();
+        }
         std::ostringstream rows;
         for (uint32_t host = 0; host < m_trees.size(); ++host)
         {
@@ -262,6 +292,16 @@ class PcieNodeFabric : public NodeFabric
         return links;
     }
 
+    static void TraceTlp(std::ofstream* out, std::string label, const PcieTlp& tlp, bool replay)
+    {
+        static const char* const kinds[] = {"MWr", "MRd", "CplD"};
+        const uint32_t bytes = tlp.kind == PcieTlp::Kind::MemRead ? tlp.length : tlp.payload;
+        *out << fmt::format("{:.3f} {} {} {} {} 0x{:04x} 0x{:x} {}{}\n",
+                            Simulator::Now().GetPicoSeconds() / 1e3, label, kinds[int(tlp.kind)],
+                            tlp.seq, tlp.tag, tlp.requester, tlp.address, bytes,
+                            replay ? " replay" : "");
+    }
+
     static Time Starved(Ptr<PciePort> port)
     {
         Time t;
@@ -302,8 +342,7 @@ class PcieNodeFabric : public NodeFabric
             }
             switches.push_back(d ? d->under : "root");
         }
-        const bool underOne =
-            switches[0] == switches[1] && switches[0] != "root" && !m_pcie.acs;
+        const bool underOne = switches[0] == switches[1] && switches[0] != "root" && !m_pcie.acs;
         for (const std::string& sw : switches)
         {
             if (!underOne && sw != "root")
@@ -352,6 +391,7 @@ class PcieNodeFabric : public NodeFabric
     PcieNodeYaml m_pcie;
     std::vector<Ptr<PcieTree>> m_trees;
     std::vector<FlowRecord> m_flows;
+    std::vector<std::unique_ptr<std::ofstream>> m_traces; ///< record.pcie_trace's files
     std::vector<uint64_t> m_transfers; ///< by flow: the tree's transfer id, 0 until launched
     uint32_t m_firstId{0};
     size_t m_ended{0};

@@ -624,6 +624,13 @@ RecordKeys()
             .EmptyOk()
             .Field(&R::pcap)
             .Example("[h0, h1]"),
+        MakeKey<R>("pcie_trace", KeyKind::Hosts, "list of hosts", "[]",
+                   "Hosts whose PCIe TLPs (every link of topology.node.pcie) go to pcie-hN.txt, "
+                   "a line each: Wireshark has no PCIe TLP dissector")
+            .EmptyOk()
+            .Field(&R::pcieTrace)
+            .WrittenIf([](const R& r) { return !r.pcieTrace.empty(); })
+            .Example("[h0]"),
         MakeKey<R>("queue_interval", KeyKind::Time, "time", "10us", "Queue depth sampling period")
             .Range(100'000, kPsPerSecond)
             .Timed(&R::queueInterval, &R::queueIntervalPs)

@@ -71,7 +71,8 @@ uint32_t
 PowerOfTwoSize(const Reader& r, const YAML::Node& n, const std::string& what)
 {
     const std::string v = r.Scalar(n, what);
-    const bool digits = !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits =
+        !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos;
     const uint32_t x = digits ? static_cast<uint32_t>(std::stoul(v)) : 0;
     if (x < 128 || x > 4096 || (x & (x - 1)) != 0)
     {
@@ -87,7 +88,8 @@ ReadLink(const Reader& r, const YAML::Node& n, const std::string& where)
     PcieLinkYaml l;
     if (n["generation"])
     {
-        l.generation = static_cast<uint32_t>(r.Integer(n["generation"], where + ".generation", 1, 6));
+        l.generation =
+            static_cast<uint32_t>(r.Integer(n["generation"], where + ".generation", 1, 6));
     }
     if (n["lanes"])
     {
@@ -151,10 +153,10 @@ ReadDevices(const Reader& r, const YAML::Node& n, const std::string& key, size_t
         if (d.under != "root" && !onSwitch)
         {
             r.Fail(under, fmt::format("{}: no switch '{}' in the tree ({})", where, d.under,
-                                      switches == 0 ? "it has none; use root"
-                                      : switches == 1
-                                          ? "it has sw0, or root"
-                                          : fmt::format("it has sw0..sw{}, or root", switches - 1)));
+                                      switches == 0   ? "it has none; use root"
+                                      : switches == 1 ? "it has sw0, or root"
+                                                      : fmt::format("it has sw0..sw{}, or root",
+                                                                    switches - 1)));
         }
         out.push_back(d);
     }
@@ -178,7 +180,8 @@ ReadPcie(const Reader& r, const YAML::Node& n)
     }
     if (n["generation"])
     {
-        p.generation = static_cast<uint32_t>(r.Integer(n["generation"], kPcie + ".generation", 1, 6));
+        p.generation =
+            static_cast<uint32_t>(r.Integer(n["generation"], kPcie + ".generation", 1, 6));
     }
     if (n["lanes"])
     {
@@ -289,8 +292,8 @@ WriteNode(YAML::Emitter& y, const TopologyYaml& t)
         y << YAML::Key << "mrrs" << YAML::Value << p.mrrs;
         y << YAML::Key << "acs" << YAML::Value << p.acs;
         y << YAML::Key << "switch_latency" << YAML::Value << p.switchLatency;
-        y << YAML::Key << "root_complex" << YAML::Value << YAML::Flow << YAML::BeginMap
-          << YAML::Key << "intel_p2p" << YAML::Value << p.intelP2p << YAML::EndMap;
+        y << YAML::Key << "root_complex" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+          << "intel_p2p" << YAML::Value << p.intelP2p << YAML::EndMap;
         y << YAML::Key << "switches" << YAML::Value << YAML::Flow << YAML::BeginSeq;
         for (const auto& l : p.switches)
         {

@@ -99,6 +99,11 @@ ValidateEndpoints(const Reader& r, const YAML::Node& root, const Scenario& s)
             "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows (yet); use "
             "cc: none");
     }
+    if (!s.record.pcieTrace.empty() && !s.topology.node.hasPcie)
+    {
+        FailAt(r, At(root, "record.pcie_trace", "record"),
+               "record.pcie_trace: the servers have no PCIe tree (give topology.node.pcie)");
+    }
     if (s.HasVms() && s.topology.node.hasPcie)
     {
         FailAt(r, At(root, "topology.node", "endpoints"),

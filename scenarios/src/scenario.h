@@ -206,7 +206,8 @@ struct Scenario
     /// What is recorded besides FCTs and counters.
     struct Record
     {
-        std::vector<uint32_t> pcap; ///< hosts whose NIC port is captured
+        std::vector<uint32_t> pcap;      ///< hosts whose NIC port is captured
+        std::vector<uint32_t> pcieTrace; ///< hosts whose PCIe TLPs go to pcie-hN.txt
         std::string queueInterval{"10us"};
         int64_t queueIntervalPs{10'000'000};
         std::string rateInterval{"10us"};

@@ -27,7 +27,8 @@ const fs::path kScenarios = FABEMU_SCENARIO_DIR;
 
 /// One dma of \p bytes from gpu0 (under sw0) into host memory, every link Gen \p gen x16.
 fs::path
-WriteNode(const fs::path& dir, uint32_t gen, const std::string& bytes, const std::string& extra = "")
+WriteNode(const fs::path& dir, uint32_t gen, const std::string& bytes,
+          const std::string& extra = "")
 {
     const fs::path file = dir / "node.yaml";
     std::ofstream(file) << "name: node\nduration: 5ms\n"
@@ -43,8 +44,8 @@ WriteNode(const fs::path& dir, uint32_t gen, const std::string& bytes, const std
 double
 FramingGbps(uint8_t gen, uint8_t lanes, uint32_t mps)
 {
-    return PcieLinkBytesPerSecond(gen, lanes) * mps / PcieTlpWireBytes(gen, 12, mps, false) *
-           8 / 1e9;
+    return PcieLinkBytesPerSecond(gen, lanes) * mps / PcieTlpWireBytes(gen, 12, mps, false) * 8 /
+           1e9;
 }
 
 /// pcie.csv's row for host \p host, link \p link, direction \p dir.
@@ -176,4 +177,38 @@ TEST_CASE("a mistake in topology.node: exit 2, FILE:LINE:COL, no results folder"
     CHECK(r.err.find("bad.yaml:5:19: topology.node.pcie.lanes: x3 is not a PCIe link width") !=
           std::string::npos);
     CHECK(!fs::exists(dir / "out"));
+}
+
+TEST_CASE("record.pcie_trace: every TLP of the host's links, a line each, as pcie.csv counts them")
+{
+    const ScratchDir dir("pcie-trace");
+    const fs::path out = dir / "out";
+    const RunOutcome r =
+        RunInProcess(WriteNode(dir, 4, "1MB", "record: {pcie_trace: [h0]}\n"), out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    std::ifstream in(out / "pcie-h0.txt");
+    std::string line;
+    std::getline(in, line);
+    CHECK(line.rfind("# time_ns link direction tlp", 0) == 0);
+    uint64_t lines = 0;
+    uint64_t writesUp = 0;
+    while (std::getline(in, line))
+    {
+        ++lines;
+        writesUp += line.find(" sw0-gpu0 up MWr ") != std::string::npos;
+    }
+    uint64_t tlps = 0;
+    for (const auto& row : ReadCsv(out / "pcie.csv"))
+    {
+        tlps += std::stoull(row[5]);
+    }
+    CHECK(lines == tlps);
+    CHECK(writesUp == (1u << 20) / 256);
+    // Without a tree there is nothing to trace: refused before anything runs.
+    const fs::path bad = dir / "bad.yaml";
+    std::ofstream(bad) << "name: b\ntopology: {builder: pair}\nrecord: {pcie_trace: [h0]}\n";
+    const RunOutcome refused = RunInProcess(bad, dir / "bad");
+    CHECK(refused.code == kExitBadInput);
+    CHECK(refused.err.find("bad.yaml:3:22: record.pcie_trace: the servers have no PCIe tree") !=
+          std::string::npos);
 }

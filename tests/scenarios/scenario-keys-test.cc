@@ -26,6 +26,10 @@ ContextFor(const KeyHelp& k)
     {
         return {"topology.builder=" + first};
     }
+    if (k.key == "record.pcie_trace")
+    {
+        return {"topology.node={pcie: gpudirect}"}; // a trace needs a tree to trace
+    }
     return {};
 }
 

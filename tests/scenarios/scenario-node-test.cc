@@ -111,25 +111,24 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
     const std::vector<Case> cases{
         {"impossible width", node + "      lanes: 3\n" + dma, "bad.yaml:6:14: ",
          "topology.node.pcie.lanes: x3 is not a PCIe link width (1, 2, 4, 8 or 16)"},
-        {"impossible generation", node + "      generation: 7\n" + dma, "bad.yaml:6:19: ",
-         "topology.node.pcie.generation must be 1..6, not 7"},
+        {"impossible generation", node + "      generation: 7\n" + dma,
+         "bad.yaml:6:19: ", "topology.node.pcie.generation must be 1..6, not 7"},
         {"a device's impossible width",
          node + "      switches: 1\n      gpus: [{under: sw0, lanes: 12}]\n" + dma,
          "bad.yaml:7:34: ", "topology.node.pcie.gpus.0.lanes: x12 is not a PCIe link width"},
         {"MPS not a power of two", node + "      mps: 384\n" + dma, "bad.yaml:6:12: ",
          "topology.node.pcie.mps must be a power of two from 128 to 4096 bytes, not 384"},
-        {"MPS above 4096", node + "      mps: 8192\n" + dma, "bad.yaml:6:12: ",
-         "not 8192"},
+        {"MPS above 4096", node + "      mps: 8192\n" + dma, "bad.yaml:6:12: ", "not 8192"},
         {"MRRS below 128", node + "      mrrs: 64\n" + dma, "bad.yaml:6:13: ",
          "topology.node.pcie.mrrs must be a power of two from 128 to 4096 bytes, not 64"},
         {"a GPU under a switch that does not exist",
          node + "      switches: 2\n      gpus: [sw0, sw2]\n" + dma, "bad.yaml:7:19: ",
          "topology.node.pcie.gpus.1: no switch 'sw2' in the tree (it has sw0..sw1, or root)"},
-        {"a NIC under a switch of a tree without any",
-         node + "      nics: [{under: sw0}]\n" + dma, "bad.yaml:6:22: ",
+        {"a NIC under a switch of a tree without any", node + "      nics: [{under: sw0}]\n" + dma,
+         "bad.yaml:6:22: ",
          "topology.node.pcie.nics.0: no switch 'sw0' in the tree (it has none; use root)"},
-        {"an unknown preset", node + "      preset: dgx\n" + dma, "bad.yaml:6:15: ",
-         "must be one of gpudirect, host-nic, pcie-8gpu, not 'dgx'"},
+        {"an unknown preset", node + "      preset: dgx\n" + dma,
+         "bad.yaml:6:15: ", "must be one of gpudirect, host-nic, pcie-8gpu, not 'dgx'"},
         {"a dma between two servers",
          "name: t\ntopology: {builder: pair, node: {pcie: gpudirect}}\n"
          "workloads:\n  - {type: dma, src: h0.gpu0, dst: h1.mem, bytes: 1MB}\n",
@@ -146,9 +145,10 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
          "name: t\ntopology: {builder: pair}\nworkloads:\n"
          "  - {type: dma, src: h0.gpu0, dst: h0.mem, bytes: 1MB}\n",
          "bad.yaml:4:5: ", "give the servers a tree with topology.node.pcie"},
-        {"a dma that sends", node + "      preset: gpudirect\n"
-                                    "workloads:\n  - {type: dma, src: h0.gpu0, dst: h0.mem, "
-                                    "bytes: 1MB, op: send}\n",
+        {"a dma that sends",
+         node + "      preset: gpudirect\n"
+                "workloads:\n  - {type: dma, src: h0.gpu0, dst: h0.mem, "
+                "bytes: 1MB, op: send}\n",
          "bad.yaml:8:60: ", "a dma is a write or a read, not send"},
         {"an RDMA flow on the node builder",
          node + "      preset: gpudirect\nworkloads:\n  - {type: bulk, src: h0, dst: h0, "
