@@ -3,6 +3,8 @@
 // on Gen5 x16 keeps a 400 Gb/s RoCEv2 link at line rate; a NIC on Gen4 x8 holds the fabric
 // to the PCIe framing limit; under one switch the path never touches the root complex.
 #include "ns3/config.h"
+#include "ns3/ib-fabric-helper.h"
+#include "ns3/ib-link.h"
 #include "ns3/pcie-helper.h"
 #include "ns3/pcie-nic-interface.h"
 #include "ns3/pcie-spec.h"
@@ -57,14 +59,26 @@ CountTlp(uint64_t* n, const PcieTlp&, uint32_t)
     ++*n;
 }
 
-/// One 16 MiB WRITE h0 -> h1 over a 400 Gb/s RoCEv2 link; \p nicGen 0: no PCIe at all.
+/// One 16 MiB WRITE h0 -> h1 over a 400 Gb/s link (RoCEv2, or InfiniBand NDR 4x when
+/// \p ib); \p nicGen 0: no PCIe at all.
 Run
-Write(uint32_t nicGen, uint32_t nicWidth, const std::string& memory)
+Write(uint32_t nicGen, uint32_t nicWidth, const std::string& memory, bool ib = false)
 {
     Config::Reset();
     Config::SetDefault("ns3::RdmaQueuePair::Mtu", UintegerValue(4096));
-    RoceFabricHelper fabric;
-    fabric.Install(TopologySpec::Pair(LinkParams{DataRate("400Gbps"), MicroSeconds(1)}));
+    RoceFabricHelper roce;
+    IbFabricHelper infiniband;
+    RdmaFabric& fabric = ib ? static_cast<RdmaFabric&>(infiniband) : roce;
+    if (ib)
+    {
+        // A 100 ns cable, and VL buffers past the credit loop's bandwidth-delay product.
+        Config::SetDefault("ns3::IbPort::BufferBlocks", UintegerValue(2048));
+        infiniband.Install(TopologySpec::Pair(LinkParams{IbLinkRate("NDR", 4), NanoSeconds(100)}));
+    }
+    else
+    {
+        roce.Install(TopologySpec::Pair(LinkParams{DataRate("400Gbps"), MicroSeconds(1)}));
+    }
     FlowRunner runner(fabric);
     FlowSpec f{0, 1, kBytes, MicroSeconds(1)};
     f.srcMemory = memory;
@@ -85,7 +99,9 @@ Write(uint32_t nicGen, uint32_t nicWidth, const std::string& memory)
                 "TlpRx", MakeBoundCallback(&CountTlp, &run.rcTlps));
         }
     }
+    runner.SetAllDoneCallback(MakeCallback(static_cast<void (*)()>(&Simulator::Stop)));
     runner.Start();
+    Simulator::Stop(MilliSeconds(20));
     Simulator::Run();
     REQUIRE(runner.Records().size() == 1);
     const FlowRecord& r = runner.Records()[0];
@@ -123,6 +139,20 @@ TEST_CASE("a NIC on Gen4 x8 holds the fabric to the PCIe framing limit")
     // last chunk's placement: about 0.5 % of a 16 MiB WRITE at this rate).
     CHECK(slow.gbps == doctest::Approx(limit).epsilon(0.02));
     CHECK(slow.gbps < limit);
+}
+
+TEST_CASE("the same on NDR InfiniBand: line rate beside the GPU, the PCIe limit on Gen4 x8")
+{
+    const Run plain = Write(0, 0, "gpu0", true);
+    const Run direct = Write(5, 16, "gpu0", true);
+    const Run slow = Write(4, 8, "gpu0", true);
+    MESSAGE("NDR: no PCIe " << plain.gbps << ", Gen5 x16 " << direct.gbps << ", Gen4 x8 "
+                            << slow.gbps << " Gb/s");
+    CHECK(plain.gbps > 380);
+    CHECK(direct.gbps >= 0.98 * plain.gbps);
+    CHECK(direct.rcTlps == 0);
+    const double wire = 1e12 / PcieBytePicoseconds(4, 8) * 8 / 1e9;
+    CHECK(slow.gbps == doctest::Approx(wire * 512 / (2 * (256 + 20) + 8 + 8.0 / 8)).epsilon(0.02));
 }
 
 TEST_CASE("host memory behind the NIC is reached through the root complex")
