@@ -1,0 +1,63 @@
+/*
+ * The NVLink side of one server, as NvlinkHelper builds it: GPUs, NVSwitches
+ * and the links between them, by index, and transfers between GPUs. A
+ * transfer is done when its last byte is in the destination GPU's memory.
+ */
+#ifndef FABEMU_NVLINK_NODE_H
+#define FABEMU_NVLINK_NODE_H
+
+#include "ns3/nvlink-gpu.h"
+#include "ns3/nvlink-link.h"
+#include "ns3/nvswitch.h"
+#include "ns3/object.h"
+
+#include <map>
+#include <vector>
+
+namespace ns3
+{
+
+class NvlinkNode : public Object
+{
+  public:
+    static TypeId GetTypeId();
+
+    Ptr<NvlinkGpu> GetGpu(uint32_t i) const { return m_gpus[i]; }
+    uint32_t GetNGpus() const { return static_cast<uint32_t>(m_gpus.size()); }
+    Ptr<NvSwitch> GetSwitch(uint32_t i) const { return m_switches[i]; }
+    uint32_t GetNSwitches() const { return static_cast<uint32_t>(m_switches.size()); }
+    const std::vector<Ptr<NvlinkLink>>& GetLinks() const { return m_links; }
+
+    /// "" if GPU \p src can send to GPU \p dst over NVLink, else why not.
+    std::string CheckTransfer(uint32_t src, uint32_t dst) const;
+    /// Sends \p bytes from GPU \p src to GPU \p dst; \p done gets the transfer when its
+    /// last byte is in. Returns 0 (and does nothing) if CheckTransfer fails.
+    uint64_t Send(uint32_t src, uint32_t dst, uint64_t bytes,
+                  Callback<void, const NvlinkTransfer&> done);
+    /// Bytes of transfer \p id from \p src that have arrived so far (0 once done).
+    uint64_t GetDelivered(uint32_t src, uint32_t dst, uint64_t id) const;
+    /// Sums over every port of every link.
+    uint64_t GetReplays() const;
+    uint64_t GetOverflows() const;
+    Time GetCreditStarvedTime() const;
+
+    // Building (NvlinkHelper).
+    void AddGpu(Ptr<NvlinkGpu> gpu);
+    void AddSwitch(Ptr<NvSwitch> sw) { m_switches.push_back(sw); }
+    void AddLink(Ptr<NvlinkLink> link) { m_links.push_back(link); }
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Received(const NvlinkTransfer& t);
+
+    std::vector<Ptr<NvlinkGpu>> m_gpus;
+    std::vector<Ptr<NvSwitch>> m_switches;
+    std::vector<Ptr<NvlinkLink>> m_links;
+    std::map<std::pair<uint32_t, uint64_t>, Callback<void, const NvlinkTransfer&>> m_done;
+};
+
+} // namespace ns3
+
+#endif
