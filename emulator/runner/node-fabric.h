@@ -53,6 +53,45 @@ class NodeFabric
     virtual std::string TotalsLine(const nlohmann::json& totals) const = 0;
 };
 
+/**
+ * \brief The flows a node fabric runs itself (dma, copy): numbered after the RDMA flows,
+ * started at their times on the model (Launch), ended once (Completed, or failed at
+ * launch with the model's reason), pending otherwise.
+ */
+class NodeFabricFlows : public NodeFabric
+{
+  public:
+    size_t StartFlows(const Scenario& s, uint32_t firstId) override;
+    void SetAllDoneCallback(ns3::Callback<void> cb) override { m_allDone = cb; }
+    uint64_t Delivered(uint32_t id) const override;
+    bool Ended(uint32_t id) const override;
+    std::vector<ns3::FlowRecord> Outcomes() const override { return m_flows; }
+
+  protected:
+    /// Whether workload \p w's flows are this fabric's.
+    virtual bool Takes(const Scenario& s, const WorkloadSpec& w) const = 0;
+    /// \p w's bytes alone on an idle path.
+    virtual ns3::Time IdealFct(const WorkloadSpec& w) const = 0;
+    /// Starts flow \p i (\p r: its record) from device \p from to \p to on server r.spec.src;
+    /// returns the model's transfer id, or 0 and \p why.
+    virtual uint64_t Launch(size_t i, const ns3::FlowRecord& r, const std::string& from,
+                            const std::string& to, std::string& why) = 0;
+    /// Bytes of flow \p i (model transfer \p transfer) in so far.
+    virtual uint64_t Progress(const ns3::FlowRecord& r, uint64_t transfer) const = 0;
+    /// The model says flow \p i has all its bytes at \p at.
+    void Completed(size_t i, ns3::Time at);
+
+  private:
+    void LaunchAt(size_t i, std::string from, std::string to);
+    void Ended();
+
+    std::vector<ns3::FlowRecord> m_flows;
+    std::vector<uint64_t> m_transfers; ///< by flow: the model's transfer id, 0 until launched
+    uint32_t m_firstId{0};
+    size_t m_ended{0};
+    ns3::Callback<void> m_allDone;
+};
+
 /// The node fabrics \p s gives its servers, in a fixed order (none without topology.node).
 std::vector<std::unique_ptr<NodeFabric>> NodeFabricsOf(const Scenario& s);
 

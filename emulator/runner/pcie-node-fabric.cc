@@ -94,7 +94,7 @@ FramingRate(uint32_t generation, uint32_t lanes, uint32_t mps)
            PcieTlpWireBytes(g, 12, mps, false);
 }
 
-class PcieNodeFabric : public NodeFabric
+class PcieNodeFabric : public NodeFabricFlows
 {
   public:
     ~PcieNodeFabric() override
@@ -167,54 +167,6 @@ class PcieNodeFabric : public NodeFabric
         }
     }
 
-    void SetAllDoneCallback(Callback<void> cb) override { m_allDone = cb; }
-
-    size_t StartFlows(const Scenario& s, uint32_t firstId) override
-    {
-        m_firstId = firstId;
-        for (const auto& w : s.workloads)
-        {
-            if (w.type != "dma")
-            {
-                continue;
-            }
-            FlowRecord r;
-            r.id = firstId + static_cast<uint32_t>(m_flows.size());
-            r.spec.src = w.src;
-            r.spec.dst = w.dst;
-            r.spec.bytes = w.bytes;
-            r.spec.start = PicoSeconds(w.startPs);
-            r.spec.op = w.op == "read" ? RdmaWorkRequest::Op::Read : RdmaWorkRequest::Op::Write;
-            r.spec.tag = WorkloadLabel(w);
-            r.spec.srcName = fmt::format("h{}.{}", w.src, w.srcDevice);
-            r.spec.dstName = fmt::format("h{}.{}", w.dst, w.dstDevice);
-            r.idealFct = IdealFct(w);
-            m_flows.push_back(r);
-            m_transfers.push_back(0);
-            Simulator::Schedule(r.spec.start, &PcieNodeFabric::Launch, this, m_flows.size() - 1,
-                                w.srcDevice, w.dstDevice);
-        }
-        return m_flows.size();
-    }
-
-    std::vector<FlowRecord> Outcomes() const override { return m_flows; }
-
-    uint64_t Delivered(uint32_t id) const override
-    {
-        const FlowRecord& r = m_flows.at(id - m_firstId);
-        if (r.state != FlowState::Pending || m_transfers[id - m_firstId] == 0)
-        {
-            return r.delivered; // ended, or not started
-        }
-        const std::string from = r.spec.srcName.substr(r.spec.srcName.find('.') + 1);
-        return m_trees[r.spec.src]->GetDelivered(from, m_transfers[id - m_firstId]);
-    }
-
-    bool Ended(uint32_t id) const override
-    {
-        return m_flows.at(id - m_firstId).state != FlowState::Pending;
-    }
-
     void WriteRecords(const std::filesystem::path& dir) override
     {
         for (auto& trace : m_traces)
@@ -269,6 +221,41 @@ class PcieNodeFabric : public NodeFabric
     {
         return fmt::format("PCIe replays {}, credit-starved {:.3g} s",
                            t["pcie_replays"].get<uint64_t>(), t["credit_starved_s"].get<double>());
+    }
+
+  protected:
+    /// dma workloads, and copies between GPUs of one server that NVLink does not join.
+    bool Takes(const Scenario& s, const WorkloadSpec& w) const override
+    {
+        if (w.type == "dma")
+        {
+            return true;
+        }
+        const NodeYaml& node = s.topology.node;
+        return w.type == "copy" && w.src == w.dst &&
+               !(node.hasNvlink &&
+                 node.nvlink.Reaches(GpuIndex(w.srcDevice), GpuIndex(w.dstDevice)));
+    }
+
+    uint64_t Launch(size_t i, const FlowRecord& r, const std::string& from, const std::string& to,
+                    std::string& why) override
+    {
+        Ptr<PcieTree> tree = m_trees[r.spec.src];
+        const auto done = MakeCallback(&PcieNodeFabric::Done, this).Bind(i);
+        const uint64_t id = r.spec.op == RdmaWorkRequest::Op::Read
+                                ? tree->Read(from, to, 0, r.spec.bytes, done)
+                                : tree->Write(from, to, 0, r.spec.bytes, done);
+        if (id == 0)
+        {
+            why = tree->CheckTransfer(from, to, 0, r.spec.bytes);
+        }
+        return id;
+    }
+
+    uint64_t Progress(const FlowRecord& r, uint64_t transfer) const override
+    {
+        const std::string from = r.spec.srcName.substr(r.spec.srcName.find('.') + 1);
+        return m_trees[r.spec.src]->GetDelivered(from, transfer);
     }
 
   private:
@@ -328,8 +315,15 @@ class PcieNodeFabric : public NodeFabric
                            l.lanes ? l.lanes : m_pcie.lanes, m_pcie.mps);
     }
 
+    static uint32_t GpuIndex(const std::string& device)
+    {
+        return static_cast<uint32_t>(std::stoul(device.substr(3)));
+    }
+
+    void Done(size_t i, const PcieTransfer& t) { Completed(i, t.completed); }
+
     /// The bytes alone at the framing limit of the narrowest link on the path (no latency).
-    Time IdealFct(const WorkloadSpec& w) const
+    Time IdealFct(const WorkloadSpec& w) const override
     {
         std::vector<double> rates;
         std::vector<std::string> switches;
@@ -354,61 +348,17 @@ class PcieNodeFabric : public NodeFabric
         return Seconds(w.bytes / slowest);
     }
 
-    void Launch(size_t i, const std::string& from, const std::string& to)
-    {
-        FlowRecord& r = m_flows[i];
-        Ptr<PcieTree> tree = m_trees[r.spec.src];
-        const auto done = MakeCallback(&PcieNodeFabric::Done, this).Bind(i);
-        const uint64_t id = r.spec.op == RdmaWorkRequest::Op::Read
-                                ? tree->Read(from, to, 0, r.spec.bytes, done)
-                                : tree->Write(from, to, 0, r.spec.bytes, done);
-        m_transfers[i] = id;
-        if (id == 0)
-        {
-            r.state = FlowState::Failed;
-            r.reason = tree->CheckTransfer(from, to, 0, r.spec.bytes);
-            Ended();
-        }
-    }
-
-    void Done(size_t i, const PcieTransfer& t)
-    {
-        FlowRecord& r = m_flows[i];
-        r.state = FlowState::Completed;
-        r.fct = t.completed - r.spec.start;
-        r.delivered = r.spec.bytes;
-        Ended();
-    }
-
-    void Ended()
-    {
-        if (++m_ended == m_flows.size() && !m_allDone.IsNull())
-        {
-            m_allDone();
-        }
-    }
-
     PcieNodeYaml m_pcie;
     std::vector<Ptr<PcieTree>> m_trees;
-    std::vector<FlowRecord> m_flows;
     std::vector<std::unique_ptr<std::ofstream>> m_traces; ///< record.pcie_trace's files
-    std::vector<uint64_t> m_transfers; ///< by flow: the tree's transfer id, 0 until launched
-    uint32_t m_firstId{0};
-    size_t m_ended{0};
-    Callback<void> m_allDone;
 };
 
 } // namespace
 
-std::vector<std::unique_ptr<NodeFabric>>
-NodeFabricsOf(const Scenario& s)
+std::unique_ptr<NodeFabric>
+MakePcieNodeFabric()
 {
-    std::vector<std::unique_ptr<NodeFabric>> fabrics;
-    if (s.topology.node.hasPcie)
-    {
-        fabrics.push_back(std::make_unique<PcieNodeFabric>());
-    }
-    return fabrics;
+    return std::make_unique<PcieNodeFabric>();
 }
 
 } // namespace fabemu

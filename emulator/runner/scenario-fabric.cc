@@ -294,6 +294,10 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
         {
             made = workload::AllToAll(w.hosts, w.bytes, start);
         }
+        else if (w.type == "copy" && w.src != w.dst)
+        {
+            made = workload::Bulk(w.src, w.dst, w.bytes, start); // GPUDirect RDMA through nic0
+        }
         else if (w.type == "poisson")
         {
             made = workload::Poisson(w.hosts, w.load, LoadCdf(s, wi),
@@ -308,8 +312,13 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
             f.op = op;
             f.serviceLevel = w.sl;
             f.tag = WorkloadLabel(w);
-            f.srcMemory = w.srcMemory;
-            f.dstMemory = w.dstMemory;
+            f.srcMemory = w.type == "copy" ? w.srcDevice : w.srcMemory;
+            f.dstMemory = w.type == "copy" ? w.dstDevice : w.dstMemory;
+            if (w.type == "copy")
+            {
+                f.srcName = fmt::format("h{}.{}", w.src, w.srcDevice);
+                f.dstName = fmt::format("h{}.{}", w.dst, w.dstDevice);
+            }
             flows.push_back(f);
             if (workloadOf)
             {

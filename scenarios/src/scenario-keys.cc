@@ -156,6 +156,8 @@ WorkloadKinds()
                     "(websearch, hadoop or a file)"},
         {"dma", "Inside one server (topology.node.pcie): src's DMA engine writes bytes into dst's "
                 "memory, or reads them from it"},
+        {"copy", "GPU to GPU (hN.gpuK): over NVLink inside a server where it links them, else "
+                 "PCIe; between servers GPUDirect RDMA through nic0"},
         {"command", "A command run inside a VM endpoint through the guest agent; {hN} expands to "
                     "hN's address; background: do not wait for it before the next"},
     };
@@ -381,12 +383,15 @@ TopologyKeys()
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
                 "link");
         k.push_back(MakeKey<T>("node", KeyKind::Section, "map", "{}",
-                               "Every server's inside. pcie: a preset (gpudirect, pcie-8gpu, "
-                               "host-nic) or a map {preset, generation, lanes, mps, mrrs, acs, "
-                               "switch_latency, root_complex: {intel_p2p}, switches, gpus, nics}; "
-                               "docs/pcie.md")
+                               "Every server's inside: a server preset (dgx-h100, dgx-a100, "
+                               "hgx-b200, dgx-1, pcie-8gpu) or a map {preset, pcie, nvlink}. pcie: "
+                               "a preset (gpudirect, pcie-8gpu, host-nic) or a map {preset, "
+                               "generation, lanes, mps, mrrs, acs, switch_latency, root_complex: "
+                               "{intel_p2p}, switches, gpus, nics}; docs/pcie.md. nvlink: "
+                               "{generation, gpus, switch_generation, links_per_gpu, split, mesh}; "
+                               "docs/nvlink.md")
                         .Own(ReadNode, WriteNode)
-                        .WrittenIf([](const T& t) { return t.node.hasPcie; })
+                        .WrittenIf([](const T& t) { return t.node.hasPcie || t.node.hasNvlink; })
                         .Example("{pcie: gpudirect}"));
         return k;
     }();
@@ -423,13 +428,13 @@ FlowWorkloadKeys()
     using W = WorkloadSpec;
     static const std::vector<std::string> flows{"bulk", "incast", "permutation", "all-to-all",
                                                 "poisson"};
-    static const std::vector<std::string> flowsAndDma{"bulk",       "incast",  "permutation",
-                                                      "all-to-all", "poisson", "dma"};
+    static const std::vector<std::string> flowsAndDma{
+        "bulk", "incast", "permutation", "all-to-all", "poisson", "dma", "copy"};
     return {
-        MakeKey<W>("src", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK)", "(required)",
-                   "The sender (dma: the device whose DMA engine moves the bytes)")
-            .Only({"bulk", "dma"})
-            .Required({"bulk", "dma"})
+        MakeKey<W>("src", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK; copy: hN.gpuK)",
+                   "(required)", "The sender (dma: the device whose DMA engine moves the bytes)")
+            .Only({"bulk", "dma", "copy"})
+            .Required({"bulk", "dma", "copy"})
             .Access(
                 [](W& w, const KeyValue& v) {
                     w.src = static_cast<uint32_t>(v.u);
@@ -442,10 +447,10 @@ FlowWorkloadKeys()
                     return v;
                 })
             .Example("h1"),
-        MakeKey<W>("dst", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK, hN.mem)", "(required)",
-                   "The receiver (dma: the memory written or read)")
-            .Only({"bulk", "incast", "dma"})
-            .Required({"bulk", "incast", "dma"})
+        MakeKey<W>("dst", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK, hN.mem; copy: hN.gpuK)",
+                   "(required)", "The receiver (dma: the memory written or read)")
+            .Only({"bulk", "incast", "dma", "copy"})
+            .Required({"bulk", "incast", "dma", "copy"})
             .Access(
                 [](W& w, const KeyValue& v) {
                     w.dst = static_cast<uint32_t>(v.u);
@@ -501,8 +506,8 @@ FlowWorkloadKeys()
             .Field(&W::stopPs)
             .Example("5ms"),
         MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)", "Bytes of each flow")
-            .Only({"bulk", "incast", "permutation", "all-to-all", "dma"})
-            .Required({"bulk", "incast", "permutation", "all-to-all", "dma"})
+            .Only({"bulk", "incast", "permutation", "all-to-all", "dma", "copy"})
+            .Required({"bulk", "incast", "permutation", "all-to-all", "dma", "copy"})
             .Range(1, int64_t{1} << 40)
             .Field(&W::bytes)
             .Example("1MB"),
@@ -561,7 +566,7 @@ WorkloadKeys()
         }
         std::vector<Key<W>> rows{
             MakeKey<W>("type", KeyKind::Choice,
-                       "bulk|incast|permutation|all-to-all|poisson|dma|command", "(required)",
+                       "bulk|incast|permutation|all-to-all|poisson|dma|copy|command", "(required)",
                        "The workload type")
                 .Choices(names)
                 .Field(&W::type)

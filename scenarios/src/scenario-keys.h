@@ -304,8 +304,9 @@ void ReadExpect(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadFabricSet(const ReadContext& c, const YAML::Node& n, FabricSpec& f);
 void ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t);
 void WriteNode(YAML::Emitter& y, const TopologyYaml& t);
-/// topology.node.pcie's presets (scenario-node.cc).
+/// topology.node.pcie's presets and topology.node's server presets (scenario-node.cc).
 std::vector<std::string> PciePresetNames();
+std::vector<std::string> ServerPresetNames();
 void WriteFabric(YAML::Emitter& y, const Scenario& s);
 void WriteTopology(YAML::Emitter& y, const Scenario& s);
 void WriteEndpoints(YAML::Emitter& y, const Scenario& s);

@@ -264,17 +264,277 @@ WriteDevices(YAML::Emitter& y, const std::string& key, const std::vector<PcieDev
     y << YAML::EndSeq;
 }
 
+std::vector<NvlinkEdgeYaml>
+ReadMesh(const Reader& r, const YAML::Node& n, uint32_t gpus)
+{
+    const std::string what = "topology.node.nvlink.mesh";
+    if (!n.IsSequence() || n.size() > 1024)
+    {
+        r.Fail(n, what + " is a list of {gpus: [a, b], links: N}");
+    }
+    std::vector<NvlinkEdgeYaml> out;
+    for (size_t i = 0; i < n.size(); ++i)
+    {
+        const std::string where = fmt::format("{}.{}", what, i);
+        r.CheckMap(n[i], where, {"gpus", "links"});
+        const YAML::Node g = n[i]["gpus"];
+        if (!g || !g.IsSequence() || g.size() != 2)
+        {
+            r.Fail(g ? g : n[i], where + ".gpus is two GPU numbers, [a, b]");
+        }
+        NvlinkEdgeYaml e;
+        e.a = static_cast<uint32_t>(r.Integer(g[0], where + ".gpus.0", 0, 63));
+        e.b = static_cast<uint32_t>(r.Integer(g[1], where + ".gpus.1", 0, 63));
+        if (e.a == e.b)
+        {
+            r.Fail(g, fmt::format("{}: a GPU is not linked to itself ({})", where, e.a));
+        }
+        if (e.a >= gpus || e.b >= gpus)
+        {
+            r.Fail(g, fmt::format("{}: GPU {} is not one of the {} GPUs", where, std::max(e.a, e.b),
+                                  gpus));
+        }
+        if (n[i]["links"])
+        {
+            e.links = static_cast<uint32_t>(r.Integer(n[i]["links"], where + ".links", 1, 18));
+        }
+        out.push_back(e);
+    }
+    return out;
+}
+
+void
+WritePcie(YAML::Emitter& y, const PcieNodeYaml& p)
+{
+    y << YAML::BeginMap;
+    y << YAML::Key << "generation" << YAML::Value << p.generation;
+    y << YAML::Key << "lanes" << YAML::Value << p.lanes;
+    y << YAML::Key << "mps" << YAML::Value << p.mps;
+    y << YAML::Key << "mrrs" << YAML::Value << p.mrrs;
+    y << YAML::Key << "acs" << YAML::Value << p.acs;
+    y << YAML::Key << "switch_latency" << YAML::Value << p.switchLatency;
+    y << YAML::Key << "root_complex" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+      << "intel_p2p" << YAML::Value << p.intelP2p << YAML::EndMap;
+    y << YAML::Key << "switches" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& l : p.switches)
+    {
+        y << YAML::Flow << YAML::BeginMap;
+        WriteLinkKeys(y, l);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+    WriteDevices(y, "gpus", p.gpus);
+    WriteDevices(y, "nics", p.nics);
+    y << YAML::EndMap;
+}
+
+void
+WriteNvlink(YAML::Emitter& y, const NvlinkNodeYaml& v)
+{
+    y << YAML::BeginMap;
+    y << YAML::Key << "generation" << YAML::Value << v.generation;
+    y << YAML::Key << "gpus" << YAML::Value << v.gpus;
+    y << YAML::Key << "switch_generation" << YAML::Value << v.switchGeneration;
+    y << YAML::Key << "split" << YAML::Value << YAML::Flow << v.split;
+    y << YAML::Key << "mesh" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& e : v.mesh)
+    {
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "gpus" << YAML::Value << YAML::Flow
+          << YAML::BeginSeq << e.a << e.b << YAML::EndSeq << YAML::Key << "links" << YAML::Value
+          << e.links << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+    y << YAML::EndMap;
+}
+
+const std::string kNvlink = "topology.node.nvlink";
+
+NvlinkNodeYaml
+ReadNvlink(const Reader& r, const YAML::Node& n, NvlinkNodeYaml v)
+{
+    r.CheckMap(n, kNvlink,
+               {"generation", "gpus", "switch_generation", "links_per_gpu", "split", "mesh"});
+    if (n["generation"])
+    {
+        v.generation =
+            static_cast<uint32_t>(r.Integer(n["generation"], kNvlink + ".generation", 1, 5));
+    }
+    if (n["gpus"])
+    {
+        v.gpus = static_cast<uint32_t>(r.Integer(n["gpus"], kNvlink + ".gpus", 2, 64));
+    }
+    if (n["switch_generation"])
+    {
+        v.switchGeneration = static_cast<uint32_t>(
+            r.Integer(n["switch_generation"], kNvlink + ".switch_generation", 1, 4));
+    }
+    if (n["split"])
+    {
+        const YAML::Node sp = n["split"];
+        if (!sp.IsSequence() || sp.size() == 0 || sp.size() > 16)
+        {
+            r.Fail(sp, kNvlink + ".split is a list of 1..16 link counts, one per NVSwitch");
+        }
+        v.split.clear();
+        for (size_t i = 0; i < sp.size(); ++i)
+        {
+            v.split.push_back(static_cast<uint32_t>(
+                r.Integer(sp[i], fmt::format("{}.split.{}", kNvlink, i), 0, 18)));
+        }
+        v.mesh.clear();
+    }
+    if (n["mesh"])
+    {
+        v.mesh = ReadMesh(r, n["mesh"], v.gpus);
+        v.split.clear();
+    }
+    if (n["links_per_gpu"])
+    {
+        const auto want =
+            static_cast<uint32_t>(r.Integer(n["links_per_gpu"], kNvlink + ".links_per_gpu", 1, 72));
+        uint32_t sum = 0;
+        for (uint32_t l : v.split)
+        {
+            sum += l;
+        }
+        if (!v.split.empty() && sum != want)
+        {
+            r.Fail(n["split"] ? n["split"] : n["links_per_gpu"],
+                   fmt::format("{}.split: {} links, but links_per_gpu is {} ({})", kNvlink, sum,
+                               want, fmt::join(v.split, " + ")));
+        }
+    }
+    if (v.split.empty() && v.mesh.empty())
+    {
+        r.Fail(n, kNvlink + " needs a split (links to each NVSwitch) or a mesh (direct links)");
+    }
+    for (const auto& e : v.mesh)
+    {
+        if (e.a >= v.gpus || e.b >= v.gpus)
+        {
+            r.Fail(n["mesh"] ? n["mesh"] : n,
+                   fmt::format("{}.mesh: GPU {} is not one of the {} GPUs", kNvlink,
+                               std::max(e.a, e.b), v.gpus));
+        }
+    }
+    return v;
+}
+
+/// The shipped servers, by name: NVLink and PCIe together (docs/nvlink.md gives sources).
+const std::map<std::string, NodeYaml>&
+ServerPresets()
+{
+    static const std::map<std::string, NodeYaml> presets = [] {
+        // Two GPUs and two NICs under each of four PCIe switches: GPU k and NIC k share one.
+        const auto paired = [](uint32_t generation, uint32_t nicsPerSwitch) {
+            PcieNodeYaml p;
+            p.generation = generation;
+            p.switches.assign(4, PcieLinkYaml{});
+            for (uint32_t k = 0; k < 8; ++k)
+            {
+                p.gpus.push_back(PcieDeviceYaml{"sw" + std::to_string(k / 2), {}});
+            }
+            for (uint32_t k = 0; k < 4 * nicsPerSwitch; ++k)
+            {
+                p.nics.push_back(PcieDeviceYaml{"sw" + std::to_string(k / nicsPerSwitch), {}});
+            }
+            return p;
+        };
+        const auto server = [](const std::string& name, PcieNodeYaml pcie, NvlinkNodeYaml nv,
+                               bool nvlink) {
+            NodeYaml n;
+            n.preset = name;
+            n.hasPcie = true;
+            n.pcie = std::move(pcie);
+            n.hasNvlink = nvlink;
+            n.nvlink = std::move(nv);
+            return n;
+        };
+        std::map<std::string, NodeYaml> m;
+        NvlinkNodeYaml h100; // NVLink4, 18 links split 5/4/4/5 over four gen3 NVSwitches
+        h100.generation = 4;
+        h100.switchGeneration = 3;
+        h100.split = {5, 4, 4, 5};
+        m["dgx-h100"] = server("dgx-h100", paired(5, 2), h100, true);
+        NvlinkNodeYaml a100; // NVLink3, 12 links, two to each of six gen2 NVSwitches
+        a100.generation = 3;
+        a100.switchGeneration = 2;
+        a100.split = {2, 2, 2, 2, 2, 2};
+        m["dgx-a100"] = server("dgx-a100", paired(4, 2), a100, true);
+        NvlinkNodeYaml b200; // NVLink5, 18 links, nine to each of two NVLink Switch chips
+        b200.generation = 5;
+        b200.switchGeneration = 4;
+        b200.split = {9, 9};
+        m["hgx-b200"] = server("hgx-b200", paired(5, 2), b200, true);
+        NvlinkNodeYaml cube; // DGX-1 (P100): NVLink1 hybrid cube mesh, 4 links per GPU
+        cube.generation = 1;
+        for (uint32_t q : {0u, 4u})
+        {
+            for (uint32_t a = 0; a < 4; ++a)
+            {
+                for (uint32_t b = a + 1; b < 4; ++b)
+                {
+                    cube.mesh.push_back({q + a, q + b, 1});
+                }
+            }
+        }
+        for (uint32_t a = 0; a < 4; ++a)
+        {
+            cube.mesh.push_back({a, a + 4, 1});
+        }
+        m["dgx-1"] = server("dgx-1", paired(3, 1), cube, true);
+        m["pcie-8gpu"] = server("pcie-8gpu", PciePresets().at("pcie-8gpu"), {}, false);
+        return m;
+    }();
+    return presets;
+}
+
+std::vector<std::string>
+ServerNames()
+{
+    std::vector<std::string> names;
+    for (const auto& [name, node] : ServerPresets())
+    {
+        names.push_back(name);
+    }
+    return names;
+}
+
 } // namespace
 
 void
 ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
 {
-    c.r.CheckMap(n, "topology.node", {"pcie"});
     t.node = NodeYaml{};
+    if (n.IsScalar())
+    {
+        t.node =
+            ServerPresets().at(c.r.Choice(n, "topology.node (a server preset)", ServerNames()));
+        return;
+    }
+    c.r.CheckMap(n, "topology.node", {"preset", "pcie", "nvlink"});
+    if (n["preset"])
+    {
+        t.node = ServerPresets().at(c.r.Choice(n["preset"], "topology.node.preset", ServerNames()));
+    }
     if (n["pcie"])
     {
         t.node.hasPcie = true;
         t.node.pcie = ReadPcie(c.r, n["pcie"]);
+    }
+    if (n["nvlink"])
+    {
+        t.node.nvlink =
+            ReadNvlink(c.r, n["nvlink"], t.node.hasNvlink ? t.node.nvlink : NvlinkNodeYaml{});
+        t.node.hasNvlink = true;
+    }
+    if (t.node.hasNvlink && t.node.hasPcie && !t.node.pcie.gpus.empty() &&
+        t.node.nvlink.gpus != t.node.pcie.gpus.size())
+    {
+        c.r.Fail(
+            n["nvlink"] ? n["nvlink"] : n,
+            fmt::format("topology.node.nvlink.gpus: {} GPUs on NVLink, but the PCIe tree has {}",
+                        t.node.nvlink.gpus, t.node.pcie.gpus.size()));
     }
 }
 
@@ -284,29 +544,21 @@ WriteNode(YAML::Emitter& y, const TopologyYaml& t)
     y << YAML::BeginMap;
     if (t.node.hasPcie)
     {
-        const PcieNodeYaml& p = t.node.pcie;
-        y << YAML::Key << "pcie" << YAML::Value << YAML::BeginMap;
-        y << YAML::Key << "generation" << YAML::Value << p.generation;
-        y << YAML::Key << "lanes" << YAML::Value << p.lanes;
-        y << YAML::Key << "mps" << YAML::Value << p.mps;
-        y << YAML::Key << "mrrs" << YAML::Value << p.mrrs;
-        y << YAML::Key << "acs" << YAML::Value << p.acs;
-        y << YAML::Key << "switch_latency" << YAML::Value << p.switchLatency;
-        y << YAML::Key << "root_complex" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-          << "intel_p2p" << YAML::Value << p.intelP2p << YAML::EndMap;
-        y << YAML::Key << "switches" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-        for (const auto& l : p.switches)
-        {
-            y << YAML::Flow << YAML::BeginMap;
-            WriteLinkKeys(y, l);
-            y << YAML::EndMap;
-        }
-        y << YAML::EndSeq;
-        WriteDevices(y, "gpus", p.gpus);
-        WriteDevices(y, "nics", p.nics);
-        y << YAML::EndMap;
+        y << YAML::Key << "pcie" << YAML::Value;
+        WritePcie(y, t.node.pcie);
+    }
+    if (t.node.hasNvlink)
+    {
+        y << YAML::Key << "nvlink" << YAML::Value;
+        WriteNvlink(y, t.node.nvlink);
     }
     y << YAML::EndMap;
+}
+
+std::vector<std::string>
+ServerPresetNames()
+{
+    return ServerNames();
 }
 
 std::vector<std::string>

@@ -264,7 +264,8 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
         }
         wl.hosts.erase(std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst)); // all but dst
     }
-    if (wl.type != "bulk" && wl.type != "incast" && wl.type != "dma" && !item["hosts"])
+    if (wl.type != "bulk" && wl.type != "incast" && wl.type != "dma" && wl.type != "copy" &&
+        !item["hosts"])
     {
         wl.hosts = c.r.Hosts(YAML::Node("all"), where + ".hosts", c.hosts);
     }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 namespace fabemu
 {
@@ -180,6 +181,66 @@ ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const Wo
     }
 }
 
+/// A copy: GPU to GPU, inside a server (NVLink, else PCIe) or between servers (RDMA).
+void
+ValidateCopy(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
+{
+    const std::string where = "workload 'copy'";
+    const NodeYaml& node = s.topology.node;
+    for (const auto& [key, host, device] :
+         {std::tuple<const char*, uint32_t, std::string>{"src", wl.src, wl.srcDevice},
+          std::tuple<const char*, uint32_t, std::string>{"dst", wl.dst, wl.dstDevice}})
+    {
+        if (device.rfind("gpu", 0) != 0 || !InNode(s, device))
+        {
+            FailAt(r, item[key],
+                   fmt::format("{}.{}: '{}' is not a GPU of h{} ({})", where, key,
+                               device.empty() ? "h" + std::to_string(host) : device, host,
+                               node.Gpus() == 0
+                                   ? "its servers have none: give topology.node"
+                                   : fmt::format("it has gpu0..gpu{}", node.Gpus() - 1)));
+        }
+    }
+    if (wl.op != "write")
+    {
+        FailAt(r, item["op"], where + ".op: a copy writes; it has no " + wl.op);
+    }
+    if (wl.src == wl.dst)
+    {
+        if (wl.srcDevice == wl.dstDevice)
+        {
+            FailAt(r, item["dst"], fmt::format("{}: src and dst are both {}", where, wl.srcDevice));
+        }
+        const auto a = static_cast<uint32_t>(std::stoul(wl.srcDevice.substr(3)));
+        const auto b = static_cast<uint32_t>(std::stoul(wl.dstDevice.substr(3)));
+        if (!(node.hasNvlink && node.nvlink.Reaches(a, b)) && !node.hasPcie)
+        {
+            FailAt(r, item["dst"],
+                   fmt::format("{}: no NVLink joins {} and {}, and the server has no PCIe tree "
+                               "to carry it",
+                               where, wl.srcDevice, wl.dstDevice));
+        }
+        return;
+    }
+    if (s.topology.builder == "node")
+    {
+        FailAt(r, item["dst"],
+               where + ": the node builder is one server; a copy to another needs "
+                       "a network");
+    }
+    if (!node.hasPcie || node.pcie.nics.empty())
+    {
+        FailAt(r, item["dst"],
+               fmt::format("{}: between servers a copy goes GPU -> PCIe -> NIC; give the servers "
+                           "a PCIe tree with a NIC",
+                           where));
+    }
+    if (s.fabric.type == "iwarp")
+    {
+        FailAt(r, item, where + ": fabric.type iwarp has no WRITE with immediate to stage it");
+    }
+}
+
 /// An RDMA workload between servers: its NICs stage WRITEs through PCIe when topology.node
 /// has a tree; src_mem and dst_mem pick the memory.
 void
@@ -273,6 +334,11 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         ValidateDma(r, item, s, wl);
         return;
     }
+    if (wl.type == "copy")
+    {
+        ValidateCopy(r, item, s, wl);
+        return;
+    }
     ValidateStaging(r, item, s, wl);
     if (wl.type == "bulk" && wl.src == wl.dst)
     {
@@ -333,10 +399,10 @@ ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
     }
     if (top.builder == "node")
     {
-        if (!top.node.hasPcie)
+        if (!top.node.hasPcie && !top.node.hasNvlink)
         {
             r.Fail(t, "topology: the node builder is one server with nothing inside yet; give it "
-                      "topology.node.pcie");
+                      "topology.node (a server preset, pcie or nvlink)");
         }
         return;
     }

@@ -25,20 +25,58 @@ ScenarioError::ScenarioError(const std::string& file, SourceMark mark, const std
 {
 }
 
+bool
+NvlinkNodeYaml::Reaches(uint32_t a, uint32_t b) const
+{
+    return a != b && a < gpus && b < gpus && LinksBetween(a, b) > 0;
+}
+
+uint32_t
+NvlinkNodeYaml::LinksBetween(uint32_t a, uint32_t b) const
+{
+    if (!split.empty())
+    {
+        uint32_t links = 0;
+        for (uint32_t l : split)
+        {
+            links += l;
+        }
+        return links;
+    }
+    uint32_t links = 0;
+    for (const auto& e : mesh)
+    {
+        if ((e.a == a && e.b == b) || (e.a == b && e.b == a))
+        {
+            links += e.links;
+        }
+    }
+    return links;
+}
+
+uint32_t
+NodeYaml::Gpus() const
+{
+    if (hasPcie)
+    {
+        return static_cast<uint32_t>(pcie.gpus.size());
+    }
+    return hasNvlink ? nvlink.gpus : 0;
+}
+
 std::vector<std::string>
 NodeYaml::Endpoints() const
 {
     std::vector<std::string> names;
-    if (!hasPcie)
+    if (hasPcie)
     {
-        return names;
+        names.push_back("mem");
     }
-    names.push_back("mem");
-    for (size_t k = 0; k < pcie.gpus.size(); ++k)
+    for (uint32_t k = 0; k < Gpus(); ++k)
     {
         names.push_back("gpu" + std::to_string(k));
     }
-    for (size_t k = 0; k < pcie.nics.size(); ++k)
+    for (size_t k = 0; hasPcie && k < pcie.nics.size(); ++k)
     {
         names.push_back("nic" + std::to_string(k));
     }
@@ -145,7 +183,7 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
             "drops",         "pfc_pause_frames",    "ecn_marks",        "cnps",
             "credit_stalls", "bytes_delivered",     "congestion_drops", "buffer_overflows",
             "fcps",          "tcp_retransmissions", "ecn_echoes",       "terminates",
-            "pcie_replays",  "credit_starved_s"};
+            "pcie_replays",  "credit_starved_s",    "nvlink_replays"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {

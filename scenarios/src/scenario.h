@@ -101,11 +101,38 @@ struct PcieNodeYaml
     std::vector<PcieDeviceYaml> nics;   ///< nic0, ...: nic0 carries the host's RDMA
 };
 
+/// Two GPUs joined directly by NVLink (a mesh edge).
+struct NvlinkEdgeYaml
+{
+    uint32_t a{0};
+    uint32_t b{0};
+    uint32_t links{1};
+};
+
+/// topology.node.nvlink: every server's GPUs over NVLink (ns3-modules/nvlink).
+struct NvlinkNodeYaml
+{
+    uint32_t generation{4}; ///< NVLink 1..5
+    uint32_t gpus{8};
+    uint32_t switchGeneration{3};     ///< NVSwitch 1..3 (its port count)
+    std::vector<uint32_t> split;      ///< links from each GPU to switch s (switched)
+    std::vector<NvlinkEdgeYaml> mesh; ///< direct links (no switch), when split is empty
+    /// Whether GPUs \p a and \p b have an NVLink path (through a switch or an edge).
+    bool Reaches(uint32_t a, uint32_t b) const;
+    /// NVLinks between GPUs \p a and \p b: the GPU's links to the switches, or the edge's.
+    uint32_t LinksBetween(uint32_t a, uint32_t b) const;
+};
+
 /// topology.node: the inside of every server.
 struct NodeYaml
 {
+    std::string preset; ///< the server preset it started from ("" for none)
     bool hasPcie{false};
     PcieNodeYaml pcie;
+    bool hasNvlink{false};
+    NvlinkNodeYaml nvlink;
+    /// GPUs of the server: the PCIe tree's, else NVLink's.
+    uint32_t Gpus() const;
     /// The names a workload may give inside a server: "mem", "gpuK", "nicK".
     std::vector<std::string> Endpoints() const;
 };

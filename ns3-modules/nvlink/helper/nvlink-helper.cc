@@ -70,17 +70,17 @@ NvlinkHelper::InstallSwitched(uint32_t gpus, const std::vector<uint32_t>& split)
             out.error = "ns3::NvSwitch: " + why;
             return out;
         }
-        const uint32_t ports = NvSwitchPorts(
-            [&sw] {
-                UintegerValue g;
-                sw->GetAttribute("Generation", g);
-                return static_cast<uint32_t>(g.Get());
-            }());
+        const uint32_t ports = NvSwitchPorts([&sw] {
+            UintegerValue g;
+            sw->GetAttribute("Generation", g);
+            return static_cast<uint32_t>(g.Get());
+        }());
         if (gpus * split[s] > ports)
         {
             out.error = "NVSwitch " + std::to_string(s) + ": " + std::to_string(gpus) + " GPUs x " +
-                        std::to_string(split[s]) + " links need " + std::to_string(gpus * split[s]) +
-                        " ports; this generation has " + std::to_string(ports);
+                        std::to_string(split[s]) + " links need " +
+                        std::to_string(gpus * split[s]) + " ports; this generation has " +
+                        std::to_string(ports);
             return out;
         }
         node->AddSwitch(sw);
@@ -99,7 +99,7 @@ NvlinkHelper::InstallSwitched(uint32_t gpus, const std::vector<uint32_t>& split)
             Ptr<NvlinkPort> gp = m_port.Create<NvlinkPort>();
             Ptr<NvlinkPort> sp = m_port.Create<NvlinkPort>();
             link->Connect(gp, sp);
-            node->AddLink(link);
+            node->AddLink(link, "gpu" + std::to_string(g) + "-nvs" + std::to_string(s));
             const uint32_t port = node->GetGpu(g)->AddPort(gp);
             sw->AddPort(sp, g);
             for (uint32_t peer = 0; peer < gpus; ++peer)
@@ -137,7 +137,7 @@ NvlinkHelper::InstallMesh(uint32_t gpus, const std::vector<Edge>& edges) const
         Ptr<NvlinkPort> pa = m_port.Create<NvlinkPort>();
         Ptr<NvlinkPort> pb = m_port.Create<NvlinkPort>();
         link->Connect(pa, pb);
-        node->AddLink(link);
+        node->AddLink(link, "gpu" + std::to_string(e.a) + "-gpu" + std::to_string(e.b));
         node->GetGpu(e.a)->AddRoute(e.b, node->GetGpu(e.a)->AddPort(pa));
         node->GetGpu(e.b)->AddRoute(e.a, node->GetGpu(e.b)->AddPort(pb));
     }

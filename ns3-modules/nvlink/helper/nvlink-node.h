@@ -12,6 +12,7 @@
 #include "ns3/object.h"
 
 #include <map>
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -27,6 +28,8 @@ class NvlinkNode : public Object
     Ptr<NvSwitch> GetSwitch(uint32_t i) const { return m_switches[i]; }
     uint32_t GetNSwitches() const { return static_cast<uint32_t>(m_switches.size()); }
     const std::vector<Ptr<NvlinkLink>>& GetLinks() const { return m_links; }
+    /// Link \p i's name: "gpu0-nvs1" (port 0 at the GPU) or "gpu0-gpu3" (port 0 at the first).
+    const std::string& GetLinkName(size_t i) const { return m_linkNames[i]; }
 
     /// "" if GPU \p src can send to GPU \p dst over NVLink, else why not.
     std::string CheckTransfer(uint32_t src, uint32_t dst) const;
@@ -44,7 +47,11 @@ class NvlinkNode : public Object
     // Building (NvlinkHelper).
     void AddGpu(Ptr<NvlinkGpu> gpu);
     void AddSwitch(Ptr<NvSwitch> sw) { m_switches.push_back(sw); }
-    void AddLink(Ptr<NvlinkLink> link) { m_links.push_back(link); }
+    void AddLink(Ptr<NvlinkLink> link, const std::string& name)
+    {
+        m_links.push_back(link);
+        m_linkNames.push_back(name);
+    }
 
   protected:
     void DoDispose() override;
@@ -55,6 +62,7 @@ class NvlinkNode : public Object
     std::vector<Ptr<NvlinkGpu>> m_gpus;
     std::vector<Ptr<NvSwitch>> m_switches;
     std::vector<Ptr<NvlinkLink>> m_links;
+    std::vector<std::string> m_linkNames;
     std::map<std::pair<uint32_t, uint64_t>, Callback<void, const NvlinkTransfer&>> m_done;
 };
 

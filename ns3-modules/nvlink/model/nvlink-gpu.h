@@ -77,7 +77,7 @@ class NvlinkGpu : public Object
     std::map<uint64_t, Outgoing> m_out;                 ///< not yet fully cut, by id
     std::map<uint64_t, Time> m_started;                 ///< every transfer sent, by id
     uint64_t m_nextId{1};
-    uint64_t m_turn{0}; ///< round robin among transfers
+    uint64_t m_turn{0};                                     ///< round robin among transfers
     std::map<std::pair<uint32_t, uint64_t>, uint64_t> m_in; ///< (src, id) -> bytes received
     Callback<void, const NvlinkTransfer&> m_received;
 };

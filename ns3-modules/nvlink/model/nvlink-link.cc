@@ -79,7 +79,8 @@ NvlinkLink::Check() const
 {
     if (m_generation < 1 || m_generation > 5)
     {
-        return "Generation " + std::to_string(m_generation) + " is not an NVLink generation (1 to 5)";
+        return "Generation " + std::to_string(m_generation) +
+               " is not an NVLink generation (1 to 5)";
     }
     if (m_links < 1 || m_links > 64)
     {

@@ -42,8 +42,7 @@ NvlinkPort::GetTypeId()
     return tid;
 }
 
-NvlinkPort::NvlinkPort()
-    : m_rng(CreateObject<UniformRandomVariable>())
+NvlinkPort::NvlinkPort() : m_rng(CreateObject<UniformRandomVariable>())
 {
 }
 

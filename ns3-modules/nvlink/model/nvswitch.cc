@@ -12,9 +12,10 @@ NS_OBJECT_ENSURE_REGISTERED(NvSwitch);
 uint32_t
 NvSwitchPorts(uint32_t generation)
 {
-    // ref 2.2: gen1 (DGX-2) 18 NVLink2 ports; gen2 (HGX A100) 36 [U]; gen3 (HGX H100) 64 [S].
-    static const uint32_t ports[] = {0, 18, 36, 64};
-    return generation >= 1 && generation <= 3 ? ports[generation] : 0;
+    // ref 2.2: gen1 (DGX-2) 18 NVLink2 ports; gen2 (HGX A100) 36 [U]; gen3 (HGX H100) 64 [S];
+    // gen4, Blackwell's NVLink Switch chip: 72 (a tray's 144 ports over two chips [P]/[D]).
+    static const uint32_t ports[] = {0, 18, 36, 64, 72};
+    return generation >= 1 && generation <= 4 ? ports[generation] : 0;
 }
 
 TypeId
@@ -30,7 +31,8 @@ NvSwitch::GetTypeId()
                           "per GPU-NVSwitch hop; not a measurement)",
                           TimeValue(NanoSeconds(25)), MakeTimeAccessor(&NvSwitch::m_latency),
                           MakeTimeChecker(Time(0)))
-            .AddAttribute("Generation", "NVSwitch generation: its port count (1: 18, 2: 36, 3: 64)",
+            .AddAttribute("Generation",
+                          "NVSwitch generation: its port count (1: 18, 2: 36, 3: 64, 4: 72)",
                           UintegerValue(3), MakeUintegerAccessor(&NvSwitch::m_generation),
                           MakeUintegerChecker<uint32_t>())
             .AddTraceSource("Forward", "A packet left for its GPU: (packet, in port, out port)",
@@ -53,7 +55,8 @@ NvSwitch::Check() const
     const uint32_t max = NvSwitchPorts(m_generation);
     if (max == 0)
     {
-        return "Generation " + std::to_string(m_generation) + " is not an NVSwitch generation (1 to 3)";
+        return "Generation " + std::to_string(m_generation) +
+               " is not an NVSwitch generation (1 to 4)";
     }
     return "";
 }

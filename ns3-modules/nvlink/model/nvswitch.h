@@ -4,8 +4,8 @@
  * has fully arrived. Its ingress credit goes back when it leaves the egress
  * port, so a busy egress backs up into the ingress buffer and then into the
  * sender: lossless, nothing dropped. Generations as presets (NvSwitchPorts):
- * gen1 18 ports, gen2 36, gen3 64. Multicast and in-switch reduction (NVLS)
- * are not modelled yet (docs/nvlink.md).
+ * gen1 18 ports, gen2 36, gen3 64, gen4 (Blackwell's NVLink Switch chip) 72. Multicast and
+ * in-switch reduction (NVLS) are not modelled yet (docs/nvlink.md).
  */
 #ifndef FABEMU_NVSWITCH_H
 #define FABEMU_NVSWITCH_H
@@ -21,7 +21,8 @@
 namespace ns3
 {
 
-/// Ports of an NVSwitch of \p generation (1: DGX-2's 18, 2: 36, 3: HGX H100's 64); 0 if unknown.
+/// Ports of an NVSwitch of \p generation (1: DGX-2's 18, 2: 36, 3: HGX H100's 64, 4: 72);
+/// 0 if unknown.
 uint32_t NvSwitchPorts(uint32_t generation);
 
 class NvSwitch : public Object
