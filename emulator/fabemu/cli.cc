@@ -274,6 +274,18 @@ AddValidate(CLI::App& app, Io& io)
 }
 
 void
+AddTopo(CLI::App& app, Io& io)
+{
+    auto file = std::make_shared<std::string>();
+    auto set = std::make_shared<std::vector<std::string>>();
+    auto* cmd = app.add_subcommand(
+        "topo", "Print a scenario's server inside as nvidia-smi topo -m does (NV#, PIX, PHB)");
+    cmd->add_option("file", *file, "Scenario file (YAML)")->required();
+    cmd->add_option("--set", *set, "KEY=VALUE over the file, as for run");
+    cmd->callback([&io, file, set] { io.rc = PrintNodeTopology(*file, *set, io.out, io.err); });
+}
+
+void
 AddList(CLI::App& app, Io& io)
 {
     auto type = std::make_shared<std::string>();
@@ -402,8 +414,8 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     app.footer("Exit codes: 0 ok, 1 run-time failure (a simulated flow failed, a VM died, ...), "
                "2 bad input, 3 expectations not met.");
     Io io{out, err};
-    for (auto add : {AddDoctor, AddDemo, AddImage, AddVm, AddEmulate, AddRun, AddValidate, AddList,
-                     AddReport, AddStatus})
+    for (auto add : {AddDoctor, AddDemo, AddImage, AddVm, AddEmulate, AddRun, AddValidate, AddTopo,
+                     AddList, AddReport, AddStatus})
     {
         add(app, io);
     }

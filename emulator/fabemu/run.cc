@@ -354,6 +354,10 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         node->Build(s);
         node->AttachRecorders(s, dir);
     }
+    if (!nodes.empty())
+    {
+        std::ofstream(dir / "topo.txt") << NodeTopologyMatrix(s.topology.node);
+    }
     const std::vector<FlowRecord> flows =
         RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes, s, dir, mode, out);
     FabricTotals totals;
@@ -472,6 +476,33 @@ ValidateScenarioFile(const std::string& file, const std::vector<std::string>& se
                            "{} workload(s), {} expectation(s)\n",
                            file, s.name, RunPhrase(s), s.topology.builder, s.topology.HostCount(),
                            s.endpoints.size(), s.workloads.size(), s.expect.size());
+        return kExitOk;
+    }
+    catch (const ScenarioError& e)
+    {
+        err << e.what() << "\n";
+        return kExitBadInput;
+    }
+}
+
+int
+PrintNodeTopology(const std::string& file, const std::vector<std::string>& set, std::ostream& out,
+                  std::ostream& err)
+{
+    try
+    {
+        const Scenario s = LoadScenario(file, set);
+        if (!s.topology.node.hasPcie && !s.topology.node.hasNvlink)
+        {
+            err << fmt::format("{}: topology.node is not given: its servers are plain hosts, one "
+                               "NIC each\n",
+                               file);
+            return kExitBadInput;
+        }
+        out << fmt::format("{}: every server's inside ({})\n\n", file,
+                           s.topology.node.preset.empty() ? "as the file describes it"
+                                                          : s.topology.node.preset);
+        out << NodeTopologyMatrix(s.topology.node);
         return kExitOk;
     }
     catch (const ScenarioError& e)

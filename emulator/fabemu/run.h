@@ -37,6 +37,10 @@ int RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
 int RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err);
 int ValidateScenarioFile(const std::string& file, const std::vector<std::string>& set,
                          std::ostream& out, std::ostream& err);
+/// `fabemu topo`: the scenario's server inside as a matrix (NodeTopologyMatrix); exit 2 on
+/// a bad file or a scenario without topology.node.
+int PrintNodeTopology(const std::string& file, const std::vector<std::string>& set,
+                      std::ostream& out, std::ostream& err);
 /// Builders, workload types and every scenario key with its help and default.
 int ListScenarioKeys(std::ostream& out);
 /// Every attribute of our models' TypeIds (groups Roce, Rdma, Infiniband, Iwarp, Pcie):

@@ -555,6 +555,86 @@ WriteNode(YAML::Emitter& y, const TopologyYaml& t)
     y << YAML::EndMap;
 }
 
+namespace
+{
+
+/// Where a GPU or NIC sits in the PCIe tree: "swK", "root", or "" (not on PCIe).
+std::string
+PcieParent(const NodeYaml& node, bool gpu, uint32_t k)
+{
+    if (!node.hasPcie)
+    {
+        return "";
+    }
+    const auto& devices = gpu ? node.pcie.gpus : node.pcie.nics;
+    return k < devices.size() ? devices[k].under : "";
+}
+
+std::string
+Cell(const NodeYaml& node, bool gpuA, uint32_t a, bool gpuB, uint32_t b)
+{
+    if (gpuA == gpuB && a == b)
+    {
+        return "X";
+    }
+    if (gpuA && gpuB && node.hasNvlink && node.nvlink.Reaches(a, b))
+    {
+        return "NV" + std::to_string(node.nvlink.LinksBetween(a, b));
+    }
+    const std::string pa = PcieParent(node, gpuA, a);
+    const std::string pb = PcieParent(node, gpuB, b);
+    if (pa.empty() || pb.empty())
+    {
+        return "-";
+    }
+    return pa == pb && pa != "root" ? "PIX" : "PHB";
+}
+
+} // namespace
+
+std::string
+NodeTopologyMatrix(const NodeYaml& node)
+{
+    std::vector<std::pair<bool, uint32_t>> devices; // (GPU?, index)
+    for (uint32_t k = 0; k < node.Gpus(); ++k)
+    {
+        devices.emplace_back(true, k);
+    }
+    for (uint32_t k = 0; node.hasPcie && k < node.pcie.nics.size(); ++k)
+    {
+        devices.emplace_back(false, k);
+    }
+    const auto name = [](const std::pair<bool, uint32_t>& d) {
+        return (d.first ? "GPU" : "NIC") + std::to_string(d.second);
+    };
+    const auto line = [](std::string row) {
+        row.erase(row.find_last_not_of(' ') + 1);
+        return row + "\n";
+    };
+    std::string row = fmt::format("{:<7}", "");
+    for (const auto& d : devices)
+    {
+        row += fmt::format("{:<7}", name(d));
+    }
+    std::string out = line(row);
+    for (const auto& r : devices)
+    {
+        row = fmt::format("{:<7}", name(r));
+        for (const auto& c : devices)
+        {
+            row += fmt::format("{:<7}", Cell(node, r.first, r.second, c.first, c.second));
+        }
+        out += line(row);
+    }
+    out += "\nLegend:\n"
+           "  X    = Self\n"
+           "  NV#  = Connection traversing a bonded set of # NVLinks\n"
+           "  PIX  = Connection traversing at most a single PCIe switch\n"
+           "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (the root complex)\n"
+           "  -    = No path on NVLink or PCIe\n";
+    return out;
+}
+
 std::vector<std::string>
 ServerPresetNames()
 {

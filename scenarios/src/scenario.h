@@ -266,6 +266,14 @@ Scenario LoadScenario(const std::string& file, const std::vector<std::string>& o
 Scenario ParseScenario(const std::string& text, const std::string& name,
                        const std::vector<std::string>& overrides = {});
 
+/**
+ * \brief A server's inside as `nvidia-smi topo -m` prints it: a matrix over its GPUs and
+ * NICs whose cells say how each pair connects: X (itself), NV# (# NVLinks between two
+ * GPUs), PIX (one PCIe switch), PHB (through the root complex, the host bridge). PXB and
+ * SYS do not occur: the trees have one switch level and one socket. A legend follows.
+ */
+std::string NodeTopologyMatrix(const NodeYaml& node);
+
 /// Every value actually used, defaults included, as YAML that loads back to the same scenario.
 std::string ResolvedYaml(const Scenario& s);
 

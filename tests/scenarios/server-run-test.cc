@@ -1,0 +1,200 @@
+// Servers as scenarios state them (topology.node: a server preset or a map with nvlink and
+// pcie): copies over NVLink, over PCIe where NVLink does not reach, and between servers by
+// GPUDirect RDMA; nvlink.csv, topo.txt and `fabemu topo`; mistakes refused at FILE:LINE:COL.
+#include "../run-in-process.h"
+#include "../scratch-dir.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
+
+#include "ns3/pcie-spec.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace fabemu;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+/// A one-server scenario (the node builder) with \p node and \p workloads.
+fs::path
+Write(const fs::path& dir, const std::string& name, const std::string& node,
+      const std::string& workloads, const std::string& head = "topology:\n  builder: node\n")
+{
+    const fs::path file = dir / (name + ".yaml");
+    std::ofstream(file) << "name: " << name << "\nduration: 20ms\n"
+                        << head << "  node: " << node << "\nworkloads:\n"
+                        << workloads;
+    return file;
+}
+
+double
+GBps(const nlohmann::json& flow)
+{
+    return flow["throughput_gbps"].get<double>() / 8;
+}
+
+} // namespace
+
+TEST_CASE("dgx-h100: a GPU-to-GPU copy over all 18 NVLinks at 18 x 20.6 GB/s")
+{
+    const ScratchDir dir("server-h100");
+    const fs::path out = dir / "out";
+    const auto r = RunInProcess(
+        Write(dir, "h100", "dgx-h100", "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 64MB}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["flows"].size() == 1);
+    CHECK(s["flows"][0]["src"] == "h0.gpu0");
+    CHECK(s["flows"][0]["dst"] == "h0.gpu1");
+    CHECK(GBps(s["flows"][0]) == doctest::Approx(18 * 20.6).epsilon(0.01));
+    CHECK(s["totals"]["nvlink_replays"] == 0);
+    // nvlink.csv: gpu0's four bundles (5/4/4/5) carried every byte out, in proportion.
+    uint64_t out0 = 0;
+    for (const auto& row : ReadCsv(out / "nvlink.csv"))
+    {
+        if (row[0] == "h0" && row[1].rfind("gpu0-nvs", 0) == 0 && row[2] == "out")
+        {
+            out0 += std::stoull(row[7]);
+        }
+    }
+    CHECK(out0 == 64u << 20);
+    const std::string topo = Slurp(out / "topo.txt");
+    CHECK(topo.find("GPU0   X      NV18") != std::string::npos);
+    CHECK(topo.find("NIC0   PIX    PIX    PHB") != std::string::npos);
+}
+
+TEST_CASE("dgx-1: a pair without an NVLink goes over PCIe, slower than a linked pair")
+{
+    const ScratchDir dir("server-dgx1");
+    const fs::path out = dir / "out";
+    // gpu0-gpu1 share an NVLink1 link; gpu0-gpu5 have none and sit under different PCIe
+    // switches (Gen3 x16): the root complex carries them.
+    const auto r = RunInProcess(Write(dir, "dgx1", "dgx-1",
+                                      "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"
+                                      "  - {type: copy, src: h0.gpu0, dst: h0.gpu5, bytes: 16MB, "
+                                      "start: 2ms}\n"),
+                                out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["flows"].size() == 2);
+    double linked = 0;
+    double unlinked = 0;
+    for (const auto& f : s["flows"])
+    {
+        (f["dst"] == "h0.gpu1" ? linked : unlinked) = GBps(f);
+    }
+    CHECK(linked == doctest::Approx(18.0).epsilon(0.01)); // one NVLink1 link, NCCL's SM60 figure
+    const double gen3 = ns3::PcieLinkBytesPerSecond(3, 16) * 256 / (256 + 20) / 1e9;
+    CHECK(unlinked == doctest::Approx(gen3).epsilon(0.01));
+    CHECK(unlinked < linked);
+}
+
+TEST_CASE("pcie-8gpu: no NVLink, a copy under one PCIe switch runs at the PCIe rate")
+{
+    const ScratchDir dir("server-pcie8");
+    const fs::path out = dir / "out";
+    const auto r = RunInProcess(
+        Write(dir, "p8", "pcie-8gpu", "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const double gen5 = ns3::PcieLinkBytesPerSecond(5, 16) * 256 / (256 + 20) / 1e9;
+    CHECK(GBps(Summary(out)["flows"][0]) == doctest::Approx(gen5).epsilon(0.01));
+    CHECK(!fs::exists(out / "nvlink.csv"));
+}
+
+TEST_CASE("two dgx-h100 servers on NDR InfiniBand: a copy between them at the NIC's line rate")
+{
+    const ScratchDir dir("server-pair");
+    const fs::path out = dir / "out";
+    const auto r = RunInProcess(
+        Write(dir, "pair", "dgx-h100",
+              "  - {type: copy, src: h0.gpu0, dst: h1.gpu3, bytes: 16MB}\n",
+              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+              "topology:\n  builder: pair\n  link: {rate: 400Gbps, delay: 100ns}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    const auto& f = s["flows"][0];
+    CHECK(f["src"] == "h0.gpu0");
+    CHECK(f["dst"] == "h1.gpu3");
+    // 400 Gb/s less IB's headers at MTU 4096 (LRH 8, BTH 12, ICRC 4, VCRC 2, RETH 16 on the
+    // first packet): about 397; the PCIe hops around the NICs take a little more.
+    CHECK(f["throughput_gbps"].get<double>() > 380);
+    CHECK(f["throughput_gbps"].get<double>() < 400);
+}
+
+TEST_CASE("fabemu topo prints a server as nvidia-smi topo -m does; refuses plain hosts")
+{
+    const ScratchDir dir("server-topo");
+    const fs::path file = dir / "a100.yaml";
+    std::ofstream(file) << "name: a100\ntopology: {builder: node, node: dgx-a100}\n";
+    const auto r = FabemuInProcess({"topo", file.string()});
+    CHECK(r.code == kExitOk);
+    CHECK(r.out.find("(dgx-a100)") != std::string::npos);
+    CHECK(r.out.find("GPU7   NV12   NV12") != std::string::npos);
+    CHECK(r.out.find("PIX  = Connection traversing at most a single PCIe switch") !=
+          std::string::npos);
+    const fs::path plain = dir / "plain.yaml";
+    std::ofstream(plain) << "name: plain\n";
+    const auto p = FabemuInProcess({"topo", plain.string()});
+    CHECK(p.code == kExitBadInput);
+    CHECK(p.err.find("topology.node is not given") != std::string::npos);
+}
+
+TEST_CASE("server mistakes: FILE:LINE:COL and the culprit named")
+{
+    struct Case
+    {
+        const char* what;
+        std::string text;
+        std::string at;
+        const char* says;
+    };
+    const std::string head = "name: t\ntopology:\n  builder: node\n  node: ";
+    const std::vector<Case> cases{
+        {"an unknown server preset, the closest suggested", head + "dgx-h10\n", "bad.yaml:4:9: ",
+         "(did you mean 'dgx-h100'?)"},
+        {"a link split that does not add up",
+         head + "{preset: dgx-h100, nvlink: {links_per_gpu: 18, split: [5, 4, 4, 4]}}\n",
+         "bad.yaml:4:63: ", "topology.node.nvlink.split: 17 links, but links_per_gpu is 18"},
+        {"NVLink GPUs against the PCIe tree's",
+         head + "{preset: dgx-h100, nvlink: {gpus: 4}}\n", "bad.yaml:4:36: ",
+         "4 GPUs on NVLink, but the PCIe tree has 8"},
+        {"a mesh edge to a GPU that does not exist",
+         head + "{nvlink: {gpus: 4, mesh: [{gpus: [0, 7]}]}}\n", "bad.yaml:4:42: ",
+         "GPU 7 is not one of the 4 GPUs"},
+        {"a copy to a GPU the server lacks",
+         head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.gpu0, dst: h0.gpu8, bytes: 1MB}\n",
+         "bad.yaml:6:37: ", "'gpu8' is not a GPU of h0 (it has gpu0..gpu7)"},
+        {"a copy from a NIC", head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.nic0, "
+                                     "dst: h0.gpu1, bytes: 1MB}\n",
+         "bad.yaml:6:23: ", "'nic0' is not a GPU of h0"},
+        {"a copy between servers without a network",
+         "name: t\ntopology:\n  builder: pair\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, 1]}]}}\n"
+         "workloads:\n  - {type: copy, src: h0.gpu0, dst: h1.gpu1, bytes: 1MB}\n",
+         "bad.yaml:6:37: ", "between servers a copy goes GPU -> PCIe -> NIC"},
+    };
+    for (const auto& c : cases)
+    {
+        CAPTURE(c.what);
+        std::string msg;
+        try
+        {
+            ParseScenario(c.text, "bad.yaml");
+        }
+        catch (const ScenarioError& e)
+        {
+            msg = e.what();
+        }
+        CAPTURE(msg);
+        CHECK(msg.rfind(c.at, 0) == 0);
+        CHECK(msg.find(c.says) != std::string::npos);
+    }
+}
