@@ -45,9 +45,10 @@ TEST_CASE("dgx-h100: a GPU-to-GPU copy over all 18 NVLinks at 18 x 20.6 GB/s")
 {
     const ScratchDir dir("server-h100");
     const fs::path out = dir / "out";
-    const auto r = RunInProcess(
-        Write(dir, "h100", "dgx-h100", "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 64MB}\n"),
-        out);
+    const auto r =
+        RunInProcess(Write(dir, "h100", "dgx-h100",
+                           "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 64MB}\n"),
+                     out);
     REQUIRE_MESSAGE(r.code == kExitOk, r.err);
     const auto s = Summary(out);
     REQUIRE(s["flows"].size() == 1);
@@ -100,9 +101,10 @@ TEST_CASE("pcie-8gpu: no NVLink, a copy under one PCIe switch runs at the PCIe r
 {
     const ScratchDir dir("server-pcie8");
     const fs::path out = dir / "out";
-    const auto r = RunInProcess(
-        Write(dir, "p8", "pcie-8gpu", "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"),
-        out);
+    const auto r =
+        RunInProcess(Write(dir, "p8", "pcie-8gpu",
+                           "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"),
+                     out);
     REQUIRE_MESSAGE(r.code == kExitOk, r.err);
     const double gen5 = ns3::PcieLinkBytesPerSecond(5, 16) * 256 / (256 + 20) / 1e9;
     CHECK(GBps(Summary(out)["flows"][0]) == doctest::Approx(gen5).epsilon(0.01));
@@ -159,25 +161,26 @@ TEST_CASE("server mistakes: FILE:LINE:COL and the culprit named")
     };
     const std::string head = "name: t\ntopology:\n  builder: node\n  node: ";
     const std::vector<Case> cases{
-        {"an unknown server preset, the closest suggested", head + "dgx-h10\n", "bad.yaml:4:9: ",
-         "(did you mean 'dgx-h100'?)"},
+        {"an unknown server preset, the closest suggested", head + "dgx-h10\n",
+         "bad.yaml:4:9: ", "(did you mean 'dgx-h100'?)"},
         {"a link split that does not add up",
          head + "{preset: dgx-h100, nvlink: {links_per_gpu: 18, split: [5, 4, 4, 4]}}\n",
          "bad.yaml:4:63: ", "topology.node.nvlink.split: 17 links, but links_per_gpu is 18"},
-        {"NVLink GPUs against the PCIe tree's",
-         head + "{preset: dgx-h100, nvlink: {gpus: 4}}\n", "bad.yaml:4:36: ",
-         "4 GPUs on NVLink, but the PCIe tree has 8"},
+        {"NVLink GPUs against the PCIe tree's", head + "{preset: dgx-h100, nvlink: {gpus: 4}}\n",
+         "bad.yaml:4:36: ", "4 GPUs on NVLink, but the PCIe tree has 8"},
         {"a mesh edge to a GPU that does not exist",
-         head + "{nvlink: {gpus: 4, mesh: [{gpus: [0, 7]}]}}\n", "bad.yaml:4:42: ",
-         "GPU 7 is not one of the 4 GPUs"},
+         head + "{nvlink: {gpus: 4, mesh: [{gpus: [0, 7]}]}}\n",
+         "bad.yaml:4:42: ", "GPU 7 is not one of the 4 GPUs"},
         {"a copy to a GPU the server lacks",
          head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.gpu0, dst: h0.gpu8, bytes: 1MB}\n",
          "bad.yaml:6:37: ", "'gpu8' is not a GPU of h0 (it has gpu0..gpu7)"},
-        {"a copy from a NIC", head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.nic0, "
-                                     "dst: h0.gpu1, bytes: 1MB}\n",
+        {"a copy from a NIC",
+         head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.nic0, "
+                "dst: h0.gpu1, bytes: 1MB}\n",
          "bad.yaml:6:23: ", "'nic0' is not a GPU of h0"},
         {"a copy between servers without a network",
-         "name: t\ntopology:\n  builder: pair\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, 1]}]}}\n"
+         "name: t\ntopology:\n  builder: pair\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, "
+         "1]}]}}\n"
          "workloads:\n  - {type: copy, src: h0.gpu0, dst: h1.gpu1, bytes: 1MB}\n",
          "bad.yaml:6:37: ", "between servers a copy goes GPU -> PCIe -> NIC"},
     };
