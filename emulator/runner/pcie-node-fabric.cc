@@ -120,6 +120,7 @@ class PcieNodeFabric : public NodeFabricFlows
     void Build(const Scenario& s) override
     {
         m_pcie = s.topology.node.pcie;
+        m_railsPerServer = s.topology.RailsPerServer();
         const PcieHelper h = Helper(m_pcie);
         const PcieTreeSpec spec = TreeSpec(m_pcie);
         for (uint32_t host = 0; host < s.topology.HostCount(); ++host)
@@ -159,11 +160,15 @@ class PcieNodeFabric : public NodeFabricFlows
         {
             return;
         }
-        for (uint32_t host = 0; host < m_trees.size(); ++host)
+        // A server's network ports: one (nic0), or on a rail cluster one per rail (nicK).
+        for (uint32_t server = 0; server < m_trees.size(); ++server)
         {
-            Ptr<PcieNicInterface> nic = CreateObject<PcieNicInterface>();
-            nic->Setup(m_trees[host], "nic0");
-            runner.SetHostInterface(host, nic);
+            for (uint32_t rail = 0; rail < m_railsPerServer; ++rail)
+            {
+                Ptr<PcieNicInterface> nic = CreateObject<PcieNicInterface>();
+                nic->Setup(m_trees[server], "nic" + std::to_string(rail));
+                runner.SetHostInterface(server * m_railsPerServer + rail, nic);
+            }
         }
     }
 
@@ -351,6 +356,7 @@ class PcieNodeFabric : public NodeFabricFlows
     PcieNodeYaml m_pcie;
     std::vector<Ptr<PcieTree>> m_trees;
     std::vector<std::unique_ptr<std::ofstream>> m_traces; ///< record.pcie_trace's files
+    uint32_t m_railsPerServer{1};
 };
 
 } // namespace

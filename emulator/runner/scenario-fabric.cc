@@ -239,6 +239,11 @@ BuildTopology(const Scenario& s)
     {
         return TopologySpec::Ring(t.leaves, t.hostsPerLeaf, link(t.link), link(t.uplink));
     }
+    if (t.builder == "rail")
+    {
+        return TopologySpec::Rail(t.nodes, t.RailsPerServer(), t.spines, link(t.link),
+                                  link(t.uplink));
+    }
     if (t.builder == "fat-tree")
     {
         return TopologySpec::FatTree(t.k, link(t.link), link(t.uplink));
@@ -296,7 +301,14 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
         }
         else if (w.type == "copy" && w.src != w.dst)
         {
-            made = workload::Bulk(w.src, w.dst, w.bytes, start); // GPUDirect RDMA through nic0
+            // GPUDirect RDMA: on a rail cluster through the rail of the NIC that serves the
+            // source GPU (server x rails + rail), else through each server's one port.
+            const uint32_t rails = s.topology.RailsPerServer();
+            const uint32_t rail = rails > 1 ? s.topology.node.ServingNic(static_cast<uint32_t>(
+                                                  std::stoul(w.srcDevice.substr(3)))) %
+                                                  rails
+                                            : 0;
+            made = workload::Bulk(w.src * rails + rail, w.dst * rails + rail, w.bytes, start);
         }
         else if (w.type == "poisson")
         {

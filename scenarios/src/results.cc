@@ -439,7 +439,11 @@ RenderReport(const fs::path& dir, std::ostream& err)
         {
             if (TotalMeansSomething(fabric, k)) // summary.json keeps every key, for scripts
             {
-                md << "| " << k << " | " << Human(v) << " |\n";
+                // A time in seconds (credit_starved_s) reads as one: "127.4 us".
+                const bool seconds =
+                    k.size() > 2 && k.compare(k.size() - 2, 2, "_s") == 0 && v.is_number();
+                md << "| " << k << " | " << (seconds ? HumanDuration(v.get<double>()) : Human(v))
+                   << " |\n";
             }
         }
         md << "\n";

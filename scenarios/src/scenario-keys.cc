@@ -140,6 +140,8 @@ Builders()
         {"fat-tree", "A k-ary fat tree: k pods, k^3/4 hosts"},
         {"ring", "Switches in a ring (leaves of them), hosts_per_leaf hosts on each"},
         {"node", "One server (h0) and no network: PCIe experiments inside it (topology.node)"},
+        {"rail", "A rail-optimised cluster: nodes servers (topology.node), NIC k of every server "
+                 "on rail switch k; spines join the rails"},
     };
     return builders;
 }
@@ -341,7 +343,7 @@ TopologyKeys()
         }
         std::vector<Key<T>> k{
             MakeKey<T>("builder", KeyKind::Choice,
-                       "pair|star|dumbbell|leaf-spine|fat-tree|ring|node", "star", "The shape")
+                       "pair|star|dumbbell|leaf-spine|fat-tree|ring|node|rail", "star", "The shape")
                 .Choices(names)
                 .Field(&T::builder)
                 .Example("fat-tree"),
@@ -356,9 +358,10 @@ TopologyKeys()
                 .Range(1, 256)
                 .Field(&T::leaves)
                 .Example("3"),
-            MakeKey<T>("spines", KeyKind::Integer, "integer", "2", "Spine switches")
-                .Only({"leaf-spine"})
-                .Range(1, 256)
+            MakeKey<T>("spines", KeyKind::Integer, "integer", "2",
+                       "Spine switches (rail: each joined to every rail; 0: the rails apart)")
+                .Only({"leaf-spine", "rail"})
+                .Range(0, 256)
                 .Field(&T::spines)
                 .Example("3"),
             MakeKey<T>("hosts_per_leaf", KeyKind::Integer, "integer", "2",
@@ -367,6 +370,17 @@ TopologyKeys()
                 .Range(1, 256)
                 .Field(&T::hostsPerLeaf)
                 .Example("3"),
+            MakeKey<T>("nodes", KeyKind::Integer, "integer", "2", "Servers (h0..)")
+                .Only({"rail"})
+                .Range(1, 512)
+                .Field(&T::nodes)
+                .Example("4"),
+            MakeKey<T>("rails", KeyKind::Integer, "integer", "0: every NIC",
+                       "Rails: NIC k of every server on rail switch k (k < rails)")
+                .Only({"rail"})
+                .Range(0, 64)
+                .Field(&T::rails)
+                .Example("2"),
             MakeKey<T>("k", KeyKind::Integer, "even integer", "4", "k (k^3/4 hosts)")
                 .Only({"fat-tree"})
                 .Range(2, 32)
@@ -379,7 +393,7 @@ TopologyKeys()
         };
         AddLink(k, "link", &T::link, "{100Gbps, 1us}", "the host links", {}, "");
         AddLink(k, "uplink", &T::uplink, "= link", "the switch-to-switch links",
-                {"leaf-spine", "fat-tree", "ring"}, "link");
+                {"leaf-spine", "fat-tree", "ring", "rail"}, "link");
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
                 "link");
         k.push_back(MakeKey<T>("node", KeyKind::Section, "map", "{}",

@@ -335,15 +335,21 @@ WriteNvlink(YAML::Emitter& y, const NvlinkNodeYaml& v)
     y << YAML::Key << "generation" << YAML::Value << v.generation;
     y << YAML::Key << "gpus" << YAML::Value << v.gpus;
     y << YAML::Key << "switch_generation" << YAML::Value << v.switchGeneration;
-    y << YAML::Key << "split" << YAML::Value << YAML::Flow << v.split;
-    y << YAML::Key << "mesh" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-    for (const auto& e : v.mesh)
+    if (!v.split.empty())
     {
-        y << YAML::Flow << YAML::BeginMap << YAML::Key << "gpus" << YAML::Value << YAML::Flow
-          << YAML::BeginSeq << e.a << e.b << YAML::EndSeq << YAML::Key << "links" << YAML::Value
-          << e.links << YAML::EndMap;
+        y << YAML::Key << "split" << YAML::Value << YAML::Flow << v.split;
     }
-    y << YAML::EndSeq;
+    else
+    {
+        y << YAML::Key << "mesh" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+        for (const auto& e : v.mesh)
+        {
+            y << YAML::Flow << YAML::BeginMap << YAML::Key << "gpus" << YAML::Value << YAML::Flow
+              << YAML::BeginSeq << e.a << e.b << YAML::EndSeq << YAML::Key << "links" << YAML::Value
+              << e.links << YAML::EndMap;
+        }
+        y << YAML::EndSeq;
+    }
     y << YAML::EndMap;
 }
 

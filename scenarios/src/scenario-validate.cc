@@ -100,6 +100,11 @@ ValidateEndpoints(const Reader& r, const YAML::Node& root, const Scenario& s)
             "fabric.cc ibcc with VM endpoints: the gateways do not pace the VMs' flows (yet); use "
             "cc: none");
     }
+    if (s.topology.builder == "rail" && !s.record.pcap.empty())
+    {
+        FailAt(r, At(root, "record.pcap", "record"),
+               "record.pcap on a rail cluster: capturing a server's rail ports is not built yet");
+    }
     if (!s.record.pcieTrace.empty() && !s.topology.node.hasPcie)
     {
         FailAt(r, At(root, "record.pcie_trace", "record"),
@@ -339,6 +344,13 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         ValidateCopy(r, item, s, wl);
         return;
     }
+    if (s.topology.builder == "rail")
+    {
+        FailAt(r, item,
+               fmt::format("{}: on a rail cluster, workloads name GPUs (copy) or devices "
+                           "inside a server (dma); a server has one NIC per rail",
+                           where));
+    }
     ValidateStaging(r, item, s, wl);
     if (wl.type == "bulk" && wl.src == wl.dst)
     {
@@ -403,6 +415,30 @@ ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
         {
             r.Fail(t, "topology: the node builder is one server with nothing inside yet; give it "
                       "topology.node (a server preset, pcie or nvlink)");
+        }
+        return;
+    }
+    if (top.builder == "leaf-spine" && top.spines == 0)
+    {
+        r.Fail(t["spines"], "topology.spines must be 1..256 for leaf-spine, not 0");
+    }
+    if (top.builder == "rail")
+    {
+        if (!top.node.hasPcie || top.node.pcie.nics.empty())
+        {
+            r.Fail(t, "topology: a rail cluster joins servers' NICs; give topology.node (a server "
+                      "preset such as dgx-h100, or a PCIe tree with NICs)");
+        }
+        if (top.rails > top.node.pcie.nics.size())
+        {
+            r.Fail(t["rails"], fmt::format("topology.rails: {} rails, but each server has {} NIC{}",
+                                           top.rails, top.node.pcie.nics.size(),
+                                           top.node.pcie.nics.size() == 1 ? "" : "s"));
+        }
+        if (top.NetworkHosts() > 4096)
+        {
+            r.Fail(t,
+                   fmt::format("topology: {} NICs on the rails; at most 4096", top.NetworkHosts()));
         }
         return;
     }

@@ -84,11 +84,55 @@ NodeYaml::Endpoints() const
 }
 
 uint32_t
+NodeYaml::ServingNic(uint32_t gpu) const
+{
+    if (!hasPcie || gpu >= pcie.gpus.size() || pcie.gpus[gpu].under == "root")
+    {
+        return 0;
+    }
+    const std::string& sw = pcie.gpus[gpu].under;
+    uint32_t position = 0;
+    for (uint32_t g = 0; g < gpu; ++g)
+    {
+        position += pcie.gpus[g].under == sw;
+    }
+    std::vector<uint32_t> nics;
+    for (uint32_t n = 0; n < pcie.nics.size(); ++n)
+    {
+        if (pcie.nics[n].under == sw)
+        {
+            nics.push_back(n);
+        }
+    }
+    return nics.empty() ? 0 : nics[position % nics.size()];
+}
+
+uint32_t
+TopologyYaml::RailsPerServer() const
+{
+    if (builder != "rail")
+    {
+        return 1;
+    }
+    return rails > 0 ? rails : static_cast<uint32_t>(node.pcie.nics.size());
+}
+
+uint32_t
+TopologyYaml::NetworkHosts() const
+{
+    return builder == "rail" ? nodes * RailsPerServer() : HostCount();
+}
+
+uint32_t
 TopologyYaml::HostCount() const
 {
     if (builder == "node")
     {
         return 1;
+    }
+    if (builder == "rail")
+    {
+        return nodes;
     }
     if (builder == "pair")
     {

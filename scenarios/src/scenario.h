@@ -135,6 +135,10 @@ struct NodeYaml
     uint32_t Gpus() const;
     /// The names a workload may give inside a server: "mem", "gpuK", "nicK".
     std::vector<std::string> Endpoints() const;
+    /// The NIC that serves GPU \p gpu: the one under its PCIe switch in the same position
+    /// among that switch's NICs as the GPU among its GPUs (GPU k -> NIC k on dgx-h100); nic0
+    /// if no NIC shares its switch.
+    uint32_t ServingNic(uint32_t gpu) const;
 };
 
 struct TopologyYaml
@@ -142,15 +146,22 @@ struct TopologyYaml
     std::string builder{"star"}; ///< pair | star | dumbbell | leaf-spine | fat-tree | ring | node
     uint32_t hosts{2};           ///< star, dumbbell
     uint32_t leaves{2};          ///< leaf-spine
-    uint32_t spines{2};
+    uint32_t spines{2}; ///< leaf-spine: spine switches; rail: spines joining the rails (0: none)
     uint32_t hostsPerLeaf{2};
-    uint32_t k{4}; ///< fat-tree
+    uint32_t k{4};     ///< fat-tree
+    uint32_t nodes{2}; ///< rail: servers
+    uint32_t rails{0}; ///< rail: NIC k of every server on rail k (0: every NIC of a server)
     LinkSpec link;
     LinkSpec uplink;     ///< switch-to-switch links (leaf-spine, fat-tree)
     LinkSpec bottleneck; ///< dumbbell's middle link
     NodeYaml node;
-    /// Hosts the builder makes (h0..h{N-1}).
+    /// Servers the builder makes (h0..h{N-1}).
     uint32_t HostCount() const;
+    /// Ports the network has for them: a server each, or on rail a NIC each (server x rails
+    /// + rail).
+    uint32_t NetworkHosts() const;
+    /// rail's rails, resolved (rails, or every NIC of a server); 1 on other builders.
+    uint32_t RailsPerServer() const;
 };
 
 struct EndpointSpec

@@ -22,6 +22,10 @@ ContextFor(const KeyHelp& k)
     {
         return {"fabric.type=" + first};
     }
+    if (k.key.rfind("topology.", 0) == 0 && first == "rail")
+    {
+        return {"topology.builder=rail", "topology.node=dgx-h100"}; // rails join servers' NICs
+    }
     if (k.key.rfind("topology.", 0) == 0 && !first.empty())
     {
         return {"topology.builder=" + first};

@@ -186,3 +186,27 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
         CHECK(msg.find(c.says) != std::string::npos);
     }
 }
+
+TEST_CASE("every server preset reads back the same from its resolved file")
+{
+    for (const char* preset : {"dgx-h100", "dgx-a100", "hgx-b200", "dgx-1", "pcie-8gpu"})
+    {
+        CAPTURE(preset);
+        const Scenario s = ParseScenario(
+            std::string("name: s\ntopology: {builder: node, node: ") + preset + "}\n", "s.yaml");
+        CHECK(s.topology.node.preset == preset);
+        CHECK(s.topology.node.Gpus() == 8);
+        const std::string resolved = ResolvedYaml(s);
+        CHECK(ResolvedYaml(ParseScenario(resolved, "r.yaml")) == resolved);
+    }
+    const Scenario cube = ParseScenario("name: c\ntopology: {builder: node, node: dgx-1}\n", "c");
+    CHECK(cube.topology.node.nvlink.Reaches(0, 4));
+    CHECK(!cube.topology.node.nvlink.Reaches(0, 5));
+    CHECK(cube.topology.node.ServingNic(5) == 2); // gpu5 sits under sw2 with nic2
+    const Scenario h100 =
+        ParseScenario("name: h\ntopology: {builder: node, node: dgx-h100}\n", "h");
+    for (uint32_t g = 0; g < 8; ++g)
+    {
+        CHECK(h100.topology.node.ServingNic(g) == g); // GPU k beside NIC k
+    }
+}

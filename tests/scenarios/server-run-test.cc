@@ -132,6 +132,36 @@ TEST_CASE("two dgx-h100 servers on NDR InfiniBand: a copy between them at the NI
     CHECK(f["throughput_gbps"].get<double>() < 400);
 }
 
+TEST_CASE("a 2-server rail cluster of dgx-h100 on NDR InfiniBand: eight copies, one per rail, "
+          "each at the NIC's line rate")
+{
+    const ScratchDir dir("server-rail");
+    const fs::path out = dir / "out";
+    std::string copies;
+    for (int k = 0; k < 8; ++k)
+    {
+        copies += "  - {type: copy, src: h0.gpu" + std::to_string(k) + ", dst: h1.gpu" +
+                  std::to_string(k) + ", bytes: 16MB}\n";
+    }
+    const auto r = RunInProcess(
+        Write(dir, "rail", "dgx-h100", copies,
+              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+              "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
+              "  link: {rate: 400Gbps, delay: 100ns}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["flows"].size() == 8);
+    for (const auto& f : s["flows"])
+    {
+        CAPTURE(f["src"]);
+        CHECK(f["state"] == "completed");
+        CHECK(f["throughput_gbps"].get<double>() > 385); // each alone on its rail: 393.7
+        CHECK(f["throughput_gbps"].get<double>() < 400);
+    }
+    CHECK(s["totals"]["drops"] == 0);
+}
+
 TEST_CASE("fabemu topo prints a server as nvidia-smi topo -m does; refuses plain hosts")
 {
     const ScratchDir dir("server-topo");
@@ -178,6 +208,17 @@ TEST_CASE("server mistakes: FILE:LINE:COL and the culprit named")
          head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.nic0, "
                 "dst: h0.gpu1, bytes: 1MB}\n",
          "bad.yaml:6:23: ", "'nic0' is not a GPU of h0"},
+        {"more rails than a server has NICs",
+         "name: t\ntopology:\n  builder: rail\n  rails: 9\n  node: dgx-h100\n",
+         "bad.yaml:4:10: ", "topology.rails: 9 rails, but each server has 8 NICs"},
+        {"a rail cluster of servers without NICs",
+         "name: t\ntopology:\n  builder: rail\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, "
+         "1]}]}}\n",
+         "bad.yaml:3:3: ", "a rail cluster joins servers' NICs"},
+        {"a host-to-host flow on a rail cluster",
+         "name: t\ntopology: {builder: rail, node: dgx-h100}\nworkloads:\n"
+         "  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\n",
+         "bad.yaml:4:5: ", "on a rail cluster, workloads name GPUs (copy)"},
         {"a copy between servers without a network",
          "name: t\ntopology:\n  builder: pair\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, "
          "1]}]}}\n"

@@ -69,6 +69,35 @@ TopologySpec::Dumbbell(uint32_t hosts, LinkParams edge, LinkParams bottleneck)
 }
 
 TopologySpec
+TopologySpec::Rail(uint32_t servers, uint32_t rails, uint32_t spines, LinkParams nicLink,
+                   LinkParams spineLink)
+{
+    NS_ABORT_MSG_IF(servers < 1 || rails < 1, "rail: servers and rails must be at least 1");
+    TopologySpec t;
+    std::vector<uint32_t> rail;
+    for (uint32_t r = 0; r < rails; ++r)
+    {
+        rail.push_back(t.AddSwitch());
+    }
+    for (uint32_t s = 0; s < spines; ++s)
+    {
+        const uint32_t spine = t.AddSwitch();
+        for (uint32_t r : rail)
+        {
+            t.AddLink(r, spine, spineLink);
+        }
+    }
+    for (uint32_t s = 0; s < servers; ++s)
+    {
+        for (uint32_t r = 0; r < rails; ++r)
+        {
+            t.AddLink(t.AddHost(), rail[r], nicLink);
+        }
+    }
+    return t;
+}
+
+TopologySpec
 TopologySpec::LeafSpine(uint32_t leaves, uint32_t spines, uint32_t hostsPerLeaf,
                         LinkParams hostLink, LinkParams fabricLink)
 {

@@ -53,6 +53,11 @@ class TopologySpec
     /// smallest topology whose shortest paths close a cycle of channel dependencies.
     static TopologySpec Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink,
                              LinkParams ringLink);
+    /// A rail-optimised cluster: \p servers servers with \p rails NICs each; NIC r of every
+    /// server on rail switch r (host index server x rails + r), and \p spines spine switches
+    /// each linked to every rail switch (0: the rails stay apart).
+    static TopologySpec Rail(uint32_t servers, uint32_t rails, uint32_t spines, LinkParams nicLink,
+                             LinkParams spineLink);
 
     const std::vector<Node>& Nodes() const { return m_nodes; }
     const std::vector<Link>& Links() const { return m_links; }
