@@ -324,11 +324,15 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
             f.op = op;
             f.serviceLevel = w.sl;
             f.tag = WorkloadLabel(w);
-            f.srcMemory = w.type == "copy" ? w.srcDevice : w.srcMemory;
-            f.dstMemory = w.type == "copy" ? w.dstDevice : w.dstMemory;
-            if (w.type == "copy")
+            // A GPU named as src or dst (copy, or bulk: src: h0.gpu0) is the memory there.
+            f.srcMemory = w.srcDevice.empty() ? w.srcMemory : w.srcDevice;
+            f.dstMemory = w.dstDevice.empty() ? w.dstMemory : w.dstDevice;
+            if (!w.srcDevice.empty())
             {
                 f.srcName = fmt::format("h{}.{}", w.src, w.srcDevice);
+            }
+            if (!w.dstDevice.empty())
+            {
                 f.dstName = fmt::format("h{}.{}", w.dst, w.dstDevice);
             }
             flows.push_back(f);

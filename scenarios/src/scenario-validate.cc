@@ -252,16 +252,24 @@ void
 ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
 {
     const std::string where = "workload '" + wl.type + "'";
-    for (const auto& [key, device] : {std::pair<const char*, std::string>{"src", wl.srcDevice},
-                                      std::pair<const char*, std::string>{"dst", wl.dstDevice}})
+    for (const auto& [key, device, memory] :
+         {std::tuple<const char*, std::string, std::string>{"src", wl.srcDevice, wl.srcMemory},
+          std::tuple<const char*, std::string, std::string>{"dst", wl.dstDevice, wl.dstMemory}})
     {
-        if (!device.empty())
+        // A GPU may stand for its server: hN.gpuK is hN with its NIC reading or writing gpuK.
+        const bool gpu = device.rfind("gpu", 0) == 0 && s.topology.node.hasPcie;
+        if (!device.empty() && !gpu)
         {
             FailAt(r, item[key],
-                   fmt::format("{}.{}: '{}' is inside a server; {} flows run between hosts (a "
-                               "dma workload moves bytes inside one; src_mem/dst_mem pick the "
-                               "memory the NICs use)",
+                   fmt::format("{}.{}: '{}' is inside a server; {} flows run between hosts or "
+                               "their GPUs (a dma workload moves bytes inside one server)",
                                where, key, device, wl.type));
+        }
+        if (gpu && memory != "host" && memory != device)
+        {
+            FailAt(r, item[key],
+                   fmt::format("{}.{}: names {}, but {}_mem says {}", where, key, device, key,
+                               memory));
         }
     }
     if (s.topology.builder == "node")
@@ -271,8 +279,11 @@ ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, cons
                            "its workloads are dma",
                            where));
     }
-    for (const auto& [key, memory] : {std::pair<const char*, std::string>{"src_mem", wl.srcMemory},
-                                      std::pair<const char*, std::string>{"dst_mem", wl.dstMemory}})
+    for (const auto& [key, memory] :
+         {std::pair<const char*, std::string>{"src_mem",
+                                              wl.srcDevice.empty() ? wl.srcMemory : wl.srcDevice},
+          std::pair<const char*, std::string>{"dst_mem",
+                                              wl.dstDevice.empty() ? wl.dstMemory : wl.dstDevice}})
     {
         if (!s.topology.node.hasPcie && memory != "host")
         {

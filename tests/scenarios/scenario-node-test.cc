@@ -172,10 +172,15 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
          "name: t\ntopology: {builder: pair, node: {pcie: {switches: 1, gpus: [sw0]}}}\n"
          "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\n",
          "bad.yaml:4:5: ", "topology.node.pcie has no NIC"},
-        {"a device named in a host-to-host flow",
+        {"a NIC named in a host-to-host flow",
          "name: t\ntopology: {builder: pair, node: {pcie: gpudirect}}\nworkloads:\n"
-         "  - {type: bulk, src: h0.gpu0, dst: h1, bytes: 1MB}\n",
-         "bad.yaml:4:23: ", "'gpu0' is inside a server; bulk flows run between hosts"},
+         "  - {type: bulk, src: h0.nic0, dst: h1, bytes: 1MB}\n",
+         "bad.yaml:4:23: ",
+         "'nic0' is inside a server; bulk flows run between hosts or their GPUs"},
+        {"a GPU and a src_mem that disagree",
+         "name: t\ntopology: {builder: pair, node: dgx-h100}\nworkloads:\n"
+         "  - {type: bulk, src: h0.gpu0, dst: h1, bytes: 1MB, src_mem: gpu1}\n",
+         "bad.yaml:4:23: ", "workload 'bulk'.src: names gpu0, but src_mem says gpu1"},
     };
     for (const auto& c : cases)
     {
@@ -185,6 +190,22 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
         CHECK(msg.rfind(c.at, 0) == 0);
         CHECK(msg.find(c.says) != std::string::npos);
     }
+}
+
+TEST_CASE("an RDMA flow may name a GPU for its host: the NIC reads or writes that GPU")
+{
+    const Scenario s = ParseScenario("name: g\ntopology: {builder: pair, node: dgx-h100}\n"
+                                     "workloads:\n"
+                                     "  - {type: bulk, src: h0.gpu3, dst: h1.gpu5, bytes: 1MB}\n"
+                                     "  - {type: incast, srcs: [h0], dst: h1.gpu2, bytes: 1MB}\n",
+                                     "g.yaml");
+    CHECK(s.workloads[0].src == 0);
+    CHECK(s.workloads[0].srcDevice == "gpu3");
+    CHECK(s.workloads[0].dstDevice == "gpu5");
+    CHECK(s.workloads[1].dstDevice == "gpu2");
+    const std::string resolved = ResolvedYaml(s);
+    CHECK(resolved.find("src: h0.gpu3") != std::string::npos);
+    CHECK(ResolvedYaml(ParseScenario(resolved, "r.yaml")) == resolved);
 }
 
 TEST_CASE("every server preset reads back the same from its resolved file")
