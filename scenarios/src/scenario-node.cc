@@ -44,15 +44,23 @@ PciePresets()
     return presets;
 }
 
+/// The names of a table of presets, in order.
+template <class T>
+std::vector<std::string>
+NamesOf(const std::map<std::string, T>& presets)
+{
+    std::vector<std::string> names;
+    for (const auto& entry : presets)
+    {
+        names.push_back(entry.first);
+    }
+    return names;
+}
+
 std::vector<std::string>
 PresetNames()
 {
-    std::vector<std::string> names;
-    for (const auto& [name, tree] : PciePresets())
-    {
-        names.push_back(name);
-    }
-    return names;
+    return NamesOf(PciePresets());
 }
 
 uint32_t
@@ -498,12 +506,7 @@ ServerPresets()
 std::vector<std::string>
 ServerNames()
 {
-    std::vector<std::string> names;
-    for (const auto& [name, node] : ServerPresets())
-    {
-        names.push_back(name);
-    }
-    return names;
+    return NamesOf(ServerPresets());
 }
 
 } // namespace

@@ -33,6 +33,15 @@ Write(const fs::path& dir, const std::string& name, const std::string& node,
     return file;
 }
 
+/// Runs \p node with \p workloads on the node builder into dir/out; its summary.json.
+nlohmann::json
+RunNode(const ScratchDir& dir, const std::string& node, const std::string& workloads)
+{
+    const auto r = RunInProcess(Write(dir, "s", node, workloads), dir / "out");
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    return Summary(dir / "out");
+}
+
 double
 GBps(const nlohmann::json& flow)
 {
@@ -45,12 +54,8 @@ TEST_CASE("dgx-h100: a GPU-to-GPU copy over all 18 NVLinks at 18 x 20.6 GB/s")
 {
     const ScratchDir dir("server-h100");
     const fs::path out = dir / "out";
-    const auto r =
-        RunInProcess(Write(dir, "h100", "dgx-h100",
-                           "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 64MB}\n"),
-                     out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s =
+        RunNode(dir, "dgx-h100", "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 64MB}\n");
     REQUIRE(s["flows"].size() == 1);
     CHECK(s["flows"][0]["src"] == "h0.gpu0");
     CHECK(s["flows"][0]["dst"] == "h0.gpu1");
@@ -74,16 +79,12 @@ TEST_CASE("dgx-h100: a GPU-to-GPU copy over all 18 NVLinks at 18 x 20.6 GB/s")
 TEST_CASE("dgx-1: a pair without an NVLink goes over PCIe, slower than a linked pair")
 {
     const ScratchDir dir("server-dgx1");
-    const fs::path out = dir / "out";
     // gpu0-gpu1 share an NVLink1 link; gpu0-gpu5 have none and sit under different PCIe
     // switches (Gen3 x16): the root complex carries them.
-    const auto r = RunInProcess(Write(dir, "dgx1", "dgx-1",
-                                      "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"
-                                      "  - {type: copy, src: h0.gpu0, dst: h0.gpu5, bytes: 16MB, "
-                                      "start: 2ms}\n"),
-                                out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s =
+        RunNode(dir, "dgx-1",
+                "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"
+                "  - {type: copy, src: h0.gpu0, dst: h0.gpu5, bytes: 16MB, start: 2ms}\n");
     REQUIRE(s["flows"].size() == 2);
     double linked = 0;
     double unlinked = 0;
@@ -100,15 +101,11 @@ TEST_CASE("dgx-1: a pair without an NVLink goes over PCIe, slower than a linked 
 TEST_CASE("pcie-8gpu: no NVLink, a copy under one PCIe switch runs at the PCIe rate")
 {
     const ScratchDir dir("server-pcie8");
-    const fs::path out = dir / "out";
-    const auto r =
-        RunInProcess(Write(dir, "p8", "pcie-8gpu",
-                           "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n"),
-                     out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s =
+        RunNode(dir, "pcie-8gpu", "  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 16MB}\n");
     const double gen5 = ns3::PcieLinkBytesPerSecond(5, 16) * 256 / (256 + 20) / 1e9;
-    CHECK(GBps(Summary(out)["flows"][0]) == doctest::Approx(gen5).epsilon(0.01));
-    CHECK(!fs::exists(out / "nvlink.csv"));
+    CHECK(GBps(s["flows"][0]) == doctest::Approx(gen5).epsilon(0.01));
+    CHECK(!fs::exists(dir / "out" / "nvlink.csv"));
 }
 
 TEST_CASE("two dgx-h100 servers on NDR InfiniBand: a copy between them at the NIC's line rate")
