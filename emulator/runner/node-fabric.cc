@@ -50,17 +50,17 @@ NodeFabricFlows::StartFlows(const Scenario& s, uint32_t firstId)
         r.idealFct = IdealFct(w);
         m_flows.push_back(r);
         m_transfers.push_back(0);
-        Simulator::Schedule(r.spec.start, &NodeFabricFlows::LaunchAt, this, m_flows.size() - 1,
-                            w.srcDevice, w.dstDevice);
+        m_devices.emplace_back(w.srcDevice, w.dstDevice);
+        Simulator::Schedule(r.spec.start, &NodeFabricFlows::LaunchAt, this, m_flows.size() - 1);
     }
     return m_flows.size();
 }
 
 void
-NodeFabricFlows::LaunchAt(size_t i, std::string from, std::string to)
+NodeFabricFlows::LaunchAt(size_t i)
 {
     std::string why;
-    m_transfers[i] = Launch(i, m_flows[i], from, to, why);
+    m_transfers[i] = Launch(i, m_flows[i], m_devices[i].first, m_devices[i].second, why);
     if (m_transfers[i] == 0)
     {
         m_flows[i].state = FlowState::Failed;
@@ -97,7 +97,7 @@ NodeFabricFlows::Delivered(uint32_t id) const
     {
         return r.delivered; // ended, or not started
     }
-    return Progress(r, m_transfers[i]);
+    return Progress(r, m_devices[i].first, m_devices[i].second, m_transfers[i]);
 }
 
 bool

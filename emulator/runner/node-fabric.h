@@ -76,17 +76,20 @@ class NodeFabricFlows : public NodeFabric
     /// returns the model's transfer id, or 0 and \p why.
     virtual uint64_t Launch(size_t i, const ns3::FlowRecord& r, const std::string& from,
                             const std::string& to, std::string& why) = 0;
-    /// Bytes of flow \p i (model transfer \p transfer) in so far.
-    virtual uint64_t Progress(const ns3::FlowRecord& r, uint64_t transfer) const = 0;
+    /// Bytes of flow \p r (model transfer \p transfer, from device \p from to \p to on
+    /// server r.spec.src) in so far.
+    virtual uint64_t Progress(const ns3::FlowRecord& r, const std::string& from,
+                              const std::string& to, uint64_t transfer) const = 0;
     /// The model says flow \p i has all its bytes at \p at.
     void Completed(size_t i, ns3::Time at);
 
   private:
-    void LaunchAt(size_t i, std::string from, std::string to);
+    void LaunchAt(size_t i);
     void Ended();
 
     std::vector<ns3::FlowRecord> m_flows;
     std::vector<uint64_t> m_transfers; ///< by flow: the model's transfer id, 0 until launched
+    std::vector<std::pair<std::string, std::string>> m_devices; ///< by flow: from, to
     uint32_t m_firstId{0};
     size_t m_ended{0};
     ns3::Callback<void> m_allDone;

@@ -40,12 +40,6 @@ Install(const NvlinkNodeYaml& v)
     return h.InstallMesh(v.gpus, edges);
 }
 
-uint32_t
-Gpu(const std::string& device)
-{
-    return static_cast<uint32_t>(std::stoul(device.substr(3)));
-}
-
 class NvlinkNodeFabric : public NodeFabricFlows
 {
   public:
@@ -129,13 +123,14 @@ class NvlinkNodeFabric : public NodeFabricFlows
     bool Takes(const Scenario& s, const WorkloadSpec& w) const override
     {
         return w.type == "copy" && w.src == w.dst &&
-               s.topology.node.nvlink.Reaches(Gpu(w.srcDevice), Gpu(w.dstDevice));
+               s.topology.node.NvlinkJoins(w.srcDevice, w.dstDevice);
     }
 
     /// The bytes at the usable rate of every NVLink between the two GPUs, without latency.
     Time IdealFct(const WorkloadSpec& w) const override
     {
-        const uint32_t links = m_nvlink.LinksBetween(Gpu(w.srcDevice), Gpu(w.dstDevice));
+        const uint32_t links =
+            m_nvlink.LinksBetween(DeviceNumber(w.srcDevice), DeviceNumber(w.dstDevice));
         const double rate = NvlinkLinkBytesPerSecond(m_nvlink.generation) *
                             NvlinkNcclEfficiency(m_nvlink.generation) * links;
         return Seconds(w.bytes / rate);
@@ -145,16 +140,15 @@ class NvlinkNodeFabric : public NodeFabricFlows
                     std::string& why) override
     {
         Ptr<NvlinkNode> node = m_nodes[r.spec.src];
-        why = node->CheckTransfer(Gpu(from), Gpu(to));
-        return node->Send(Gpu(from), Gpu(to), r.spec.bytes,
+        why = node->CheckTransfer(DeviceNumber(from), DeviceNumber(to));
+        return node->Send(DeviceNumber(from), DeviceNumber(to), r.spec.bytes,
                           MakeCallback(&NvlinkNodeFabric::Done, this).Bind(i));
     }
 
-    uint64_t Progress(const FlowRecord& r, uint64_t transfer) const override
+    uint64_t Progress(const FlowRecord& r, const std::string& from, const std::string& to,
+                      uint64_t transfer) const override
     {
-        const std::string src = r.spec.srcName.substr(r.spec.srcName.find('.') + 1);
-        const std::string dst = r.spec.dstName.substr(r.spec.dstName.find('.') + 1);
-        return m_nodes[r.spec.src]->GetDelivered(Gpu(src), Gpu(dst), transfer);
+        return m_nodes[r.spec.src]->GetDelivered(DeviceNumber(from), DeviceNumber(to), transfer);
     }
 
   private:

@@ -62,7 +62,7 @@ TreeSpec(const PcieNodeYaml& p)
             }
             else
             {
-                spec.switches[std::stoul(devices[k].under.substr(2))].devices.push_back(d);
+                spec.switches[DeviceNumber(devices[k].under)].devices.push_back(d);
             }
         }
     };
@@ -133,6 +133,7 @@ class PcieNodeFabric : public NodeFabricFlows
 
     void AttachRecorders(const Scenario& s, const std::filesystem::path& dir) override
     {
+        const auto links = Links();
         for (uint32_t host : s.record.pcieTrace)
         {
             auto& out = m_traces.emplace_back(
@@ -140,7 +141,7 @@ class PcieNodeFabric : public NodeFabricFlows
             *out << "# time_ns link direction tlp seq tag requester address bytes [replay]: "
                     "every TLP sent on h"
                  << host << "'s PCIe links\n";
-            for (const auto& [name, parent] : Links())
+            for (const auto& [name, parent] : links)
             {
                 Ptr<PcieLink> link = m_trees[host]->GetLink(name);
                 for (uint32_t end = 0; end < 2; ++end)
@@ -179,9 +180,10 @@ class PcieNodeFabric : public NodeFabricFlows
             trace->close();
         }
         std::ostringstream rows;
+        const auto links = Links();
         for (uint32_t host = 0; host < m_trees.size(); ++host)
         {
-            for (const auto& [name, parent] : Links())
+            for (const auto& [name, parent] : links)
             {
                 Ptr<PcieLink> link = m_trees[host]->GetLink(name);
                 for (uint32_t end = 0; end < 2; ++end)
@@ -206,9 +208,10 @@ class PcieNodeFabric : public NodeFabricFlows
     {
         uint64_t replays = 0;
         Time starved;
+        const auto links = Links();
         for (const auto& tree : m_trees)
         {
-            for (const auto& link : Links())
+            for (const auto& link : links)
             {
                 for (uint32_t end = 0; end < 2; ++end)
                 {
@@ -232,14 +235,8 @@ class PcieNodeFabric : public NodeFabricFlows
     /// dma workloads, and copies between GPUs of one server that NVLink does not join.
     bool Takes(const Scenario& s, const WorkloadSpec& w) const override
     {
-        if (w.type == "dma")
-        {
-            return true;
-        }
-        const NodeYaml& node = s.topology.node;
-        return w.type == "copy" && w.src == w.dst &&
-               !(node.hasNvlink &&
-                 node.nvlink.Reaches(GpuIndex(w.srcDevice), GpuIndex(w.dstDevice)));
+        return w.type == "dma" || (w.type == "copy" && w.src == w.dst &&
+                                   !s.topology.node.NvlinkJoins(w.srcDevice, w.dstDevice));
     }
 
     uint64_t Launch(size_t i, const FlowRecord& r, const std::string& from, const std::string& to,
@@ -257,9 +254,9 @@ class PcieNodeFabric : public NodeFabricFlows
         return id;
     }
 
-    uint64_t Progress(const FlowRecord& r, uint64_t transfer) const override
+    uint64_t Progress(const FlowRecord& r, const std::string& from, const std::string&,
+                      uint64_t transfer) const override
     {
-        const std::string from = r.spec.srcName.substr(r.spec.srcName.find('.') + 1);
         return m_trees[r.spec.src]->GetDelivered(from, transfer);
     }
 
@@ -310,7 +307,7 @@ class PcieNodeFabric : public NodeFabricFlows
         const auto* devices = name.rfind("gpu", 0) == 0   ? &m_pcie.gpus
                               : name.rfind("nic", 0) == 0 ? &m_pcie.nics
                                                           : nullptr;
-        return devices ? &devices->at(std::stoul(name.substr(3))) : nullptr;
+        return devices ? &devices->at(DeviceNumber(name)) : nullptr;
     }
 
     /// The payload rate of the link above a device or a switch.
@@ -318,11 +315,6 @@ class PcieNodeFabric : public NodeFabricFlows
     {
         return FramingRate(l.generation ? l.generation : m_pcie.generation,
                            l.lanes ? l.lanes : m_pcie.lanes, m_pcie.mps);
-    }
-
-    static uint32_t GpuIndex(const std::string& device)
-    {
-        return static_cast<uint32_t>(std::stoul(device.substr(3)));
     }
 
     void Done(size_t i, const PcieTransfer& t) { Completed(i, t.completed); }
@@ -346,7 +338,7 @@ class PcieNodeFabric : public NodeFabricFlows
         {
             if (!underOne && sw != "root")
             {
-                rates.push_back(Rate(m_pcie.switches[std::stoul(sw.substr(2))]));
+                rates.push_back(Rate(m_pcie.switches[DeviceNumber(sw)]));
             }
         }
         const double slowest = *std::min_element(rates.begin(), rates.end());

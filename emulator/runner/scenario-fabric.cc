@@ -304,10 +304,8 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
             // GPUDirect RDMA: on a rail cluster through the rail of the NIC that serves the
             // source GPU (server x rails + rail), else through each server's one port.
             const uint32_t rails = s.topology.RailsPerServer();
-            const uint32_t rail = rails > 1 ? s.topology.node.ServingNic(static_cast<uint32_t>(
-                                                  std::stoul(w.srcDevice.substr(3)))) %
-                                                  rails
-                                            : 0;
+            const uint32_t rail =
+                rails > 1 ? s.topology.node.ServingNic(DeviceNumber(w.srcDevice)) % rails : 0;
             made = workload::Bulk(w.src * rails + rail, w.dst * rails + rail, w.bytes, start);
         }
         else if (w.type == "poisson")

@@ -179,11 +179,6 @@ ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const Wo
     {
         FailAt(r, item["op"], where + ".op: a dma is a write or a read, not send");
     }
-    if (wl.startPs > s.durationPs)
-    {
-        FailAt(r, item["start"],
-               fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
-    }
 }
 
 /// A copy: GPU to GPU, inside a server (NVLink, else PCIe) or between servers (RDMA).
@@ -216,9 +211,7 @@ ValidateCopy(const Reader& r, const YAML::Node& item, const Scenario& s, const W
         {
             FailAt(r, item["dst"], fmt::format("{}: src and dst are both {}", where, wl.srcDevice));
         }
-        const auto a = static_cast<uint32_t>(std::stoul(wl.srcDevice.substr(3)));
-        const auto b = static_cast<uint32_t>(std::stoul(wl.dstDevice.substr(3)));
-        if (!(node.hasNvlink && node.nvlink.Reaches(a, b)) && !node.hasPcie)
+        if (!node.NvlinkJoins(wl.srcDevice, wl.dstDevice) && !node.hasPcie)
         {
             FailAt(r, item["dst"],
                    fmt::format("{}: no NVLink joins {} and {}, and the server has no PCIe tree "
@@ -345,6 +338,11 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         }
         return;
     }
+    if (wl.startPs > s.durationPs)
+    {
+        FailAt(r, item["start"],
+               fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
+    }
     if (wl.type == "dma")
     {
         ValidateDma(r, item, s, wl);
@@ -366,11 +364,6 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     if (wl.type == "bulk" && wl.src == wl.dst)
     {
         FailAt(r, item["dst"], fmt::format("{}: src and dst are both h{}", where, wl.src));
-    }
-    if (wl.startPs > s.durationPs)
-    {
-        FailAt(r, item["start"],
-               fmt::format("{}.start is out of range: {}", where, item["start"].Scalar()));
     }
     if (wl.type != "bulk" && wl.type != "incast" && wl.hosts.size() < 2)
     {

@@ -55,6 +55,18 @@ NvlinkNodeYaml::LinksBetween(uint32_t a, uint32_t b) const
 }
 
 uint32_t
+DeviceNumber(const std::string& name)
+{
+    return static_cast<uint32_t>(std::stoul(name.substr(name.find_first_of("0123456789"))));
+}
+
+bool
+NodeYaml::NvlinkJoins(const std::string& srcGpu, const std::string& dstGpu) const
+{
+    return hasNvlink && nvlink.Reaches(DeviceNumber(srcGpu), DeviceNumber(dstGpu));
+}
+
+uint32_t
 NodeYaml::Gpus() const
 {
     if (hasPcie)

@@ -123,6 +123,9 @@ struct NvlinkNodeYaml
     uint32_t LinksBetween(uint32_t a, uint32_t b) const;
 };
 
+/// The number in a name inside a server: "gpu3" -> 3, "nic0" -> 0, "sw2" -> 2.
+uint32_t DeviceNumber(const std::string& name);
+
 /// topology.node: the inside of every server.
 struct NodeYaml
 {
@@ -133,6 +136,9 @@ struct NodeYaml
     NvlinkNodeYaml nvlink;
     /// GPUs of the server: the PCIe tree's, else NVLink's.
     uint32_t Gpus() const;
+    /// Whether NVLink carries a copy between \p srcGpu and \p dstGpu ("gpuK"): the server has
+    /// NVLink and it joins them. Otherwise PCIe does.
+    bool NvlinkJoins(const std::string& srcGpu, const std::string& dstGpu) const;
     /// The names a workload may give inside a server: "mem", "gpuK", "nicK".
     std::vector<std::string> Endpoints() const;
     /// The NIC that serves GPU \p gpu: the one under its PCIe switch in the same position

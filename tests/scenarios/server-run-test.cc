@@ -205,6 +205,10 @@ TEST_CASE("server mistakes: FILE:LINE:COL and the culprit named")
          head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.nic0, "
                 "dst: h0.gpu1, bytes: 1MB}\n",
          "bad.yaml:6:23: ", "'nic0' is not a GPU of h0"},
+        {"a copy that starts after the run ends",
+         head + "dgx-h100\nworkloads:\n  - {type: copy, src: h0.gpu0, dst: h0.gpu1, bytes: 1MB, "
+                "start: 1s}\n",
+         "bad.yaml:6:65: ", "workload 'copy'.start is out of range: 1s"},
         {"more rails than a server has NICs",
          "name: t\ntopology:\n  builder: rail\n  rails: 9\n  node: dgx-h100\n",
          "bad.yaml:4:10: ", "topology.rails: 9 rails, but each server has 8 NICs"},

@@ -73,22 +73,27 @@ void
 PcieNicInterface::Fetch(const std::string& memory, uint64_t offset, uint64_t bytes,
                         Callback<void> done)
 {
-    const std::string to = TreeName(memory);
-    const uint64_t id = m_tree->Read(m_nic, to, Fold(memory, offset, bytes), bytes,
-                                     MakeBoundCallback(&PcieNicInterface::Done, done));
-    NS_ABORT_MSG_IF(id == 0, m_nic << " cannot read " << memory << ": "
-                                   << m_tree->CheckTransfer(m_nic, to, offset, bytes));
+    Transfer(false, memory, offset, bytes, done);
 }
 
 void
 PcieNicInterface::Place(const std::string& memory, uint64_t offset, uint64_t bytes,
                         Callback<void> done)
 {
+    Transfer(true, memory, offset, bytes, done);
+}
+
+void
+PcieNicInterface::Transfer(bool write, const std::string& memory, uint64_t offset, uint64_t bytes,
+                           Callback<void> done)
+{
     const std::string to = TreeName(memory);
-    const uint64_t id = m_tree->Write(m_nic, to, Fold(memory, offset, bytes), bytes,
-                                      MakeBoundCallback(&PcieNicInterface::Done, done));
-    NS_ABORT_MSG_IF(id == 0, m_nic << " cannot write " << memory << ": "
-                                   << m_tree->CheckTransfer(m_nic, to, offset, bytes));
+    const uint64_t at = Fold(memory, offset, bytes);
+    const auto cb = MakeBoundCallback(&PcieNicInterface::Done, done);
+    const uint64_t id =
+        write ? m_tree->Write(m_nic, to, at, bytes, cb) : m_tree->Read(m_nic, to, at, bytes, cb);
+    NS_ABORT_MSG_IF(id == 0, m_nic << " cannot " << (write ? "write " : "read ") << memory << ": "
+                                   << m_tree->CheckTransfer(m_nic, to, at, bytes));
 }
 
 } // namespace ns3

@@ -24,7 +24,6 @@ class PcieNicInterface : public RdmaHostInterface
 
     /// The NIC is endpoint \p nic of \p tree.
     void Setup(Ptr<PcieTree> tree, const std::string& nic);
-    std::string GetNic() const { return m_nic; }
 
     std::string CheckMemory(const std::string& memory) const override;
     void Fetch(const std::string& memory, uint64_t offset, uint64_t bytes,
@@ -41,6 +40,9 @@ class PcieNicInterface : public RdmaHostInterface
     /// \p offset folded into \p memory's window so that \p bytes fit.
     uint64_t Fold(const std::string& memory, uint64_t offset, uint64_t bytes) const;
     static void Done(Callback<void> done, const PcieTransfer&);
+    /// A DMA write (Place) or read (Fetch) by the NIC's engine.
+    void Transfer(bool write, const std::string& memory, uint64_t offset, uint64_t bytes,
+                  Callback<void> done);
 
     Ptr<PcieTree> m_tree;
     std::string m_nic;

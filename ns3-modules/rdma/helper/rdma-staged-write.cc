@@ -86,12 +86,10 @@ RdmaStagedWrite::Sent(const RdmaCompletion& c)
     }
     ++m_acked;
     --m_inWindow;
-    if (m_acked == m_chunks && m_placed == m_chunks)
+    if (!FinishIfDone())
     {
-        Finish(RdmaCompletion::Status::Success);
-        return;
+        Pump();
     }
-    Pump();
 }
 
 void
@@ -121,10 +119,18 @@ RdmaStagedWrite::Placed()
         return;
     }
     ++m_placed;
-    if (m_acked == m_chunks && m_placed == m_chunks)
+    FinishIfDone();
+}
+
+bool
+RdmaStagedWrite::FinishIfDone()
+{
+    if (m_acked < m_chunks || m_placed < m_chunks)
     {
-        Finish(RdmaCompletion::Status::Success);
+        return false;
     }
+    Finish(RdmaCompletion::Status::Success);
+    return true;
 }
 
 void

@@ -38,8 +38,6 @@ class RdmaStagedWrite : public SimpleRefCount<RdmaStagedWrite>
 
     /// Starts fetching; call once.
     void Start();
-    uint64_t GetChunks() const { return m_chunks; }
-    uint64_t GetPlaced() const { return m_placed; }
 
   private:
     uint64_t ChunkBytes(uint64_t i) const;
@@ -48,6 +46,8 @@ class RdmaStagedWrite : public SimpleRefCount<RdmaStagedWrite>
     void Sent(const RdmaCompletion& c);
     void Arrived(const RdmaCompletion& c);
     void Placed();
+    /// Finishes with success once every chunk is acknowledged and placed; whether it did.
+    bool FinishIfDone();
     void Finish(RdmaCompletion::Status status);
 
     RdmaFabric::Connection m_connection;
