@@ -139,7 +139,8 @@ Builders()
         {"leaf-spine", "Leaves with hosts, every leaf linked to every spine"},
         {"fat-tree", "A k-ary fat tree: k pods, k^3/4 hosts"},
         {"ring", "Switches in a ring (leaves of them), hosts_per_leaf hosts on each"},
-        {"node", "One server (h0) and no network: PCIe experiments inside it (topology.node)"},
+        {"node",
+         "One server (h0) and no network: experiments inside it (topology.node: PCIe, NVLink)"},
         {"rail", "A rail-optimised cluster: nodes servers (topology.node), NIC k of every server "
                  "on rail switch k; spines join the rails"},
     };
