@@ -1,0 +1,103 @@
+#include "ns3/rdma-collective-transport.h"
+
+#include "ns3/abort.h"
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(RdmaCollectiveTransport);
+
+TypeId
+RdmaCollectiveTransport::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::RdmaCollectiveTransport")
+                            .SetParent<CollectiveTransport>()
+                            .SetGroupName("Collective")
+                            .AddConstructor<RdmaCollectiveTransport>();
+    return tid;
+}
+
+void
+RdmaCollectiveTransport::Setup(RdmaFabric* fabric, const std::vector<uint32_t>& hosts,
+                               const std::vector<std::string>& names)
+{
+    for (uint32_t h : hosts)
+    {
+        NS_ABORT_MSG_IF(h >= fabric->GetNHosts(),
+                        "RdmaCollectiveTransport: the fabric has no host " << h);
+    }
+    m_fabric = fabric;
+    m_hosts = hosts;
+    m_names = names;
+}
+
+std::string
+RdmaCollectiveTransport::GetRankName(uint32_t r) const
+{
+    return r < m_names.size() ? m_names[r] : "h" + std::to_string(m_hosts.at(r));
+}
+
+void
+RdmaCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done done)
+{
+    const uint64_t pair = uint64_t{from} << 32 | to;
+    auto it = m_connections.find(pair);
+    if (it == m_connections.end())
+    {
+        it = m_connections.emplace(pair, m_fabric->Connect(m_hosts.at(from), m_hosts.at(to)))
+                 .first;
+        it->second.requester->SetCompletionCallback(
+            MakeCallback(&RdmaCollectiveTransport::Completed, this).Bind(pair));
+    }
+    RdmaWorkRequest wr;
+    wr.op = RdmaWorkRequest::Op::Write;
+    wr.bytes = bytes;
+    wr.wrId = m_nextWr++;
+    m_pending[wr.wrId] = done;
+    it->second.requester->PostSend(wr);
+}
+
+void
+RdmaCollectiveTransport::Completed(uint64_t pair, const RdmaCompletion& c)
+{
+    (void)pair;
+    const auto it = m_pending.find(c.wrId);
+    if (it == m_pending.end())
+    {
+        return;
+    }
+    const Done done = it->second;
+    m_pending.erase(it);
+    const bool ok = c.status == RdmaCompletion::Status::Success;
+    done(ok, ok ? "" : RdmaStatusName(c.status));
+}
+
+CollectiveTransport::PathCost
+RdmaCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
+{
+    // Past the first frame the ideal FCT grows linearly with the bytes (one frame per
+    // bottleneck transmission time), so two sizes give the slope and the intercept.
+    const uint64_t s1 = 1 << 20;
+    const uint64_t s2 = 2 << 20;
+    const Time t1 = m_fabric->IdealFct(m_hosts.at(from), m_hosts.at(to), s1);
+    const Time t2 = m_fabric->IdealFct(m_hosts.at(from), m_hosts.at(to), s2);
+    PathCost c;
+    c.bytesPerSecond = static_cast<double>(s2 - s1) / (t2 - t1).GetSeconds();
+    c.alpha = t1 - Seconds(s1 / c.bytesPerSecond);
+    return c;
+}
+
+void
+RdmaCollectiveTransport::DoDispose()
+{
+    for (const auto& [pair, c] : m_connections)
+    {
+        (void)pair;
+        m_fabric->Disconnect(c);
+    }
+    m_connections.clear();
+    m_pending.clear();
+    CollectiveTransport::DoDispose();
+}
+
+} // namespace ns3

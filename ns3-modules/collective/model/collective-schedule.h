@@ -1,0 +1,144 @@
+/*
+ * What a collective does, as transfers between ranks: the operation's buffer cut
+ * into pieces, each transfer carrying some pieces from one rank to another (summed
+ * into what the receiver holds, or copied over it) once the transfers it needs
+ * have arrived. Built per operation and algorithm the way NCCL and MPI run them
+ * (ring, halving-doubling, direct), with what every rank holds at the start and
+ * must hold at the end, so that an execution can prove each byte went where the
+ * algorithm says, once.
+ */
+#ifndef FABEMU_COLLECTIVE_SCHEDULE_H
+#define FABEMU_COLLECTIVE_SCHEDULE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+enum class CollectiveOp : uint8_t
+{
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    AllToAll,
+};
+
+enum class CollectiveAlgorithm : uint8_t
+{
+    Ring,
+    HalvingDoubling, ///< recursive halving then doubling (Rabenseifner); ranks a power of 2
+    Direct,          ///< every rank to every other at once (all-to-all)
+};
+
+/// "all-reduce", "reduce-scatter", "all-gather", "all-to-all".
+const char* CollectiveOpName(CollectiveOp op);
+/// "ring", "halving-doubling", "direct".
+const char* CollectiveAlgorithmName(CollectiveAlgorithm a);
+/// Every name CollectiveOpName gives, in order; ParseCollectiveOp reads them back.
+std::vector<std::string> CollectiveOpNames();
+std::vector<std::string> CollectiveAlgorithmNames();
+bool ParseCollectiveOp(const std::string& name, CollectiveOp& op);
+bool ParseCollectiveAlgorithm(const std::string& name, CollectiveAlgorithm& a);
+
+/**
+ * \brief nccl-tests' bus bandwidth factor: busBw = algBw * factor (2(n-1)/n for
+ * all-reduce; (n-1)/n for reduce-scatter, all-gather and all-to-all).
+ */
+double CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks);
+
+/**
+ * \brief Throws std::invalid_argument, in words, where \p op cannot run with \p algorithm
+ * on \p ranks ranks and \p bytes: fewer than 2 ranks, bytes not a multiple of the ranks
+ * (pieces are equal; nothing is padded), halving-doubling on a rank count not a power of
+ * 2, or an algorithm the operation does not have.
+ */
+void CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
+                     uint64_t bytes);
+
+/// The ranks whose data a piece holds, summed: one bit per rank.
+class RankSet
+{
+  public:
+    RankSet() = default;
+    explicit RankSet(uint32_t ranks);
+    static RankSet Of(uint32_t ranks, uint32_t rank);
+    static RankSet All(uint32_t ranks);
+    bool Empty() const;
+    bool Intersects(const RankSet& o) const;
+    bool Contains(const RankSet& o) const;
+    void Add(const RankSet& o);
+    bool operator==(const RankSet& o) const { return m_words == o.m_words; }
+    /// "{0,2,3}".
+    std::string ToString() const;
+
+  private:
+    std::vector<uint64_t> m_words;
+};
+
+/// One transfer: \p pieces of the buffer from rank \p from to rank \p to.
+struct CollectiveTransfer
+{
+    uint32_t from{0};
+    uint32_t to{0};
+    std::vector<uint32_t> pieces;
+    uint64_t bytes{0};
+    bool reduce{false};          ///< summed into the receiver's pieces; else copied over them
+    uint32_t step{0};            ///< the algorithm's step (results and traces name it)
+    std::vector<uint32_t> after; ///< transfers that must have arrived (and been reduced) first
+};
+
+/**
+ * \brief The transfers of one collective of \p bytes over \p ranks ranks, and what
+ * each rank holds of each piece at the start and must hold at the end.
+ */
+class CollectiveSchedule
+{
+  public:
+    /// Builds it; throws where CheckCollective does.
+    static CollectiveSchedule Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
+                                    uint64_t bytes);
+
+    CollectiveOp op{CollectiveOp::AllReduce};
+    CollectiveAlgorithm algorithm{CollectiveAlgorithm::Ring};
+    uint32_t ranks{0};
+    uint64_t bytes{0};      ///< the operation's size, as nccl-tests gives it
+    uint32_t pieces{0};     ///< how many equal pieces the buffer is cut into
+    uint64_t pieceBytes{0}; ///< bytes of each
+    uint32_t steps{0};
+    std::vector<CollectiveTransfer> transfers;
+
+    /// What rank \p r holds of piece \p p before the first transfer (empty: nothing).
+    RankSet Initial(uint32_t r, uint32_t p) const;
+    /// What rank \p r must hold of piece \p p at the end; empty when nothing is required.
+    RankSet Goal(uint32_t r, uint32_t p) const;
+};
+
+/**
+ * \brief What every rank holds while a schedule runs: transfers apply their pieces as
+ * they arrive, and Check says whether the end matches the goal.
+ */
+class CollectiveHoldings
+{
+  public:
+    explicit CollectiveHoldings(const CollectiveSchedule& s);
+    /// What the sender of transfer \p t holds of its pieces now (it is being sent).
+    std::vector<RankSet> Snapshot(const CollectiveTransfer& t) const;
+    /**
+     * \brief Transfer \p t arrived with \p sent (its Snapshot when sent). Returns "" or
+     * why it is wrong: a reduced piece already holding some of the same ranks (counted
+     * twice), or a copied piece bringing nothing new (a duplicate).
+     */
+    std::string Apply(const CollectiveTransfer& t, const std::vector<RankSet>& sent);
+    /// "" when every rank holds what the goal says; else the first rank and piece that does not.
+    std::string Check() const;
+
+  private:
+    const CollectiveSchedule& m_schedule;
+    std::vector<RankSet> m_held; ///< by rank * pieces + piece
+};
+
+} // namespace ns3
+
+#endif

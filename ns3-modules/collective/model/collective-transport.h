@@ -1,0 +1,44 @@
+/*
+ * What a collective sees of whatever joins its ranks: a way to move bytes from one
+ * rank to another and hear when they have all arrived, and what such a move costs
+ * on an idle path (the analytical mode's alpha and bandwidth). An RDMA fabric, a
+ * server's NVLink, or both behind one rank numbering, implement it.
+ */
+#ifndef FABEMU_COLLECTIVE_TRANSPORT_H
+#define FABEMU_COLLECTIVE_TRANSPORT_H
+
+#include "ns3/callback.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+
+#include <string>
+
+namespace ns3
+{
+
+class CollectiveTransport : public Object
+{
+  public:
+    static TypeId GetTypeId();
+
+    /// Called once per Send: true when every byte arrived; false and why when it failed.
+    using Done = Callback<void, bool, const std::string&>;
+
+    virtual uint32_t GetNRanks() const = 0;
+    /// What results call rank \p r ("h3", "h0.gpu2").
+    virtual std::string GetRankName(uint32_t r) const = 0;
+    /// Moves \p bytes from rank \p from to rank \p to; \p done once they have arrived.
+    virtual void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) = 0;
+
+    /// A transfer of S bytes alone on the path takes Alpha + S / BytesPerSecond.
+    struct PathCost
+    {
+        Time alpha;
+        double bytesPerSecond{0};
+    };
+    virtual PathCost GetPathCost(uint32_t from, uint32_t to) const = 0;
+};
+
+} // namespace ns3
+
+#endif
