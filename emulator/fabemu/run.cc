@@ -4,6 +4,7 @@
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/results-folder.h"
 #include "emulator/fabemu/time-resolution.h"
+#include "emulator/runner/collective-jobs.h"
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/node-fabric.h"
 #include "emulator/runner/scenario-fabric.h"
@@ -213,6 +214,21 @@ FlowsVerdict(const json& summary)
         parts.push_back(fmt::format("{} flow{} pending (not finished when the run ended)", pending,
                                     pending == 1 ? "" : "s"));
     }
+    for (const auto& c : summary.value("collectives", json::array()))
+    {
+        if (c["state"] == "failed")
+        {
+            parts.push_back(fmt::format("collective {} iteration {} failed: {}",
+                                        c["job"].get<std::string>(), c["iteration"].get<int>(),
+                                        c["reason"].get<std::string>()));
+        }
+        else if (c["state"] == "pending")
+        {
+            parts.push_back(fmt::format("collective {} iteration {} pending (not finished when "
+                                        "the run ended)",
+                                        c["job"].get<std::string>(), c["iteration"].get<int>()));
+        }
+    }
     return fmt::format("{}", fmt::join(parts, "; "));
 }
 
@@ -249,8 +265,9 @@ class AllFlowsDone
 /// throughput go into \p dir; every flow's outcome is returned. Fabric recorders are
 /// the caller's.
 std::vector<FlowRecord>
-RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes, const Scenario& s,
-         const fs::path& dir, ProgressMode mode, std::ostream& out)
+RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
+         CollectiveJobs* collectives, const Scenario& s, const fs::path& dir, ProgressMode mode,
+         std::ostream& out)
 {
     std::ostringstream tputRows;
     std::optional<FlowRunner> runner;
@@ -286,6 +303,10 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes, co
             tput.Add({own[id - first].spec.start, [f, id] { return f->Delivered(id); },
                       [f, id] { return f->Ended(id); }});
         }
+    }
+    if (collectives)
+    {
+        collectives->Start(done.Add(collectives->Count()));
     }
     const Time horizon = PicoSeconds(s.durationPs);
     SimProgress progress(mode, out, horizon);
@@ -345,8 +366,11 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     {
         fabric = FabricRegistry::Create(s.fabric.type);
         fabric->Build(s, RunMode::Simulation);
-        fabric->AttachRecorders(s,
-                                {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
+        if (s.fidelity == "packet") // analytical: nothing runs, nothing to record
+        {
+            fabric->AttachRecorders(
+                s, {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
+        }
     }
     std::vector<std::unique_ptr<NodeFabric>> nodes = NodeFabricsOf(s);
     for (const auto& node : nodes)
@@ -358,8 +382,22 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     {
         std::ofstream(dir / "topo.txt") << NodeTopologyMatrix(s.topology.node);
     }
-    const std::vector<FlowRecord> flows =
-        RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes, s, dir, mode, out);
+    std::optional<CollectiveJobs> collectives;
+    if (fabric && std::any_of(s.workloads.begin(), s.workloads.end(),
+                              [](const WorkloadSpec& w) { return w.type == "collective"; }))
+    {
+        collectives.emplace(s, fabric->Rdma());
+    }
+    std::vector<FlowRecord> flows;
+    if (s.fidelity == "analytical")
+    {
+        collectives->Estimate(); // nothing is simulated: the validator let only collectives in
+    }
+    else
+    {
+        flows = RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes,
+                         collectives ? &*collectives : nullptr, s, dir, mode, out);
+    }
     FabricTotals totals;
     if (fabric)
     {
@@ -372,6 +410,21 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         node->AddTotals(totals.own);
     }
     json summary = RunSummaryJson(Sec(Simulator::Now()), flows, totals);
+    if (collectives)
+    {
+        const auto results = collectives->Results();
+        summary["fidelity"] = s.fidelity;
+        summary["collectives"] = CollectivesJson(results);
+        uint64_t delivered = 0;
+        for (const auto& r : results)
+        {
+            delivered += r.delivered;
+        }
+        summary["totals"]["bytes_delivered"] =
+            summary["totals"]["bytes_delivered"].get<uint64_t>() + delivered;
+        WriteCollectivesCsv(dir / "collectives.csv", results);
+        collectives.reset();
+    }
 
     nodes.clear();
     fabric.reset();
@@ -385,7 +438,12 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
 {
     const auto& t = summary["totals"];
     std::vector<std::string> lines;
-    if (HasNetwork(s))
+    if (s.fidelity == "analytical")
+    {
+        out << "analytical: every collective timed by its alpha-beta cost on this topology; "
+               "nothing simulated\n";
+    }
+    else if (HasNetwork(s))
     {
         lines.push_back(fmt::format("drops {}", t["drops"].get<uint64_t>()));
         lines.push_back(FabricRegistry::Create(s.fabric.type)->TotalsLine(t));
@@ -394,16 +452,52 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
     {
         lines.push_back(node->TotalsLine(t));
     }
-    out << fmt::format("simulated {:.3f} ms in {:.1f} s: {}, bytes delivered {}\n",
-                       summary["sim_time_s"].get<double>() * 1e3,
-                       summary["wall_time_s"].get<double>(), fmt::join(lines, ", "),
-                       t["bytes_delivered"].get<uint64_t>());
+    if (s.fidelity == "packet")
+    {
+        out << fmt::format("simulated {:.3f} ms in {:.1f} s: {}, bytes delivered {}\n",
+                           summary["sim_time_s"].get<double>() * 1e3,
+                           summary["wall_time_s"].get<double>(), fmt::join(lines, ", "),
+                           t["bytes_delivered"].get<uint64_t>());
+    }
     const auto& f = summary["flow_stats"];
     if (f["count"].get<size_t>() > 0)
     {
         out << fmt::format("flows: {} completed, {} failed, {} pending\n",
                            f["completed"].get<size_t>(), f["failed"].get<size_t>(),
                            f["pending"].get<size_t>());
+    }
+    if (summary.contains("collectives"))
+    {
+        std::vector<CollectiveResult> results;
+        for (const auto& c : summary["collectives"])
+        {
+            CollectiveResult r;
+            r.job = c["job"];
+            r.iteration = c["iteration"];
+            r.op = c["op"];
+            r.algorithm = c["algorithm"];
+            r.autoPicked = c["auto"];
+            r.ranks = c["ranks"].get<std::vector<std::string>>();
+            r.bytes = c["bytes"];
+            r.state = c["state"];
+            r.analyticalS = c["analytical_time_s"];
+            if (r.state == "completed")
+            {
+                r.timeS = c["time_s"];
+                r.algBwGbs = c["algbw_gbs"];
+                r.busBwGbs = c["busbw_gbs"];
+            }
+            results.push_back(std::move(r));
+        }
+        out << fmt::format("collectives ({}; * picked by auto):\n", s.fidelity)
+            << CollectivesTable(results);
+        if (s.fidelity == "packet")
+        {
+            for (const auto& line : CollectiveDisagreements(results))
+            {
+                out << line << "\n";
+            }
+        }
     }
     for (const auto& e : summary["expect"])
     {
@@ -425,6 +519,13 @@ FlowsExitCode(const Scenario& s, const json& summary, bool met)
     if (summary["flow_stats"]["failed"].get<size_t>() > 0 && !failuresExpected)
     {
         return kExitFailure;
+    }
+    for (const auto& c : summary.value("collectives", json::array()))
+    {
+        if (c["state"] == "failed")
+        {
+            return kExitFailure; // never reported as done
+        }
     }
     return met ? kExitOk : kExitExpectation;
 }

@@ -401,6 +401,39 @@ FctTable(const json& summary)
     return md;
 }
 
+namespace
+{
+
+/// report.md's table of collectives: one row per iteration of every job.
+std::string
+CollectivesTableMd(const json& collectives)
+{
+    std::ostringstream md;
+    md << "## Collectives\n\nTime from the first transfer posted to the last arrived; algBw = "
+          "size / time, busBw = algBw times nccl-tests' factor (2(n-1)/n for all-reduce, "
+          "(n-1)/n for the others), GB/s = 10^9 bytes/s. The alpha-beta column is the "
+          "analytical mode's time of the same operation on the same topology.\n\n"
+          "| job | iteration | op | algorithm | ranks | bytes | state | time | algBw GB/s | busBw "
+          "GB/s | alpha-beta |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& c : collectives)
+    {
+        const bool done = c.value("state", std::string()) == "completed";
+        md << fmt::format("| {} | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n",
+                          c.value("job", std::string()), c.value("iteration", 0),
+                          c.value("op", std::string()), c.value("algorithm", std::string()),
+                          c.value("auto", false) ? " (auto)" : "", c["ranks"].size(),
+                          c.value("bytes", uint64_t{0}), c.value("state", std::string()),
+                          done ? HumanDuration(c["time_s"].get<double>()) : "-",
+                          done ? fmt::format("{:.2f}", c["algbw_gbs"].get<double>()) : "-",
+                          done ? fmt::format("{:.2f}", c["busbw_gbs"].get<double>()) : "-",
+                          HumanDuration(c.value("analytical_time_s", 0.0)));
+    }
+    md << "\n";
+    return md.str();
+}
+
+} // namespace
+
 std::vector<std::string>
 RenderReport(const fs::path& dir, std::ostream& err)
 {
@@ -425,9 +458,19 @@ RenderReport(const fs::path& dir, std::ostream& err)
         md << summary["description"].get<std::string>() << "\n\n";
     }
     const std::string fabric = summary.value("fabric", std::string("?"));
-    md << fmt::format("On {}, seed {}, {} simulated in {} of wall time.\n\n", FabricPhrase(fabric),
-                      summary.value("seed", 0), HumanDuration(summary.value("sim_time_s", 0.0)),
-                      HumanDuration(summary.value("wall_time_s", 0.0)));
+    if (summary.value("fidelity", std::string("packet")) == "analytical")
+    {
+        md << fmt::format("On {}, analytical: every collective timed by its alpha-beta cost on "
+                          "this topology, nothing simulated ({} of wall time).\n\n",
+                          FabricPhrase(fabric), HumanDuration(summary.value("wall_time_s", 0.0)));
+    }
+    else
+    {
+        md << fmt::format("On {}, seed {}, {} simulated in {} of wall time.\n\n",
+                          FabricPhrase(fabric), summary.value("seed", 0),
+                          HumanDuration(summary.value("sim_time_s", 0.0)),
+                          HumanDuration(summary.value("wall_time_s", 0.0)));
+    }
     if (summary.contains("pcap_note"))
     {
         md << summary["pcap_note"].get<std::string>() << "\n\n";
@@ -448,7 +491,7 @@ RenderReport(const fs::path& dir, std::ostream& err)
         }
         md << "\n";
     }
-    if (summary.contains("flow_stats"))
+    if (summary.contains("flow_stats") && summary["flow_stats"].value("count", 0) > 0)
     {
         const auto& f = summary["flow_stats"];
         // Only completed flows have an FCT: the throughputs and fct.csv's plot are theirs alone.
@@ -476,6 +519,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
                   "size, completed flows; failed flows have no FCT and are counted apart.\n\n"
                << table << "\n";
         }
+    }
+    if (summary.contains("collectives") && !summary["collectives"].empty())
+    {
+        md << CollectivesTableMd(summary["collectives"]);
     }
     if (summary.contains("lag"))
     {

@@ -1,6 +1,8 @@
 // The scenario's keys, one table per section; see scenario-keys.h.
 #include "scenarios/src/scenario-keys.h"
 
+#include "ns3/collective-schedule.h"
+
 #include <fmt/format.h>
 
 #include <regex>
@@ -161,6 +163,10 @@ WorkloadKinds()
                 "memory, or reads them from it"},
         {"copy", "GPU to GPU (hN.gpuK): over NVLink inside a server where it links them, else "
                  "PCIe; between servers GPUDirect RDMA through nic0"},
+        {"collective", "A collective (all-reduce, reduce-scatter, all-gather, all-to-all) over "
+                       "ranks, packet by packet on the fabric or analytical (fidelity); "
+                       "collectives.csv and summary.json's collectives give its time, algBw "
+                       "and busBw (docs/collectives.md)"},
         {"command", "A command run inside a VM endpoint through the guest agent; {hN} expands to "
                     "hN's address; background: do not wait for it before the next"},
     };
@@ -210,6 +216,14 @@ ScenarioKeys()
             .Choices({"shared", "realtime"})
             .Field(&S::scheduling)
             .Example("realtime"),
+        MakeKey<S>("fidelity", KeyKind::Choice, "packet|analytical", "packet",
+                   "Collectives run packet by packet on the fabric, or are timed by their "
+                   "alpha-beta cost from the same topology (analytical: collective workloads "
+                   "only, nothing simulated)")
+            .Choices({"packet", "analytical"})
+            .Field(&S::fidelity)
+            .WrittenIf([](const S& s) { return s.fidelity != "packet"; })
+            .Example("analytical"),
         MakeKey<S>("fabric", KeyKind::Section, "map", "{}", "The fabric model: the fabric.* keys")
             .Own(ReadFabric, WriteFabric),
         MakeKey<S>("topology", KeyKind::Section, "map", "{}", "The shape: the topology.* keys")
@@ -436,6 +450,27 @@ EndpointKeys()
 namespace
 {
 
+/// A name that is a column of a CSV and a cell of report.md's tables: one word.
+std::string
+OneWord(const std::string& what, const KeyValue& v)
+{
+    if (v.text.empty() || v.text.find_first_of(" \t,|\"") != std::string::npos)
+    {
+        return fmt::format("{} '{}' must be one word: no spaces, commas, '|' or quotes (it is a "
+                           "column of the results' CSVs)",
+                           what, v.text);
+    }
+    return "";
+}
+
+std::vector<std::string>
+CollectiveAlgorithmChoices()
+{
+    auto names = ns3::CollectiveAlgorithmNames();
+    names.push_back("auto");
+    return names;
+}
+
 /// The workload rows of flows (simulated RDMA flows and dma transfers).
 std::vector<Key<WorkloadSpec>>
 FlowWorkloadKeys()
@@ -445,6 +480,8 @@ FlowWorkloadKeys()
                                                 "poisson"};
     static const std::vector<std::string> flowsAndDma{
         "bulk", "incast", "permutation", "all-to-all", "poisson", "dma", "copy"};
+    static const std::vector<std::string> flowsDmaAndCollective{
+        "bulk", "incast", "permutation", "all-to-all", "poisson", "dma", "copy", "collective"};
     return {
         MakeKey<W>("src", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK; copy: hN.gpuK)",
                    "(required)", "The sender (dma: the device whose DMA engine moves the bytes)")
@@ -520,14 +557,15 @@ FlowWorkloadKeys()
             .InNs()
             .Field(&W::stopPs)
             .Example("5ms"),
-        MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)", "Bytes of each flow")
-            .Only({"bulk", "incast", "permutation", "all-to-all", "dma", "copy"})
-            .Required({"bulk", "incast", "permutation", "all-to-all", "dma", "copy"})
+        MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)",
+                   "Bytes of each flow (collective: its size as nccl-tests gives it)")
+            .Only({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective"})
+            .Required({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective"})
             .Range(1, int64_t{1} << 40)
             .Field(&W::bytes)
             .Example("1MB"),
         MakeKey<W>("start", KeyKind::Time, "time", "0ns", "When its flows start (simulated time)")
-            .Only(flowsAndDma)
+            .Only(flowsDmaAndCollective)
             .Range(0, 3600 * kPsPerSecond)
             .InNs()
             .Field(&W::startPs)
@@ -535,16 +573,7 @@ FlowWorkloadKeys()
         MakeKey<W>("tag", KeyKind::Text, "string", "= type",
                    "What summary.json, fct.csv and report.md call this workload's flows")
             .Only(flowsAndDma)
-            .Check([](const std::string& what, const KeyValue& v) -> std::string {
-                // A column of fct.csv and a cell of report.md's table: one word.
-                if (v.text.empty() || v.text.find_first_of(" \t,|\"") != std::string::npos)
-                {
-                    return fmt::format("{} '{}' must be one word: no spaces, commas, '|' "
-                                       "or quotes (it is a column of fct.csv)",
-                                       what, v.text);
-                }
-                return "";
-            })
+            .Check(OneWord)
             .Access([](W& w, const KeyValue& v) { w.tag = v.text; },
                     [](const W& w) {
                         KeyValue v;
@@ -552,12 +581,43 @@ FlowWorkloadKeys()
                         return v;
                     })
             .Example("background"),
-        MakeKey<W>("op", KeyKind::Choice, "write|send|read", "write",
-                   "The RDMA operation (dma: write or read)")
-            .Only(flowsAndDma)
-            .Choices({"write", "send", "read"})
+        MakeKey<W>("op", KeyKind::Choice,
+                   "write|send|read (collective: all-reduce|reduce-scatter|all-gather|all-to-all)",
+                   "write (collective: all-reduce)",
+                   "The RDMA operation (dma: write or read); the collective operation")
+            .Only(flowsDmaAndCollective)
+            .ChoicesOf([](const W& w) {
+                return std::make_pair(std::string(),
+                                      w.type == "collective"
+                                          ? ns3::CollectiveOpNames()
+                                          : std::vector<std::string>{"write", "send", "read"});
+            })
             .Field(&W::op)
             .Example("read"),
+        MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|auto", "auto",
+                   "How the collective runs; auto: the fastest by the alpha-beta cost on this "
+                   "topology (all-to-all: direct)")
+            .Only({"collective"})
+            .Choices(CollectiveAlgorithmChoices())
+            .Field(&W::algorithm)
+            .Example("ring"),
+        MakeKey<W>("ranks", KeyKind::Hosts, "list of hosts or all", "all",
+                   "The collective's ranks, in ring order")
+            .Only({"collective"})
+            .Field(&W::hosts)
+            .Example("[h0, h1]"),
+        MakeKey<W>("iterations", KeyKind::Integer, "1..100000", "1",
+                   "How many times the collective runs, each after the last")
+            .Only({"collective"})
+            .Range(1, 100000)
+            .Field(&W::iterations)
+            .Example("5"),
+        MakeKey<W>("job", KeyKind::Text, "string", "jobN (N: its place among the collectives)",
+                   "What collectives.csv and summary.json call it")
+            .Only({"collective"})
+            .Check(OneWord)
+            .Field(&W::job)
+            .Example("training"),
         MakeKey<W>("sl", KeyKind::Integer, "0..15", "0", "Service level (InfiniBand: picks the VL)")
             .Only(flows)
             .Range(0, 15)

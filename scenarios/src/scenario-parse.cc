@@ -1,6 +1,8 @@
 // ParseScenario: the document, --set, then each section by walking its key table.
 #include "scenarios/src/scenario-keys.h"
 
+#include "ns3/collective-schedule.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -231,6 +233,55 @@ ExpandRun(const Reader& r, const YAML::Node& item, const std::string& where, uin
     }
 }
 
+/// A collective's defaults (op all-reduce, job jobN) and the refusals that need no
+/// topology: too few ranks, bytes that do not cut into equal pieces, an algorithm the
+/// operation or the rank count does not allow. (The ranks' reader refuses a rank twice.)
+void
+ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& where,
+                  const Scenario& s, WorkloadSpec& wl)
+{
+    if (!item["op"])
+    {
+        wl.op = "all-reduce";
+    }
+    if (wl.job.empty())
+    {
+        const auto before = std::count_if(s.workloads.begin(), s.workloads.end(),
+                                          [](const auto& o) { return o.type == "collective"; });
+        wl.job = fmt::format("job{}", before);
+    }
+    for (const auto& o : s.workloads)
+    {
+        if (o.type == "collective" && o.job == wl.job)
+        {
+            r.Fail(item["job"] ? item["job"] : item,
+                   fmt::format("{}: job '{}' names another collective already", where, wl.job));
+        }
+    }
+    ns3::CollectiveOp op{};
+    ns3::ParseCollectiveOp(wl.op, op);
+    ns3::CollectiveAlgorithm algorithm = op == ns3::CollectiveOp::AllToAll
+                                             ? ns3::CollectiveAlgorithm::Direct
+                                             : ns3::CollectiveAlgorithm::Ring;
+    if (wl.algorithm != "auto")
+    {
+        ns3::ParseCollectiveAlgorithm(wl.algorithm, algorithm);
+    }
+    try
+    {
+        ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()), wl.bytes);
+    }
+    catch (const std::invalid_argument& e)
+    {
+        const std::string why = e.what();
+        const char* culprit = why.find("bytes") != std::string::npos ? "bytes"
+                              : why.find("ranks") != std::string::npos && !item["algorithm"]
+                                  ? "ranks"
+                                  : "algorithm";
+        r.Fail(item[culprit] ? item[culprit] : item, fmt::format("{}: {}", where, why));
+    }
+}
+
 /// One item of workloads:, its defaults resolved.
 WorkloadSpec
 ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
@@ -265,9 +316,13 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
         wl.hosts.erase(std::find(wl.hosts.begin(), wl.hosts.end(), wl.dst)); // all but dst
     }
     if (wl.type != "bulk" && wl.type != "incast" && wl.type != "dma" && wl.type != "copy" &&
-        !item["hosts"])
+        !item["hosts"] && !item["ranks"])
     {
         wl.hosts = c.r.Hosts(YAML::Node("all"), where + ".hosts", c.hosts);
+    }
+    if (wl.type == "collective")
+    {
+        ResolveCollective(c.r, item, where, s, wl);
     }
     if (wl.type == "poisson")
     {

@@ -353,6 +353,20 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         ValidateCopy(r, item, s, wl);
         return;
     }
+    if (wl.type == "collective" && (s.topology.node.hasPcie || s.topology.node.hasNvlink))
+    {
+        FailAt(r, item,
+               fmt::format("{}: its ranks are hosts of the network; ranks that are GPUs inside "
+                           "servers (topology.node) are not built yet",
+                           where));
+    }
+    if (wl.type != "collective" && s.fidelity == "analytical")
+    {
+        FailAt(r, item,
+               fmt::format("{}: fidelity analytical times collective workloads only; this one "
+                           "needs the packet mode (fidelity: packet)",
+                           where));
+    }
     if (s.topology.builder == "rail")
     {
         FailAt(r, item,
@@ -360,12 +374,15 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
                            "inside a server (dma); a server has one NIC per rail",
                            where));
     }
-    ValidateStaging(r, item, s, wl);
+    if (wl.type != "collective")
+    {
+        ValidateStaging(r, item, s, wl);
+    }
     if (wl.type == "bulk" && wl.src == wl.dst)
     {
         FailAt(r, item["dst"], fmt::format("{}: src and dst are both h{}", where, wl.src));
     }
-    if (wl.type != "bulk" && wl.type != "incast" && wl.hosts.size() < 2)
+    if (wl.type != "bulk" && wl.type != "incast" && wl.type != "collective" && wl.hosts.size() < 2)
     {
         FailAt(r, item["hosts"] ? item["hosts"] : item, where + ".hosts needs at least two hosts");
     }
@@ -466,6 +483,12 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
     {
         FailAt(r, At(root, "endpoints"),
                "endpoints are real hosts (VMs or namespaces) but no command workload runs on them");
+    }
+    if (s.fidelity == "analytical" && s.HasVms())
+    {
+        FailAt(r, At(root, "fidelity"),
+               "fidelity analytical runs nothing in real time: a scenario with endpoints is "
+               "packet-level");
     }
     if (s.HasVms() && s.fabric.type == "iwarp")
     {

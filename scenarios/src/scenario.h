@@ -180,7 +180,7 @@ struct EndpointSpec
 
 struct WorkloadSpec
 {
-    std::string type; ///< bulk | incast | permutation | all-to-all | poisson | command
+    std::string type; ///< bulk | incast | ... | collective | command (WorkloadKinds)
     SourceMark mark;
     // Flow workloads.
     std::string tag;         ///< what results call its flows; "" means its type
@@ -206,6 +206,10 @@ struct WorkloadSpec
     bool background{false};
     int64_t afterPs{0}; ///< wall-clock delay after the previous command was started
     int64_t timeoutPs{300'000'000'000'000};
+    // Collectives (the ranks are hosts).
+    std::string algorithm{"auto"}; ///< ring | halving-doubling | direct | auto
+    uint32_t iterations{1};
+    std::string job; ///< "" until resolved: jobN
 };
 
 /// What results call \p w's flows: its tag, else its type.
@@ -242,6 +246,7 @@ struct Scenario
     uint64_t seed{1};
     std::string duration{"10ms"};
     int64_t durationPs{10'000'000'000};
+    std::string fidelity{"packet"}; ///< collectives: packet | analytical
     FabricSpec fabric;
     TopologyYaml topology;
     std::vector<EndpointSpec> endpoints; ///< in host order

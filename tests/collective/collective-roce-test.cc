@@ -89,13 +89,14 @@ TEST_CASE("ring all-gather and reduce-scatter take (n-1)/n S/B; halving-doubling
         const std::string opName = CollectiveOpName(op);
         CAPTURE(opName);
         const auto o = RunOnStar(n, op, CollectiveAlgorithm::Ring, s);
-        const double formula = 1.0 * (n - 1) / n * s / o.cost.bytesPerSecond +
-                               (n - 1) * o.cost.alpha.GetSeconds();
+        const double formula =
+            1.0 * (n - 1) / n * s / o.cost.bytesPerSecond + (n - 1) * o.cost.alpha.GetSeconds();
         CHECK(o.seconds == doctest::Approx(formula).epsilon(0.03));
         CHECK(o.analytical == doctest::Approx(formula).epsilon(1e-9));
     }
     const auto hd = RunOnStar(8, CollectiveOp::AllReduce, CollectiveAlgorithm::HalvingDoubling, s);
-    const double formula = 2.0 * 7 / 8 * s / hd.cost.bytesPerSecond + 2 * 3 * hd.cost.alpha.GetSeconds();
+    const double formula =
+        2.0 * 7 / 8 * s / hd.cost.bytesPerSecond + 2 * 3 * hd.cost.alpha.GetSeconds();
     CHECK(hd.seconds == doctest::Approx(formula).epsilon(0.03));
     CHECK(hd.analytical == doctest::Approx(formula).epsilon(1e-9));
     for (uint64_t r : hd.received)

@@ -132,9 +132,7 @@ TEST_CASE("every operation and algorithm leaves each rank what it must, in any o
                 }
             }
             const uint32_t m = static_cast<uint32_t>(std::log2(n));
-            const uint32_t steps = c.algorithm == CollectiveAlgorithm::Direct ? 1
-                                   : hd                                       ? m
-                                                                              : n - 1;
+            const uint32_t steps = c.algorithm == CollectiveAlgorithm::Direct ? 1 : hd ? m : n - 1;
             CHECK(s.steps == (c.op == CollectiveOp::AllReduce ? 2 : 1) * steps);
         }
     }
@@ -142,8 +140,8 @@ TEST_CASE("every operation and algorithm leaves each rank what it must, in any o
 
 TEST_CASE("a missing dependency, a lost transfer or a repeated one is caught")
 {
-    const auto good = CollectiveSchedule::Build(CollectiveOp::AllReduce,
-                                                CollectiveAlgorithm::Ring, 6, 6000);
+    const auto good =
+        CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 6, 6000);
     // Without dependencies a rank may pass a piece on before its predecessor's part is
     // in: some seed must expose it.
     auto loose = good;
@@ -162,14 +160,14 @@ TEST_CASE("a missing dependency, a lost transfer or a repeated one is caught")
     lost.transfers.pop_back(); // the last all-gather transfer into rank 0
     CHECK(RunShuffled(lost, 1).find("rank 0 ends with piece") == 0);
 
-    auto twice = CollectiveSchedule::Build(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 4,
-                                           4000);
+    auto twice =
+        CollectiveSchedule::Build(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 4, 4000);
     twice.transfers.push_back(twice.transfers.back());
     twice.transfers.back().after = {static_cast<uint32_t>(twice.transfers.size() - 2)};
     CHECK(RunShuffled(twice, 1).find("a duplicate") != std::string::npos);
 
-    auto summedTwice = CollectiveSchedule::Build(CollectiveOp::ReduceScatter,
-                                                 CollectiveAlgorithm::Ring, 3, 3000);
+    auto summedTwice =
+        CollectiveSchedule::Build(CollectiveOp::ReduceScatter, CollectiveAlgorithm::Ring, 3, 3000);
     summedTwice.transfers.push_back(summedTwice.transfers.front());
     CHECK(RunShuffled(summedTwice, 1).find("summed twice") != std::string::npos);
 }
@@ -263,8 +261,8 @@ TEST_CASE("a collective completes only when every transfer arrived; a failed one
         t->failAt = failAt;
         Ptr<Collective> c = CreateObject<Collective>();
         c->SetTransport(t);
-        c->SetSchedule(CollectiveSchedule::Build(CollectiveOp::AllReduce,
-                                                 CollectiveAlgorithm::Ring, 4, 4000));
+        c->SetSchedule(
+            CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, 4000));
         uint32_t ends = 0;
         c->SetDoneCallback(MakeCallback(+[](uint32_t* n, Ptr<Collective>) { ++*n; }).Bind(&ends));
         Simulator::Schedule(MicroSeconds(1), &Collective::Start, c);

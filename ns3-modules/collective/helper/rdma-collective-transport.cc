@@ -44,8 +44,7 @@ RdmaCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done d
     auto it = m_connections.find(pair);
     if (it == m_connections.end())
     {
-        it = m_connections.emplace(pair, m_fabric->Connect(m_hosts.at(from), m_hosts.at(to)))
-                 .first;
+        it = m_connections.emplace(pair, m_fabric->Connect(m_hosts.at(from), m_hosts.at(to))).first;
         it->second.requester->SetCompletionCallback(
             MakeCallback(&RdmaCollectiveTransport::Completed, this).Bind(pair));
     }

@@ -44,7 +44,7 @@ class RdmaCollectiveTransport : public CollectiveTransport
     std::vector<uint32_t> m_hosts;
     std::vector<std::string> m_names;
     std::map<uint64_t, RdmaFabric::Connection> m_connections; ///< by from << 32 | to
-    std::map<uint64_t, Done> m_pending;                         ///< by work request id
+    std::map<uint64_t, Done> m_pending;                       ///< by work request id
     uint64_t m_nextWr{1};
 };
 

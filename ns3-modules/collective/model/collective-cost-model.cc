@@ -43,7 +43,8 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
     switch (algorithm)
     {
     case CollectiveAlgorithm::Ring: {
-        const auto c = WorstOf(n, [n](uint32_t r) { return (r + 1) % n; }, cost);
+        const auto c = WorstOf(
+            n, [n](uint32_t r) { return (r + 1) % n; }, cost);
         return StepTime(c, piece) * static_cast<int64_t>(phases * (n - 1));
     }
     case CollectiveAlgorithm::HalvingDoubling: {
@@ -51,7 +52,8 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         for (uint32_t d = 1; d < n; d <<= 1)
         {
             // Halving's step at distance d and doubling's move d pieces each.
-            const auto c = WorstOf(n, [d](uint32_t r) { return r ^ d; }, cost);
+            const auto c = WorstOf(
+                n, [d](uint32_t r) { return r ^ d; }, cost);
             total += StepTime(c, piece * d) * static_cast<int64_t>(phases);
         }
         return total;
@@ -65,7 +67,8 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
             {
                 const auto p = cost(r, (r + i) % n);
                 c.alpha = std::max(c.alpha, p.alpha);
-                c.bytesPerSecond = i == 1 ? p.bytesPerSecond : std::min(c.bytesPerSecond, p.bytesPerSecond);
+                c.bytesPerSecond =
+                    i == 1 ? p.bytesPerSecond : std::min(c.bytesPerSecond, p.bytesPerSecond);
             }
             worst = std::max(worst, StepTime(c, piece * (n - 1)));
         }

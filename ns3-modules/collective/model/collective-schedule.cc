@@ -172,8 +172,7 @@ CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks)
     return op == CollectiveOp::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
 }
 
-RankSet::RankSet(uint32_t ranks)
-    : m_words((ranks + 63) / 64, 0)
+RankSet::RankSet(uint32_t ranks) : m_words((ranks + 63) / 64, 0)
 {
 }
 
@@ -360,8 +359,7 @@ CollectiveSchedule::Goal(uint32_t r, uint32_t p) const
     return RankSet(ranks);
 }
 
-CollectiveHoldings::CollectiveHoldings(const CollectiveSchedule& s)
-    : m_schedule(s)
+CollectiveHoldings::CollectiveHoldings(const CollectiveSchedule& s) : m_schedule(s)
 {
     m_held.reserve(static_cast<size_t>(s.ranks) * s.pieces);
     for (uint32_t r = 0; r < s.ranks; ++r)

@@ -44,11 +44,11 @@ Collective::SetSchedule(const CollectiveSchedule& s)
 void
 Collective::Start()
 {
-    NS_ABORT_MSG_IF(!m_schedule || !m_transport, "Collective: Start needs a schedule and a transport");
+    NS_ABORT_MSG_IF(!m_schedule || !m_transport,
+                    "Collective: Start needs a schedule and a transport");
     NS_ABORT_MSG_IF(m_state != State::Idle, "Collective: started twice");
     NS_ABORT_MSG_IF(m_transport->GetNRanks() < m_schedule->ranks,
-                    "Collective: the schedule has " << m_schedule->ranks
-                                                    << " ranks, the transport "
+                    "Collective: the schedule has " << m_schedule->ranks << " ranks, the transport "
                                                     << m_transport->GetNRanks());
     const auto& transfers = m_schedule->transfers;
     m_holdings = std::make_unique<CollectiveHoldings>(*m_schedule);

@@ -1,0 +1,81 @@
+// The scenario's collective workloads as jobs on the run's RDMA fabric: each a
+// communicator of hosts that runs its operation `iterations` times, one after another,
+// packet by packet (fidelity packet) or timed by the alpha-beta cost of the same
+// topology (analytical). Both times are kept, so every packet-mode result says how far
+// it is from the formula.
+#ifndef FABEMU_COLLECTIVE_JOBS_H
+#define FABEMU_COLLECTIVE_JOBS_H
+
+#include "scenarios/src/scenario.h"
+
+#include "ns3/collective.h"
+#include "ns3/rdma-collective-transport.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+/// One run of one job's operation.
+struct CollectiveResult
+{
+    std::string job;
+    uint32_t iteration{0};
+    std::string op;
+    std::string algorithm;
+    bool autoPicked{false}; ///< the job said auto; algorithm is what the cost model chose
+    std::vector<std::string> ranks;
+    uint64_t bytes{0};
+    std::string state{"pending"}; ///< completed | failed | pending
+    std::string reason;           ///< failed only
+    double startS{0};
+    double timeS{0};       ///< completed: start to last arrival
+    double analyticalS{0}; ///< the alpha-beta time of the same operation
+    double algBwGbs{0};    ///< bytes / time, GB/s (10^9 bytes/s)
+    double busBwGbs{0};    ///< algBw * nccl-tests' factor
+    uint64_t delivered{0}; ///< packet mode: bytes the ranks received, summed
+};
+
+class CollectiveJobs
+{
+  public:
+    /// The jobs of \p s's collective workloads over \p fabric's hosts.
+    CollectiveJobs(const Scenario& s, ns3::RdmaFabric& fabric);
+    ~CollectiveJobs();
+    size_t Count() const;
+    /// Packet mode: schedules every job at its start; \p allDone once each has run every
+    /// iteration (or failed).
+    void Start(ns3::Callback<void> allDone);
+    /// Analytical mode: every iteration timed back to back, nothing simulated.
+    void Estimate();
+    /// Every iteration, in job order; pending ones included (after the run).
+    std::vector<CollectiveResult> Results() const;
+
+  private:
+    struct Job;
+    void Launch(size_t j);
+    void Ended(size_t j, ns3::Ptr<ns3::Collective> c);
+
+    std::vector<Job> m_jobs;
+    ns3::Callback<void> m_allDone;
+    size_t m_open{0};
+};
+
+/// summary.json's collectives list.
+nlohmann::json CollectivesJson(const std::vector<CollectiveResult>& results);
+/// collectives.csv.
+void WriteCollectivesCsv(const std::filesystem::path& file,
+                         const std::vector<CollectiveResult>& results);
+/// The results as nccl-tests prints them: size, count, time (us), algbw, busbw per line.
+std::string CollectivesTable(const std::vector<CollectiveResult>& results);
+/// One line per packet-mode result of 64 MB or more that is over 5 % from its analytical
+/// time: what the run says when the two modes disagree.
+std::vector<std::string> CollectiveDisagreements(const std::vector<CollectiveResult>& results);
+
+} // namespace fabemu
+
+#endif
