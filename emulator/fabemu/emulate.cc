@@ -294,6 +294,15 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
         else
         {
             out << fmt::format("{}: {}: exit {}\n", c.on, c.cmd, c.exitCode);
+            if (c.exitCode != 0)
+            {
+                // What a failed command last said, where a log of the run alone shows it.
+                std::istringstream tail(Tail(c.out, 4));
+                for (std::string line; std::getline(tail, line);)
+                {
+                    out << "    | " << line << "\n";
+                }
+            }
         }
     }
 }

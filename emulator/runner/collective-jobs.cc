@@ -48,9 +48,8 @@ PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, const RdmaCollectiveTransp
         return CollectiveAlgorithm::Direct;
     }
     const size_t n = w.hosts.size();
-    if ((n & (n - 1)) != 0 ||
-        AnalyticalTime(op, CollectiveAlgorithm::Ring, w, t) <=
-            AnalyticalTime(op, CollectiveAlgorithm::HalvingDoubling, w, t))
+    if ((n & (n - 1)) != 0 || AnalyticalTime(op, CollectiveAlgorithm::Ring, w, t) <=
+                                  AnalyticalTime(op, CollectiveAlgorithm::HalvingDoubling, w, t))
     {
         return CollectiveAlgorithm::Ring;
     }
@@ -141,8 +140,7 @@ CollectiveJobs::Start(Callback<void> allDone)
     {
         auto& job = m_jobs[j];
         job.schedule = std::make_unique<CollectiveSchedule>(CollectiveSchedule::Build(
-            job.op, job.algorithm, static_cast<uint32_t>(job.spec->hosts.size()),
-            job.spec->bytes));
+            job.op, job.algorithm, static_cast<uint32_t>(job.spec->hosts.size()), job.spec->bytes));
         Simulator::Schedule(PicoSeconds(job.spec->startPs), &CollectiveJobs::Launch, this, j);
     }
 }
@@ -231,16 +229,11 @@ CollectivesJson(const std::vector<CollectiveResult>& results)
     nlohmann::json list = nlohmann::json::array();
     for (const auto& r : results)
     {
-        nlohmann::json e{{"job", r.job},
-                         {"iteration", r.iteration},
-                         {"op", r.op},
-                         {"algorithm", r.algorithm},
-                         {"auto", r.autoPicked},
-                         {"ranks", r.ranks},
-                         {"bytes", r.bytes},
-                         {"state", r.state},
-                         {"start_s", r.startS},
-                         {"analytical_time_s", r.analyticalS}};
+        nlohmann::json e{{"job", r.job},         {"iteration", r.iteration},
+                         {"op", r.op},           {"algorithm", r.algorithm},
+                         {"auto", r.autoPicked}, {"ranks", r.ranks},
+                         {"bytes", r.bytes},     {"state", r.state},
+                         {"start_s", r.startS},  {"analytical_time_s", r.analyticalS}};
         if (r.state == "completed")
         {
             e["time_s"] = r.timeS;
@@ -290,10 +283,9 @@ CollectivesTable(const std::vector<CollectiveResult>& results)
     for (const auto& r : results)
     {
         const bool done = r.state == "completed";
-        t << fmt::format(" {:>11} {:>5} {:>15} {:>17} {:>6} {:>13} {:>11} {:>12} {:>12}\n",
-                         r.job, r.iteration, r.op, r.algorithm + (r.autoPicked ? "*" : ""),
-                         r.ranks.size(), r.bytes,
-                         done ? fmt::format("{:.1f}", r.timeS * 1e6) : r.state,
+        t << fmt::format(" {:>11} {:>5} {:>15} {:>17} {:>6} {:>13} {:>11} {:>12} {:>12}\n", r.job,
+                         r.iteration, r.op, r.algorithm + (r.autoPicked ? "*" : ""), r.ranks.size(),
+                         r.bytes, done ? fmt::format("{:.1f}", r.timeS * 1e6) : r.state,
                          done ? fmt::format("{:.2f}", r.algBwGbs) : "-",
                          done ? fmt::format("{:.2f}", r.busBwGbs) : "-");
     }

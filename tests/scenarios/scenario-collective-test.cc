@@ -71,8 +71,9 @@ TEST_CASE("a collective's defaults: all-reduce, auto, every host, one iteration,
 
 TEST_CASE("collective mistakes: FILE:LINE:COL and the culprit named")
 {
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}")).find("bad.yaml:5:") ==
-          0);
+    CHECK(
+        ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}")).find("bad.yaml:5:") ==
+        0);
     CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}")).find("h9") !=
           std::string::npos);
     CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h2]}"))
@@ -113,9 +114,9 @@ TEST_CASE("fidelity analytical times collectives only")
                   Workload("{type: bulk, src: h0, dst: h1, bytes: 1MB}"))
               .find("bad.yaml:6:5: workload 'bulk': fidelity analytical times collective "
                     "workloads only") == 0);
-    CHECK(ErrorOf(std::string("fidelity: analitical\n") +
-                  Workload("{type: collective, bytes: 6MB}"))
-              .find("did you mean 'analytical'") != std::string::npos);
+    CHECK(
+        ErrorOf(std::string("fidelity: analitical\n") + Workload("{type: collective, bytes: 6MB}"))
+            .find("did you mean 'analytical'") != std::string::npos);
     // Ranks are hosts of the network; GPU ranks inside servers are not built yet.
     CHECK(ErrorOf("name: c\nfabric: {type: infiniband}\ntopology: {builder: rail, nodes: 2, "
                   "node: dgx-h100}\nworkloads:\n  - {type: collective, bytes: 8MB}\n")

@@ -68,7 +68,7 @@ RdmaCollectiveTransport::Completed(uint64_t pair, const RdmaCompletion& c)
     const Done done = it->second;
     m_pending.erase(it);
     const bool ok = c.status == RdmaCompletion::Status::Success;
-    done(ok, ok ? "" : RdmaStatusName(c.status));
+    done(ok, RdmaStatusReason(c.status));
 }
 
 CollectiveTransport::PathCost

@@ -112,33 +112,6 @@ FlowStateName(FlowState s)
     return "unknown";
 }
 
-namespace
-{
-
-/// A failed work request's status as a person would say it.
-std::string
-FailureReason(RdmaCompletion::Status s)
-{
-    switch (s)
-    {
-    case RdmaCompletion::Status::RetryExceeded:
-        return "retry count exceeded";
-    case RdmaCompletion::Status::Flushed:
-        return "QP error (request flushed)";
-    case RdmaCompletion::Status::LengthError:
-        return "length error";
-    case RdmaCompletion::Status::Unsupported:
-        return "operation not supported";
-    case RdmaCompletion::Status::RemoteError:
-        return "remote error (connection terminated)";
-    case RdmaCompletion::Status::Success:
-        break;
-    }
-    return "";
-}
-
-} // namespace
-
 FlowRunner::FlowRunner(RdmaFabric& fabric) : m_fabric(fabric)
 {
 }
@@ -228,7 +201,7 @@ FlowRunner::Finished(uint32_t id, const RdmaCompletion& done)
     else
     {
         r.state = FlowState::Failed;
-        r.reason = FailureReason(done.status);
+        r.reason = RdmaStatusReason(done.status);
         r.delivered = Delivered(id);
         ++m_failed;
     }

@@ -155,4 +155,25 @@ ReadTransportHeaders(const uint8_t* in, uint32_t len, TransportPacket& p)
     return true;
 }
 
+const char*
+RdmaStatusReason(RdmaCompletion::Status s)
+{
+    switch (s)
+    {
+    case RdmaCompletion::Status::RetryExceeded:
+        return "retry count exceeded";
+    case RdmaCompletion::Status::Flushed:
+        return "QP error (request flushed)";
+    case RdmaCompletion::Status::LengthError:
+        return "length error";
+    case RdmaCompletion::Status::Unsupported:
+        return "operation not supported";
+    case RdmaCompletion::Status::RemoteError:
+        return "remote error (connection terminated)";
+    case RdmaCompletion::Status::Success:
+        break;
+    }
+    return "";
+}
+
 } // namespace ns3

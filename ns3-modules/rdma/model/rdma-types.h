@@ -68,6 +68,9 @@ struct RdmaCompletion
 };
 
 const char* RdmaStatusName(RdmaCompletion::Status s);
+/// A failed completion's status as a person would say it ("retry count exceeded"); "" for
+/// Success.
+const char* RdmaStatusReason(RdmaCompletion::Status s);
 
 /// One BTH-level packet as a queue pair sends or receives it, fabric-neutral:
 /// the NIC of each fabric wraps it in its own framing (RoCEv2, IB LRH, ...).
