@@ -423,6 +423,10 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         summary["totals"]["bytes_delivered"] =
             summary["totals"]["bytes_delivered"].get<uint64_t>() + delivered;
         WriteCollectivesCsv(dir / "collectives.csv", results);
+        if (s.fidelity == "packet")
+        {
+            collectives->WriteSteps(dir);
+        }
         collectives.reset();
     }
 

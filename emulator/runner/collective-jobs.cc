@@ -18,38 +18,39 @@ struct CollectiveJobs::Job
 {
     const WorkloadSpec* spec{nullptr};
     CollectiveOp op{};
-    CollectiveAlgorithm algorithm{};
-    bool autoPicked{false};
     Ptr<RdmaCollectiveTransport> transport;
-    std::unique_ptr<CollectiveSchedule> schedule; ///< packet mode
+    std::vector<CollectiveResult> results;        ///< each size's iterations, in order
+    std::vector<CollectiveAlgorithm> algorithms;  ///< by result
+    size_t next{0};                               ///< the result running or to run
+    std::unique_ptr<CollectiveSchedule> schedule; ///< packet mode: the last one built
     Ptr<Collective> running;
-    std::vector<CollectiveResult> results; ///< one per iteration
-    Time analytical;
 };
 
 namespace
 {
 
 Time
-AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w,
+AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t bytes,
                const RdmaCollectiveTransport& t)
 {
-    return CollectiveAnalyticalTime(op, a, static_cast<uint32_t>(w.hosts.size()), w.bytes,
+    return CollectiveAnalyticalTime(op, a, static_cast<uint32_t>(w.hosts.size()), bytes,
                                     [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); });
 }
 
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
 /// favours it); all-to-all has only direct.
 CollectiveAlgorithm
-PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, const RdmaCollectiveTransport& t)
+PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes,
+              const RdmaCollectiveTransport& t)
 {
     if (op == CollectiveOp::AllToAll)
     {
         return CollectiveAlgorithm::Direct;
     }
     const size_t n = w.hosts.size();
-    if ((n & (n - 1)) != 0 || AnalyticalTime(op, CollectiveAlgorithm::Ring, w, t) <=
-                                  AnalyticalTime(op, CollectiveAlgorithm::HalvingDoubling, w, t))
+    if ((n & (n - 1)) != 0 ||
+        AnalyticalTime(op, CollectiveAlgorithm::Ring, w, bytes, t) <=
+            AnalyticalTime(op, CollectiveAlgorithm::HalvingDoubling, w, bytes, t))
     {
         return CollectiveAlgorithm::Ring;
     }
@@ -86,28 +87,34 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric& fabric)
             names.push_back("h" + std::to_string(h));
         }
         job.transport->Setup(&fabric, w.hosts, names);
-        job.autoPicked = w.algorithm == "auto";
-        if (job.autoPicked)
+        // auto picks per size, as NCCL's tuner does: latency-bound sizes may take another
+        // algorithm than bandwidth-bound ones.
+        for (uint64_t bytes : w.sizes.empty() ? std::vector<uint64_t>{w.bytes} : w.sizes)
         {
-            job.algorithm = PickAlgorithm(job.op, w, *job.transport);
-        }
-        else
-        {
-            ParseCollectiveAlgorithm(w.algorithm, job.algorithm);
-        }
-        job.analytical = AnalyticalTime(job.op, job.algorithm, w, *job.transport);
-        for (uint32_t i = 0; i < w.iterations; ++i)
-        {
-            CollectiveResult r;
-            r.job = w.job;
-            r.iteration = i;
-            r.op = w.op;
-            r.algorithm = CollectiveAlgorithmName(job.algorithm);
-            r.autoPicked = job.autoPicked;
-            r.ranks = names;
-            r.bytes = w.bytes;
-            r.analyticalS = job.analytical.GetSeconds();
-            job.results.push_back(std::move(r));
+            CollectiveAlgorithm algorithm{};
+            if (w.algorithm == "auto")
+            {
+                algorithm = PickAlgorithm(job.op, w, bytes, *job.transport);
+            }
+            else
+            {
+                ParseCollectiveAlgorithm(w.algorithm, algorithm);
+            }
+            const Time analytical = AnalyticalTime(job.op, algorithm, w, bytes, *job.transport);
+            for (uint32_t i = 0; i < w.iterations; ++i)
+            {
+                CollectiveResult r;
+                r.job = w.job;
+                r.iteration = i;
+                r.op = w.op;
+                r.algorithm = CollectiveAlgorithmName(algorithm);
+                r.autoPicked = w.algorithm == "auto";
+                r.ranks = names;
+                r.bytes = bytes;
+                r.analyticalS = analytical.GetSeconds();
+                job.results.push_back(std::move(r));
+                job.algorithms.push_back(algorithm);
+            }
         }
         m_jobs.push_back(std::move(job));
     }
@@ -138,10 +145,7 @@ CollectiveJobs::Start(Callback<void> allDone)
     m_open = m_jobs.size();
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
-        auto& job = m_jobs[j];
-        job.schedule = std::make_unique<CollectiveSchedule>(CollectiveSchedule::Build(
-            job.op, job.algorithm, static_cast<uint32_t>(job.spec->hosts.size()), job.spec->bytes));
-        Simulator::Schedule(PicoSeconds(job.spec->startPs), &CollectiveJobs::Launch, this, j);
+        Simulator::Schedule(PicoSeconds(m_jobs[j].spec->startPs), &CollectiveJobs::Launch, this, j);
     }
 }
 
@@ -149,6 +153,13 @@ void
 CollectiveJobs::Launch(size_t j)
 {
     auto& job = m_jobs[j];
+    const uint64_t bytes = job.results[job.next].bytes;
+    const CollectiveAlgorithm algorithm = job.algorithms[job.next];
+    if (!job.schedule || job.schedule->bytes != bytes || job.schedule->algorithm != algorithm)
+    {
+        job.schedule = std::make_unique<CollectiveSchedule>(CollectiveSchedule::Build(
+            job.op, algorithm, static_cast<uint32_t>(job.spec->hosts.size()), bytes));
+    }
     if (job.running)
     {
         job.running->Dispose();
@@ -164,12 +175,14 @@ void
 CollectiveJobs::Ended(size_t j, Ptr<Collective> c)
 {
     auto& job = m_jobs[j];
-    size_t i = 0;
-    while (job.results[i].state != "pending")
+    CollectiveResult& r = job.results[job.next++];
+    for (const auto& t : c->GetTransfers())
     {
-        ++i;
+        if (t.sent)
+        {
+            m_steps.push_back({j, r.iteration, t});
+        }
     }
-    CollectiveResult& r = job.results[i];
     r.startS = c->GetStartTime().GetSeconds();
     for (uint64_t b : c->GetBytesReceived())
     {
@@ -185,7 +198,7 @@ CollectiveJobs::Ended(size_t j, Ptr<Collective> c)
         r.state = "failed";
         r.reason = c->GetFailure();
     }
-    if (r.state == "completed" && i + 1 < job.results.size())
+    if (r.state == "completed" && job.next < job.results.size())
     {
         Simulator::ScheduleNow(&CollectiveJobs::Launch, this, j); // the next iteration
         return;
@@ -206,7 +219,7 @@ CollectiveJobs::Estimate()
         {
             r.state = "completed";
             r.startS = at;
-            Finish(r, job.analytical.GetSeconds());
+            Finish(r, r.analyticalS);
             at += r.timeS;
         }
     }
@@ -221,6 +234,56 @@ CollectiveJobs::Results() const
         out.insert(out.end(), job.results.begin(), job.results.end());
     }
     return out;
+}
+
+void
+CollectiveJobs::WriteSteps(const std::filesystem::path& dir) const
+{
+    std::ofstream csv(dir / "collective-steps.csv");
+    csv << "job,iteration,from,to,step,bytes,posted_s,arrived_s\n";
+    nlohmann::json events = nlohmann::json::array();
+    for (size_t j = 0; j < m_jobs.size(); ++j)
+    {
+        const auto& job = m_jobs[j];
+        events.push_back(
+            {{"name", "process_name"},
+             {"ph", "M"},
+             {"pid", j},
+             {"args", {{"name", fmt::format("{} ({})", job.spec->job, job.spec->op)}}}});
+        for (uint32_t r = 0; r < job.spec->hosts.size(); ++r)
+        {
+            events.push_back({{"name", "thread_name"},
+                              {"ph", "M"},
+                              {"pid", j},
+                              {"tid", r},
+                              {"args", {{"name", job.transport->GetRankName(r)}}}});
+        }
+    }
+    for (const auto& s : m_steps)
+    {
+        const auto& job = m_jobs[s.job];
+        const bool arrived = !s.t.arrived.IsZero();
+        csv << fmt::format("{},{},{},{},{},{},{:.12g},{}\n", job.spec->job, s.iteration,
+                           job.transport->GetRankName(s.t.from), job.transport->GetRankName(s.t.to),
+                           s.t.step, s.t.bytes, s.t.posted.GetSeconds(),
+                           arrived ? fmt::format("{:.12g}", s.t.arrived.GetSeconds()) : "");
+        if (!arrived)
+        {
+            continue;
+        }
+        // Chrome trace times are microseconds.
+        events.push_back(
+            {{"name", fmt::format("step {} to {}", s.t.step, job.transport->GetRankName(s.t.to))},
+             {"cat", job.spec->op},
+             {"ph", "X"},
+             {"pid", s.job},
+             {"tid", s.t.from},
+             {"ts", s.t.posted.GetSeconds() * 1e6},
+             {"dur", (s.t.arrived - s.t.posted).GetSeconds() * 1e6},
+             {"args", {{"bytes", s.t.bytes}, {"iteration", s.iteration}}}});
+    }
+    std::ofstream(dir / "trace.json")
+        << nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() << "\n";
 }
 
 nlohmann::json

@@ -54,13 +54,29 @@ class CollectiveJobs
     void Estimate();
     /// Every iteration, in job order; pending ones included (after the run).
     std::vector<CollectiveResult> Results() const;
+    /**
+     * \brief Packet mode, after the run: every transfer of every ended iteration into
+     * \p dir's collective-steps.csv (job, iteration, from, to, step, bytes, posted_s,
+     * arrived_s) and trace.json, a Chrome trace (Perfetto opens it) with a process per
+     * job and a thread per rank, each transfer a slice on its sender's thread.
+     */
+    void WriteSteps(const std::filesystem::path& dir) const;
 
   private:
     struct Job;
     void Launch(size_t j);
     void Ended(size_t j, ns3::Ptr<ns3::Collective> c);
 
+    /// One transfer of an ended iteration.
+    struct Step
+    {
+        size_t job;
+        uint32_t iteration;
+        ns3::CollectiveTransferRecord t;
+    };
+
     std::vector<Job> m_jobs;
+    std::vector<Step> m_steps;
     ns3::Callback<void> m_allDone;
     size_t m_open{0};
 };

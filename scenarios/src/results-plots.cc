@@ -992,6 +992,128 @@ Slowdown(const fs::path& /*dir: the flows are in summary.json*/, const json& sum
     figs.push_back(std::move(f));
 }
 
+// ---------------------------------------------------------------- collectives
+
+/// busBw against size, a line per job and algorithm (the mean over its iterations), as
+/// nccl-tests' output is plotted. Needs two sizes or more: a sweep.
+void
+CollectiveBusBw(const fs::path& /*dir: the results are in summary.json*/, const json& summary,
+                std::vector<Figure>& figs)
+{
+    std::map<std::string, std::map<double, std::vector<double>>> byLine; // label: size -> busBw
+    std::set<double> sizes;
+    size_t notDone = 0;
+    for (const auto& c : summary.value("collectives", json::array()))
+    {
+        if (c.value("state", std::string()) != "completed")
+        {
+            ++notDone;
+            continue;
+        }
+        const double bytes = c["bytes"].get<double>();
+        sizes.insert(bytes);
+        byLine[fmt::format("{} {} ({})", c["job"].get<std::string>(), c["op"].get<std::string>(),
+                           c["algorithm"].get<std::string>())][bytes]
+            .push_back(c["busbw_gbs"].get<double>());
+    }
+    Figure f;
+    f.name = "collective-busbw";
+    if (sizes.size() < 2)
+    {
+        f.emptyWhy = "one size only (bytes: {from, to, factor} sweeps sizes)";
+        figs.push_back(std::move(f));
+        return;
+    }
+    size_t colour = 0;
+    for (const auto& [label, points] : byLine)
+    {
+        Series line{
+            label, {}, fmt::format("linespoints lw 2 pt 7 lc rgb '{}'", kColours[colour++ % 8])};
+        for (const auto& [bytes, values] : points)
+        {
+            double sum = 0;
+            for (double v : values)
+            {
+                sum += v;
+            }
+            line.points.emplace_back(bytes, sum / values.size());
+        }
+        f.series.push_back(std::move(line));
+    }
+    f.logx = true;
+    f.xlabel = "size (bytes)";
+    f.ylabel = "busBw (GB/s)";
+    const std::string apart =
+        notDone ? fmt::format("; {} that did not complete have no busBw and are not shown", notDone)
+                : "";
+    f.title = fmt::format("Bus bandwidth by size, {} sizes{}", sizes.size(), apart);
+    f.caption = fmt::format("busBw (nccl-tests' definition) of every job against its size, the "
+                            "mean over its iterations{}.",
+                            apart);
+    figs.push_back(std::move(f));
+}
+
+/// Each rank's progress: the transfers that have arrived at it (collective-steps.csv) over
+/// time, a staircase per rank of every job in the scenario's order (eight at most).
+void
+CollectiveSteps(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
+{
+    std::vector<std::string> jobs; // in the scenario's order
+    for (const auto& c : summary.value("collectives", json::array()))
+    {
+        const std::string job = c.value("job", std::string());
+        if (std::find(jobs.begin(), jobs.end(), job) == jobs.end())
+        {
+            jobs.push_back(job);
+        }
+    }
+    std::map<std::pair<size_t, std::string>, std::vector<double>> arrivals; // (job, rank): ms
+    std::set<std::string> seenJobs;
+    for (const auto& r : ReadCsv(dir / "collective-steps.csv"))
+    {
+        const auto job = std::find(jobs.begin(), jobs.end(), r.size() >= 8 ? r[0] : "");
+        if (job == jobs.end() || r[7].empty())
+        {
+            continue; // posted, never arrived
+        }
+        arrivals[{static_cast<size_t>(job - jobs.begin()), r[3]}].push_back(Num(r[7]) * 1e3);
+    }
+    Figure f;
+    f.name = "collective-steps";
+    if (arrivals.empty())
+    {
+        f.emptyWhy = "no transfer of a collective arrived";
+        figs.push_back(std::move(f));
+        return;
+    }
+    size_t colour = 0;
+    for (auto& [key, times] : arrivals)
+    {
+        if (colour == 8)
+        {
+            break;
+        }
+        std::sort(times.begin(), times.end());
+        Series line{jobs.size() > 1 ? jobs[key.first] + " " + key.second : key.second,
+                    {},
+                    fmt::format("steps lw 2 lc rgb '{}'", kColours[colour++])};
+        line.points.emplace_back(0.0, 0.0);
+        for (size_t i = 0; i < times.size(); ++i)
+        {
+            line.points.emplace_back(times[i], static_cast<double>(i + 1));
+        }
+        f.series.push_back(std::move(line));
+    }
+    f.xlabel = "simulated time (ms)";
+    f.ylabel = "transfers arrived at the rank";
+    f.title = fmt::format("Each rank's transfers arrived: {} of {} ranks{}", f.series.size(),
+                          arrivals.size(), jobs.size() > 1 ? " (job rank)" : "");
+    f.caption = "How far each rank is through its collectives' steps: the transfers that have "
+                "arrived at it over time (collective-steps.csv; every transfer is a slice in "
+                "trace.json, which Perfetto opens).";
+    figs.push_back(std::move(f));
+}
+
 // ---------------------------------------------------------------- DCQCN rates
 
 /// A QP of rate.csv: the flow it belongs to, and whether it is the flow's sending side.
@@ -1181,7 +1303,8 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
 {
     PlotOutcome out;
     fs::create_directories(dir / "plots");
-    for (const char* name : {"throughput", "queue", "pause", "fct-slowdown", "dcqcn-rate"})
+    for (const char* name : {"throughput", "queue", "pause", "fct-slowdown", "dcqcn-rate",
+                             "collective-busbw", "collective-steps"})
     {
         fs::remove(dir / "plots" / (std::string(name) + ".gp")); // an older rendering's
         fs::remove(dir / "plots" / (std::string(name) + ".png"));
@@ -1197,7 +1320,9 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
                                                     {"queue.csv", Queues},
                                                     {"pfc.csv", Pauses},
                                                     {"fct.csv", Slowdown},
-                                                    {"rate.csv", Rates}};
+                                                    {"rate.csv", Rates},
+                                                    {"collectives.csv", CollectiveBusBw},
+                                                    {"collective-steps.csv", CollectiveSteps}};
     for (const auto& [csv, make] : makers)
     {
         if (fs::exists(dir / csv))

@@ -471,6 +471,39 @@ CollectiveAlgorithmChoices()
     return names;
 }
 
+/// The workload rows of collectives alone (they share bytes, start and op with flows).
+std::vector<Key<WorkloadSpec>>
+CollectiveWorkloadKeys()
+{
+    using W = WorkloadSpec;
+    return {
+        MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|auto", "auto",
+                   "How the collective runs; auto: the fastest by the alpha-beta cost on this "
+                   "topology (all-to-all: direct)")
+            .Only({"collective"})
+            .Choices(CollectiveAlgorithmChoices())
+            .Field(&W::algorithm)
+            .Example("ring"),
+        MakeKey<W>("ranks", KeyKind::Hosts, "list of hosts or all", "all",
+                   "The collective's ranks, in ring order")
+            .Only({"collective"})
+            .Field(&W::hosts)
+            .Example("[h0, h1]"),
+        MakeKey<W>("iterations", KeyKind::Integer, "1..100000", "1",
+                   "How many times the collective runs, each after the last")
+            .Only({"collective"})
+            .Range(1, 100000)
+            .Field(&W::iterations)
+            .Example("5"),
+        MakeKey<W>("job", KeyKind::Text, "string", "jobN (N: its place among the collectives)",
+                   "What collectives.csv and summary.json call it")
+            .Only({"collective"})
+            .Check(OneWord)
+            .Field(&W::job)
+            .Example("training"),
+    };
+}
+
 /// The workload rows of flows (simulated RDMA flows and dma transfers).
 std::vector<Key<WorkloadSpec>>
 FlowWorkloadKeys()
@@ -558,11 +591,23 @@ FlowWorkloadKeys()
             .Field(&W::stopPs)
             .Example("5ms"),
         MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)",
-                   "Bytes of each flow (collective: its size as nccl-tests gives it)")
+                   "Bytes of each flow (collective: its size as nccl-tests gives it, or a sweep "
+                   "{from, to, factor} as nccl-tests' -b, -e, -f)")
             .Only({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective"})
             .Required({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective"})
             .Range(1, int64_t{1} << 40)
-            .Field(&W::bytes)
+            .Sweep()
+            .Access(
+                [](W& w, const KeyValue& v) {
+                    w.bytes = v.u;
+                    w.sizes = v.sweep;
+                },
+                [](const W& w) {
+                    KeyValue v;
+                    v.u = w.bytes;
+                    v.sweep = w.sizes;
+                    return v;
+                })
             .Example("1MB"),
         MakeKey<W>("start", KeyKind::Time, "time", "0ns", "When its flows start (simulated time)")
             .Only(flowsDmaAndCollective)
@@ -594,30 +639,6 @@ FlowWorkloadKeys()
             })
             .Field(&W::op)
             .Example("read"),
-        MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|auto", "auto",
-                   "How the collective runs; auto: the fastest by the alpha-beta cost on this "
-                   "topology (all-to-all: direct)")
-            .Only({"collective"})
-            .Choices(CollectiveAlgorithmChoices())
-            .Field(&W::algorithm)
-            .Example("ring"),
-        MakeKey<W>("ranks", KeyKind::Hosts, "list of hosts or all", "all",
-                   "The collective's ranks, in ring order")
-            .Only({"collective"})
-            .Field(&W::hosts)
-            .Example("[h0, h1]"),
-        MakeKey<W>("iterations", KeyKind::Integer, "1..100000", "1",
-                   "How many times the collective runs, each after the last")
-            .Only({"collective"})
-            .Range(1, 100000)
-            .Field(&W::iterations)
-            .Example("5"),
-        MakeKey<W>("job", KeyKind::Text, "string", "jobN (N: its place among the collectives)",
-                   "What collectives.csv and summary.json call it")
-            .Only({"collective"})
-            .Check(OneWord)
-            .Field(&W::job)
-            .Example("training"),
         MakeKey<W>("sl", KeyKind::Integer, "0..15", "0", "Service level (InfiniBand: picks the VL)")
             .Only(flows)
             .Range(0, 15)
@@ -686,6 +707,10 @@ WorkloadKeys()
                 .Example("10s"),
         };
         for (auto& k : FlowWorkloadKeys())
+        {
+            rows.push_back(std::move(k));
+        }
+        for (auto& k : CollectiveWorkloadKeys())
         {
             rows.push_back(std::move(k));
         }

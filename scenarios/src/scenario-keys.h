@@ -49,6 +49,7 @@ struct KeyValue
     double d{0};      ///< numbers
     bool b{false};
     std::vector<uint32_t> hosts;
+    std::vector<uint64_t> sweep; ///< Bytes of a Sweep() row given as {from, to, factor}: each size
 };
 
 /// What a Section row's reader gets besides its node.
@@ -75,6 +76,7 @@ struct Key
     double dlo{0};
     double dhi{0};
     bool emptyOk{false};                ///< Hosts: [] is allowed
+    bool sweep{false};                  ///< Bytes: a map {from, to, factor} is a sweep of sizes
     bool asWritten{true};               ///< Time: written back as given (else in ns)
     std::string shorthand;              ///< Map: the key a single value stands for ("ecn: false")
     bool flow{false};                   ///< Map: written as {a: b}
@@ -157,6 +159,11 @@ struct Key
     Key& EmptyOk()
     {
         emptyOk = true;
+        return *this;
+    }
+    Key& Sweep()
+    {
+        sweep = true;
         return *this;
     }
     Key& Check(decltype(check) f)

@@ -58,6 +58,51 @@ Word(const Key<T>& k)
     return k.name.substr(k.name.rfind('.') + 1);
 }
 
+/// A sweep of sizes as nccl-tests takes them (-b, -e, -f): {from, to, factor}, from up
+/// by factor while it is at most to.
+std::vector<uint64_t>
+ReadSweep(const Reader& r, const YAML::Node& n, const std::string& what, int64_t lo, int64_t hi)
+{
+    for (const auto& kv : n)
+    {
+        const std::string key = kv.first.Scalar();
+        if (key != "from" && key != "to" && key != "factor")
+        {
+            r.Fail(kv.first, fmt::format("{}: unknown key '{}' in a sweep; it has from, to and "
+                                         "factor",
+                                         what, key));
+        }
+    }
+    for (const char* key : {"from", "to"})
+    {
+        if (!n[key])
+        {
+            r.Fail(n, fmt::format("{}: a sweep needs from and to (factor: 2 by default)", what));
+        }
+    }
+    const uint64_t from = r.Bytes(n["from"], what + ".from", lo, hi);
+    const uint64_t to = r.Bytes(n["to"], what + ".to", lo, hi);
+    const uint64_t factor = n["factor"] ? r.Integer(n["factor"], what + ".factor", 2, 1024) : 2;
+    if (to < from)
+    {
+        r.Fail(n["to"], fmt::format("{}.to ({}) is below from ({})", what, to, from));
+    }
+    std::vector<uint64_t> sizes;
+    for (uint64_t b = from; b <= to; b *= factor)
+    {
+        sizes.push_back(b);
+        if (b > to / factor)
+        {
+            break;
+        }
+    }
+    if (sizes.size() > 64)
+    {
+        r.Fail(n, fmt::format("{}: the sweep has {} sizes; at most 64", what, sizes.size()));
+    }
+    return sizes;
+}
+
 /// One value of row \p k from node \p n.
 template <class T>
 KeyValue
@@ -92,6 +137,12 @@ Convert(const ReadContext& c, const Key<T>& k, const T& t, const YAML::Node& n,
         v.d = r.Number(n, what, k.dlo, k.dhi);
         break;
     case KeyKind::Bytes:
+        if (k.sweep && n.IsMap())
+        {
+            v.sweep = ReadSweep(r, n, what, k.lo, k.hi);
+            v.u = v.sweep.front();
+            break;
+        }
         v.u = r.Bytes(n, what, k.lo, k.hi);
         break;
     case KeyKind::Time:
@@ -269,7 +320,10 @@ ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& wh
     }
     try
     {
-        ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()), wl.bytes);
+        for (uint64_t bytes : wl.sizes.empty() ? std::vector<uint64_t>{wl.bytes} : wl.sizes)
+        {
+            ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()), bytes);
+        }
     }
     catch (const std::invalid_argument& e)
     {
@@ -323,6 +377,11 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
     if (wl.type == "collective")
     {
         ResolveCollective(c.r, item, where, s, wl);
+    }
+    else if (!wl.sizes.empty())
+    {
+        c.r.Fail(item["bytes"], where + ".bytes: a sweep of sizes is for collective workloads; "
+                                        "give one size");
     }
     if (wl.type == "poisson")
     {

@@ -48,6 +48,13 @@ WriteValue(YAML::Emitter& y, const std::vector<Key<T>>& keys, const Key<T>& k,
         break;
     case KeyKind::Integer:
     case KeyKind::Bytes:
+        if (v.sweep.size() > 1)
+        {
+            y << YAML::Flow << YAML::BeginMap << YAML::Key << "from" << YAML::Value
+              << v.sweep.front() << YAML::Key << "to" << YAML::Value << v.sweep.back() << YAML::Key
+              << "factor" << YAML::Value << v.sweep[1] / v.sweep[0] << YAML::EndMap;
+            break;
+        }
         y << v.u;
         break;
     case KeyKind::Number:

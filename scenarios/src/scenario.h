@@ -194,6 +194,7 @@ struct WorkloadSpec
     std::string dstMemory{"host"}; ///< ...and write: host memory or "gpuK"
     std::vector<uint32_t> hosts;   ///< srcs of incast; hosts of the others
     uint64_t bytes{0};
+    std::vector<uint64_t> sizes; ///< collective: a sweep of sizes (bytes its first); empty: bytes
     int64_t startPs{0};
     int64_t stopPs{0}; ///< poisson: arrivals end here (default: the scenario's duration)
     double load{0};

@@ -60,7 +60,7 @@ Collective::Start()
     for (uint32_t i = 0; i < transfers.size(); ++i)
     {
         const auto& t = transfers[i];
-        m_records[i] = {t.from, t.to, t.step, t.bytes, Time(0), Time(0)};
+        m_records[i] = {t.from, t.to, t.step, t.bytes, false, Time(0), Time(0)};
         m_waitingFor[i] = static_cast<uint32_t>(t.after.size());
         for (uint32_t a : t.after)
         {
@@ -83,6 +83,7 @@ Collective::Post(uint32_t i)
 {
     const auto& t = m_schedule->transfers[i];
     auto sent = std::make_shared<std::vector<RankSet>>(m_holdings->Snapshot(t));
+    m_records[i].sent = true;
     m_records[i].posted = Simulator::Now();
     m_sentTrace(m_records[i]);
     m_transport->Send(t.from, t.to, t.bytes,

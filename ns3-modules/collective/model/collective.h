@@ -27,6 +27,7 @@ struct CollectiveTransferRecord
     uint32_t to{0};
     uint32_t step{0};
     uint64_t bytes{0};
+    bool sent{false}; ///< posted on the transport (a failed collective leaves some unsent)
     Time posted;
     Time arrived; ///< and reduced, where it was reduced; zero until then
 };

@@ -57,6 +57,13 @@ NvlinkGpu::Reaches(uint32_t gpu) const
     return m_routes.count(gpu) > 0;
 }
 
+std::vector<uint32_t>
+NvlinkGpu::GetRoute(uint32_t gpu) const
+{
+    const auto it = m_routes.find(gpu);
+    return it == m_routes.end() ? std::vector<uint32_t>{} : it->second;
+}
+
 uint64_t
 NvlinkGpu::Send(uint32_t dst, uint64_t bytes)
 {

@@ -45,6 +45,8 @@ class NvlinkGpu : public Object
     /// Port \p port reaches GPU \p gpu (through a switch or directly).
     void AddRoute(uint32_t gpu, uint32_t port);
     bool Reaches(uint32_t gpu) const;
+    /// The ports that reach GPU \p gpu (empty: none).
+    std::vector<uint32_t> GetRoute(uint32_t gpu) const;
 
     /// Sends \p bytes to GPU \p dst; returns the transfer's id (0: \p dst unreachable).
     uint64_t Send(uint32_t dst, uint64_t bytes);

@@ -1,0 +1,94 @@
+#include "ns3/nvlink-collective-transport.h"
+
+#include "ns3/abort.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(NvlinkCollectiveTransport);
+
+namespace
+{
+
+void
+Arrived(CollectiveTransport::Done done, const NvlinkTransfer&)
+{
+    done(true, "");
+}
+
+} // namespace
+
+TypeId
+NvlinkCollectiveTransport::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::NvlinkCollectiveTransport")
+                            .SetParent<CollectiveTransport>()
+                            .SetGroupName("Collective")
+                            .AddConstructor<NvlinkCollectiveTransport>();
+    return tid;
+}
+
+void
+NvlinkCollectiveTransport::Setup(Ptr<NvlinkNode> node, const std::vector<uint32_t>& gpus,
+                                 const std::vector<std::string>& names)
+{
+    for (uint32_t g : gpus)
+    {
+        NS_ABORT_MSG_IF(g >= node->GetNGpus(), "NvlinkCollectiveTransport: the node has no GPU "
+                                                   << g);
+    }
+    m_node = node;
+    m_gpus = gpus;
+    m_names = names;
+}
+
+std::string
+NvlinkCollectiveTransport::GetRankName(uint32_t r) const
+{
+    return r < m_names.size() ? m_names[r] : "gpu" + std::to_string(m_gpus.at(r));
+}
+
+void
+NvlinkCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done done)
+{
+    const std::string why = m_node->CheckTransfer(m_gpus.at(from), m_gpus.at(to));
+    if (!why.empty())
+    {
+        Simulator::ScheduleNow([done, why] { done(false, why); });
+        return;
+    }
+    m_node->Send(m_gpus[from], m_gpus[to], bytes, MakeBoundCallback(&Arrived, done));
+}
+
+CollectiveTransport::PathCost
+NvlinkCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
+{
+    Ptr<NvlinkGpu> gpu = m_node->GetGpu(m_gpus.at(from));
+    PathCost c;
+    const uint32_t hops = m_node->GetNSwitches() > 0 ? 2 : 1;
+    for (uint32_t port : gpu->GetRoute(m_gpus.at(to)))
+    {
+        Ptr<NvlinkLink> link = gpu->GetPort(port)->GetLink();
+        const double payload = link->GetMaxPayload();
+        c.bytesPerSecond += link->GetBytesPerSecond() * payload / (payload + link->GetHeaderBytes());
+        c.alpha = std::max(c.alpha, (link->GetDelay() + link->WireTime(link->GetMaxPayload())) *
+                                        static_cast<int64_t>(hops));
+    }
+    if (hops == 2)
+    {
+        TimeValue latency;
+        m_node->GetSwitch(0)->GetAttribute("Latency", latency);
+        c.alpha += latency.Get();
+    }
+    return c;
+}
+
+void
+NvlinkCollectiveTransport::DoDispose()
+{
+    m_node = nullptr;
+    CollectiveTransport::DoDispose();
+}
+
+} // namespace ns3

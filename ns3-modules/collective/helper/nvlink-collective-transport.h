@@ -1,0 +1,50 @@
+/*
+ * Ranks on the GPUs of one server's NVLink (an NvlinkNode: NVSwitches or a direct
+ * mesh): each transfer is an NVLink transfer, striped by the sending GPU over every
+ * port that reaches the receiver, arrived when its last byte is in. A pair NVLink
+ * does not join fails its transfers with the node's reason.
+ */
+#ifndef FABEMU_NVLINK_COLLECTIVE_TRANSPORT_H
+#define FABEMU_NVLINK_COLLECTIVE_TRANSPORT_H
+
+#include "ns3/collective-transport.h"
+#include "ns3/nvlink-node.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+class NvlinkCollectiveTransport : public CollectiveTransport
+{
+  public:
+    static TypeId GetTypeId();
+
+    /// Rank r is GPU \p gpus[r] of \p node, called \p names[r] (or "gpu<K>").
+    void Setup(Ptr<NvlinkNode> node, const std::vector<uint32_t>& gpus,
+               const std::vector<std::string>& names = {});
+
+    uint32_t GetNRanks() const override { return static_cast<uint32_t>(m_gpus.size()); }
+    std::string GetRankName(uint32_t r) const override;
+    void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) override;
+    /**
+     * \brief From the links: the bandwidth is the usable payload rate (MaxPayload of
+     * MaxPayload + HeaderBytes of each bundle's raw rate) summed over the sender's ports
+     * that reach the receiver; alpha a packet's wire time and propagation per hop, and
+     * the NVSwitch's latency where the path crosses one.
+     */
+    PathCost GetPathCost(uint32_t from, uint32_t to) const override;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    Ptr<NvlinkNode> m_node;
+    std::vector<uint32_t> m_gpus;
+    std::vector<std::string> m_names;
+};
+
+} // namespace ns3
+
+#endif
