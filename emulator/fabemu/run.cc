@@ -383,10 +383,10 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         std::ofstream(dir / "topo.txt") << NodeTopologyMatrix(s.topology.node);
     }
     std::optional<CollectiveJobs> collectives;
-    if (fabric && std::any_of(s.workloads.begin(), s.workloads.end(),
-                              [](const WorkloadSpec& w) { return w.type == "collective"; }))
+    if (std::any_of(s.workloads.begin(), s.workloads.end(),
+                    [](const WorkloadSpec& w) { return w.type == "collective"; }))
     {
-        collectives.emplace(s, fabric->Rdma());
+        collectives.emplace(s, fabric ? &fabric->Rdma() : nullptr, nodes);
     }
     std::vector<FlowRecord> flows;
     if (s.fidelity == "analytical")
@@ -534,13 +534,15 @@ FlowsExitCode(const Scenario& s, const json& summary, bool met)
     return met ? kExitOk : kExitExpectation;
 }
 
-/// "a RoCEv2 fabric", "a RoCEv2 fabric with PCIe in every server", "PCIe inside one server".
+/// "a RoCEv2 fabric", "a RoCEv2 fabric with PCIe in every server", "PCIe inside one server",
+/// "NVLink and PCIe inside one server".
 std::string
 RunPhrase(const Scenario& s)
 {
     if (!HasNetwork(s))
     {
-        return FabricPhrase("pcie");
+        return s.topology.node.hasNvlink ? "NVLink and PCIe inside one server"
+                                         : FabricPhrase("pcie");
     }
     return FabricPhrase(s.fabric.type) +
            (s.topology.node.hasPcie ? " with PCIe in every server" : "");

@@ -1,6 +1,8 @@
 #include "emulator/runner/collective-jobs.h"
 
+#include "ns3/abort.h"
 #include "ns3/collective-cost-model.h"
+#include "ns3/rdma-collective-transport.h"
 #include "ns3/simulator.h"
 
 #include <fmt/format.h>
@@ -18,7 +20,7 @@ struct CollectiveJobs::Job
 {
     const WorkloadSpec* spec{nullptr};
     CollectiveOp op{};
-    Ptr<RdmaCollectiveTransport> transport;
+    Ptr<CollectiveTransport> transport;
     std::vector<CollectiveResult> results;        ///< each size's iterations, in order
     std::vector<CollectiveAlgorithm> algorithms;  ///< by result
     size_t next{0};                               ///< the result running or to run
@@ -31,7 +33,7 @@ namespace
 
 Time
 AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t bytes,
-               const RdmaCollectiveTransport& t)
+               const CollectiveTransport& t)
 {
     return CollectiveAnalyticalTime(op, a, static_cast<uint32_t>(w.hosts.size()), bytes,
                                     [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); });
@@ -40,8 +42,7 @@ AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, ui
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
 /// favours it); all-to-all has only direct.
 CollectiveAlgorithm
-PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes,
-              const RdmaCollectiveTransport& t)
+PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const CollectiveTransport& t)
 {
     if (op == CollectiveOp::AllToAll)
     {
@@ -69,7 +70,8 @@ Finish(CollectiveResult& r, double seconds)
 
 } // namespace
 
-CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric& fabric)
+CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
+                               const std::vector<std::unique_ptr<NodeFabric>>& nodes)
 {
     for (const auto& w : s.workloads)
     {
@@ -80,13 +82,29 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric& fabric)
         Job job;
         job.spec = &w;
         ParseCollectiveOp(w.op, job.op);
-        job.transport = CreateObject<RdmaCollectiveTransport>();
         std::vector<std::string> names;
-        for (uint32_t h : w.hosts)
+        for (size_t r = 0; r < w.hosts.size(); ++r)
         {
-            names.push_back("h" + std::to_string(h));
+            names.push_back(w.rankDevices.empty()
+                                ? fmt::format("h{}", w.hosts[r])
+                                : fmt::format("h{}.{}", w.hosts[r], w.rankDevices[r]));
         }
-        job.transport->Setup(&fabric, w.hosts, names);
+        if (w.rankDevices.empty())
+        {
+            NS_ABORT_MSG_IF(!fabric, "collective ranks are hosts, but there is no network");
+            Ptr<RdmaCollectiveTransport> t = CreateObject<RdmaCollectiveTransport>();
+            t->Setup(fabric, w.hosts, names);
+            job.transport = t;
+        }
+        for (const auto& node : nodes)
+        {
+            if (!job.transport)
+            {
+                // The validator let in GPU ranks of one server only.
+                job.transport = node->CollectiveTransport(w.hosts[0], w.rankDevices, names);
+            }
+        }
+        NS_ABORT_MSG_IF(!job.transport, "no fabric joins the ranks of collective " << w.job);
         // auto picks per size, as NCCL's tuner does: latency-bound sizes may take another
         // algorithm than bandwidth-bound ones.
         for (uint64_t bytes : w.sizes.empty() ? std::vector<uint64_t>{w.bytes} : w.sizes)

@@ -6,10 +6,11 @@
 #ifndef FABEMU_COLLECTIVE_JOBS_H
 #define FABEMU_COLLECTIVE_JOBS_H
 
+#include "emulator/runner/node-fabric.h"
 #include "scenarios/src/scenario.h"
 
 #include "ns3/collective.h"
-#include "ns3/rdma-collective-transport.h"
+#include "ns3/rdma-fabric.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,8 +44,10 @@ struct CollectiveResult
 class CollectiveJobs
 {
   public:
-    /// The jobs of \p s's collective workloads over \p fabric's hosts.
-    CollectiveJobs(const Scenario& s, ns3::RdmaFabric& fabric);
+    /// The jobs of \p s's collective workloads: ranks that are hosts on \p fabric, ranks
+    /// that are GPUs on the node fabric of \p nodes that joins them.
+    CollectiveJobs(const Scenario& s, ns3::RdmaFabric* fabric,
+                   const std::vector<std::unique_ptr<NodeFabric>>& nodes);
     ~CollectiveJobs();
     size_t Count() const;
     /// Packet mode: schedules every job at its start; \p allDone once each has run every

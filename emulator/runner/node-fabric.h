@@ -8,6 +8,7 @@
 #include "scenarios/src/scenario.h"
 
 #include "ns3/callback.h"
+#include "ns3/collective-transport.h"
 #include "ns3/rdma-workload.h"
 
 #include <nlohmann/json.hpp>
@@ -51,6 +52,17 @@ class NodeFabric
     virtual void AddTotals(nlohmann::json& totals) const = 0;
     /// The terminal's words on those totals ("PCIe replays 0, credit-starved 0 s").
     virtual std::string TotalsLine(const nlohmann::json& totals) const = 0;
+    /// Ranks on GPUs \p gpus ("gpuK") of server \p host for a collective, named \p names,
+    /// where this fabric joins them (after Build); null where it does not.
+    virtual ns3::Ptr<ns3::CollectiveTransport> CollectiveTransport(
+        uint32_t host, const std::vector<std::string>& gpus,
+        const std::vector<std::string>& names) const
+    {
+        (void)host;
+        (void)gpus;
+        (void)names;
+        return nullptr;
+    }
 };
 
 /**

@@ -6,6 +6,7 @@
 #include "emulator/runner/summary.h"
 #include "scenarios/src/results.h"
 
+#include "ns3/nvlink-collective-transport.h"
 #include "ns3/nvlink-helper.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -76,6 +77,20 @@ class NvlinkNodeFabric : public NodeFabricFlows
     void AttachRecorders(const Scenario&, const std::filesystem::path&) override {}
 
     void AttachNics(FlowRunner&) const override {} // NICs sit on PCIe, not on NVLink
+
+    Ptr<ns3::CollectiveTransport> CollectiveTransport(
+        uint32_t host, const std::vector<std::string>& gpus,
+        const std::vector<std::string>& names) const override
+    {
+        std::vector<uint32_t> ids;
+        for (const auto& g : gpus)
+        {
+            ids.push_back(DeviceNumber(g));
+        }
+        Ptr<NvlinkCollectiveTransport> t = CreateObject<NvlinkCollectiveTransport>();
+        t->Setup(m_nodes.at(host), ids, names);
+        return t;
+    }
 
     void WriteRecords(const std::filesystem::path& dir) override
     {

@@ -484,10 +484,11 @@ CollectiveWorkloadKeys()
             .Choices(CollectiveAlgorithmChoices())
             .Field(&W::algorithm)
             .Example("ring"),
-        MakeKey<W>("ranks", KeyKind::Hosts, "list of hosts or all", "all",
-                   "The collective's ranks, in ring order")
+        MakeKey<W>("ranks", KeyKind::Section, "list of hosts or GPUs (hN.gpuK), or all", "all",
+                   "The collective's ranks, in ring order: hosts of the network, or GPUs of one "
+                   "server (topology.node, over its NVLink)")
             .Only({"collective"})
-            .Field(&W::hosts)
+            .Own(ReadRanks, WriteRanks)
             .Example("[h0, h1]"),
         MakeKey<W>("iterations", KeyKind::Integer, "1..100000", "1",
                    "How many times the collective runs, each after the last")

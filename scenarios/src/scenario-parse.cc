@@ -703,6 +703,47 @@ ReadWorkloads(const ReadContext& outer, const YAML::Node& w, Scenario& s)
 }
 
 void
+ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
+{
+    const std::string what = "workload 'collective'.ranks";
+    if (n.IsScalar() && n.Scalar() == "all")
+    {
+        w.hosts = c.r.Hosts(n, what, c.hosts);
+        return;
+    }
+    if (!n.IsSequence())
+    {
+        c.r.Fail(n, what + " must be a list of hosts (h1) or GPUs (h0.gpu3), or 'all'");
+    }
+    w.hosts.clear();
+    w.rankDevices.clear();
+    std::set<std::pair<uint32_t, std::string>> seen;
+    for (const auto& item : n)
+    {
+        const auto [host, device] = c.r.Endpoint(item, what, c.hosts);
+        if (!seen.insert({host, device}).second)
+        {
+            c.r.Fail(item, fmt::format("{} lists {} twice", what, item.Scalar()));
+        }
+        if (!device.empty() && device.rfind("gpu", 0) != 0)
+        {
+            c.r.Fail(item,
+                     fmt::format("{}: a rank is a host or a GPU, not '{}'", what, item.Scalar()));
+        }
+        if (!w.hosts.empty() && device.empty() != w.rankDevices.empty())
+        {
+            c.r.Fail(item, fmt::format("{}: the ranks are all hosts or all GPUs; '{}' mixes them",
+                                       what, item.Scalar()));
+        }
+        w.hosts.push_back(host);
+        if (!device.empty())
+        {
+            w.rankDevices.push_back(device);
+        }
+    }
+}
+
+void
 ReadRecord(const ReadContext& outer, const YAML::Node& rec, Scenario& s)
 {
     const ReadContext c{outer.r, s.topology.HostCount()};

@@ -323,6 +323,69 @@ ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, cons
     }
 }
 
+/// A collective's ranks: hosts of the network (no servers inside), or GPUs of one server
+/// that NVLink joins; every rank simulated.
+void
+ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
+                   const WorkloadSpec& wl)
+{
+    const std::string where = "workload 'collective'";
+    const NodeYaml& node = s.topology.node;
+    const YAML::Node ranks = item["ranks"] ? item["ranks"] : item;
+    const bool servers = node.hasPcie || node.hasNvlink;
+    if (wl.rankDevices.empty() && servers)
+    {
+        FailAt(r, ranks,
+               fmt::format("{}: with topology.node the ranks are GPUs (h0.gpu3); ranks that are "
+                           "whole servers are not built yet",
+                           where));
+    }
+    if (!wl.rankDevices.empty())
+    {
+        if (!servers)
+        {
+            FailAt(r, ranks, fmt::format("{}: GPU ranks need servers (topology.node)", where));
+        }
+        for (size_t i = 0; i < wl.hosts.size(); ++i)
+        {
+            const std::string name = fmt::format("h{}.{}", wl.hosts[i], wl.rankDevices[i]);
+            if (wl.hosts[i] != wl.hosts[0])
+            {
+                FailAt(r, ranks[i],
+                       fmt::format("{}: {} is on another server than h{}; ranks across servers "
+                                   "are not built yet",
+                                   where, name, wl.hosts[0]));
+            }
+            if (DeviceNumber(wl.rankDevices[i]) >= node.Gpus())
+            {
+                FailAt(r, ranks[i],
+                       fmt::format("{}: there is no {}: a server has gpu0..gpu{}", where, name,
+                                   node.Gpus() - 1));
+            }
+            for (size_t j = 0; j < i; ++j)
+            {
+                if (!node.NvlinkJoins(wl.rankDevices[j], wl.rankDevices[i]))
+                {
+                    FailAt(r, ranks[i],
+                           fmt::format("{}: NVLink does not join h{}.{} and {}; collectives "
+                                       "over PCIe are not built yet",
+                                       where, wl.hosts[j], wl.rankDevices[j], name));
+                }
+            }
+        }
+    }
+    for (uint32_t h : wl.hosts)
+    {
+        if (IsVm(s, h))
+        {
+            FailAt(r, ranks,
+                   fmt::format("{}: h{} is a VM endpoint; collectives run between simulated "
+                               "hosts",
+                               where, h));
+        }
+    }
+}
+
 void
 ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
 {
@@ -353,12 +416,10 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         ValidateCopy(r, item, s, wl);
         return;
     }
-    if (wl.type == "collective" && (s.topology.node.hasPcie || s.topology.node.hasNvlink))
+    if (wl.type == "collective")
     {
-        FailAt(r, item,
-               fmt::format("{}: its ranks are hosts of the network; ranks that are GPUs inside "
-                           "servers (topology.node) are not built yet",
-                           where));
+        ValidateCollective(r, item, s, wl);
+        return;
     }
     if (wl.type != "collective" && s.fidelity == "analytical")
     {

@@ -195,4 +195,16 @@ ResolvedYaml(const Scenario& s)
     return std::string(y.c_str()) + "\n";
 }
 
+void
+WriteRanks(YAML::Emitter& y, const WorkloadSpec& w)
+{
+    y << YAML::Flow << YAML::BeginSeq;
+    for (size_t r = 0; r < w.hosts.size(); ++r)
+    {
+        y << (r < w.rankDevices.size() ? fmt::format("h{}.{}", w.hosts[r], w.rankDevices[r])
+                                       : fmt::format("h{}", w.hosts[r]));
+    }
+    y << YAML::EndSeq;
+}
+
 } // namespace fabemu

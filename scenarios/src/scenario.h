@@ -207,8 +207,9 @@ struct WorkloadSpec
     bool background{false};
     int64_t afterPs{0}; ///< wall-clock delay after the previous command was started
     int64_t timeoutPs{300'000'000'000'000};
-    // Collectives (the ranks are hosts).
-    std::string algorithm{"auto"}; ///< ring | halving-doubling | direct | auto
+    // Collectives: the ranks are hosts (hosts), or GPUs: host hosts[r], device rankDevices[r].
+    std::vector<std::string> rankDevices; ///< "gpuK" per rank; empty: the ranks are hosts
+    std::string algorithm{"auto"};        ///< ring | halving-doubling | direct | auto
     uint32_t iterations{1};
     std::string job; ///< "" until resolved: jobN
 };

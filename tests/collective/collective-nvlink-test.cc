@@ -36,8 +36,7 @@ TEST_CASE("dgx-h100: 8-GPU ring all-reduce of 1 GB reaches NCCL's ~370 GB/s busB
     REQUIRE(c->GetState() == Collective::State::Completed);
     const double seconds = c->GetDuration().GetSeconds();
     const double busBw = bytes / seconds * CollectiveBusBwFactor(CollectiveOp::AllReduce, 8);
-    MESSAGE("ring all-reduce 1 GiB: " << seconds * 1e3 << " ms, busBw " << busBw / 1e9
-                                      << " GB/s");
+    MESSAGE("ring all-reduce 1 GiB: " << seconds * 1e3 << " ms, busBw " << busBw / 1e9 << " GB/s");
     // NCCL's measured ring figure, within 10 %: a GPU sends to its ring neighbour over all
     // 18 links at NCCL's usable 20.6 GB/s each (370.8 GB/s).
     CHECK(busBw / 1e9 == doctest::Approx(370).epsilon(0.10));
@@ -47,9 +46,9 @@ TEST_CASE("dgx-h100: 8-GPU ring all-reduce of 1 GB reaches NCCL's ~370 GB/s busB
     CHECK(cost.bytesPerSecond / 1e9 == doctest::Approx(18 * 20.6).epsilon(0.001));
     CHECK(cost.alpha > MicroSeconds(1));
     CHECK(cost.alpha < MicroSeconds(2));
-    const Time analytical = CollectiveAnalyticalTime(
-        CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, bytes,
-        [&](uint32_t a, uint32_t b) { return t->GetPathCost(a, b); });
+    const Time analytical =
+        CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, bytes,
+                                 [&](uint32_t a, uint32_t b) { return t->GetPathCost(a, b); });
     CHECK(seconds == doctest::Approx(analytical.GetSeconds()).epsilon(0.05));
     CHECK(n.node->GetOverflows() == 0);
     c->Dispose();

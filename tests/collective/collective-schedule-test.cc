@@ -240,7 +240,6 @@ class FakeTransport : public CollectiveTransport
 {
   public:
     uint32_t GetNRanks() const override { return 4; }
-    std::string GetRankName(uint32_t r) const override { return "r" + std::to_string(r); }
     void Send(uint32_t, uint32_t, uint64_t bytes, Done done) override
     {
         const bool ok = ++sends != failAt;
@@ -249,6 +248,9 @@ class FakeTransport : public CollectiveTransport
     PathCost GetPathCost(uint32_t, uint32_t) const override { return {Time(0), 1e9}; }
     uint32_t sends{0};
     uint32_t failAt{0};
+
+  protected:
+    std::string DefaultRankName(uint32_t r) const override { return "r" + std::to_string(r); }
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 // The collective workload and fidelity as the scenario file states them: defaults
 // resolved, the resolved file read back the same, and each mistake refused at its
 // FILE:LINE:COL with the culprit named.
+#include "parse-error.h"
 #include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
@@ -15,21 +16,6 @@ namespace
 const char* const kHead = "name: c\n"
                           "fabric: {type: roce}\n"
                           "topology: {builder: star, hosts: 6}\n";
-
-std::string
-ErrorOf(const std::string& text)
-{
-    try
-    {
-        ParseScenario(text, "bad.yaml");
-    }
-    catch (const ScenarioError& e)
-    {
-        return e.what();
-    }
-    FAIL("parsed without an error:\n" << text);
-    return "";
-}
 
 std::string
 Workload(const std::string& item)
@@ -71,37 +57,37 @@ TEST_CASE("a collective's defaults: all-reduce, auto, every host, one iteration,
 
 TEST_CASE("collective mistakes: FILE:LINE:COL and the culprit named")
 {
-    CHECK(
-        ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}")).find("bad.yaml:5:") ==
-        0);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}")).find("h9") !=
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}"))
+              .find("bad.yaml:5:") == 0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h9]}")).find("h9") !=
           std::string::npos);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h2]}"))
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h2]}"))
               .find("bad.yaml:5:43: workload 'collective': a collective needs at least 2 ranks, "
                     "not 1") == 0);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 1000, ranks: [h0, h1, h2]}"))
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 1000, ranks: [h0, h1, h2]}"))
               .find("bad.yaml:5:31: workload 'collective': 1000 bytes do not cut into 3 equal "
                     "pieces") == 0);
-    CHECK(ErrorOf(Workload("{type: collective, algorithm: halving-doubling, bytes: 6MB}"))
+    CHECK(ParseErrorOf(Workload("{type: collective, algorithm: halving-doubling, bytes: 6MB}"))
               .find("bad.yaml:5:35: workload 'collective': halving-doubling needs a power of 2 "
                     "of ranks, not 6") == 0);
-    CHECK(ErrorOf(Workload("{type: collective, op: all-to-all, algorithm: ring, bytes: 6MB}"))
+    CHECK(ParseErrorOf(Workload("{type: collective, op: all-to-all, algorithm: ring, bytes: 6MB}"))
               .find("all-to-all has no ring algorithm") != std::string::npos);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h1, h0]}"))
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h1, h0]}"))
               .find("bad.yaml:5:52: workload 'collective'.ranks lists h0 twice") == 0);
-    CHECK(ErrorOf(Workload("{type: collective, op: allreduce, bytes: 6MB}"))
+    CHECK(ParseErrorOf(Workload("{type: collective, op: allreduce, bytes: 6MB}"))
               .find("did you mean 'all-reduce'") != std::string::npos);
-    CHECK(ErrorOf(Workload("{type: collective, op: read, bytes: 6MB}")).find("bad.yaml:5:28:") ==
-          0);
-    CHECK(ErrorOf(Workload("{type: bulk, src: h0, dst: h1, bytes: 1MB, op: all-reduce}"))
+    CHECK(
+        ParseErrorOf(Workload("{type: collective, op: read, bytes: 6MB}")).find("bad.yaml:5:28:") ==
+        0);
+    CHECK(ParseErrorOf(Workload("{type: bulk, src: h0, dst: h1, bytes: 1MB, op: all-reduce}"))
               .find("bad.yaml:") == 0);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, job: a b}")).find("one word") !=
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, job: a b}")).find("one word") !=
           std::string::npos);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, job: x}") +
-                  "  - {type: collective, bytes: 6MB, job: x}\n")
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, job: x}") +
+                       "  - {type: collective, bytes: 6MB, job: x}\n")
               .find("bad.yaml:6:") == 0);
-    CHECK(ErrorOf(Workload("{type: collective, bytes: 6MB, iterations: 0}")).find("bad.yaml:5:") ==
-          0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, iterations: 0}"))
+              .find("bad.yaml:5:") == 0);
 }
 
 TEST_CASE("fidelity analytical times collectives only")
@@ -110,15 +96,48 @@ TEST_CASE("fidelity analytical times collectives only")
                             Workload("{type: collective, bytes: 6MB}"),
                         "a.yaml")
               .fidelity == "analytical");
-    CHECK(ErrorOf(std::string("fidelity: analytical\n") +
-                  Workload("{type: bulk, src: h0, dst: h1, bytes: 1MB}"))
+    CHECK(ParseErrorOf(std::string("fidelity: analytical\n") +
+                       Workload("{type: bulk, src: h0, dst: h1, bytes: 1MB}"))
               .find("bad.yaml:6:5: workload 'bulk': fidelity analytical times collective "
                     "workloads only") == 0);
-    CHECK(
-        ErrorOf(std::string("fidelity: analitical\n") + Workload("{type: collective, bytes: 6MB}"))
-            .find("did you mean 'analytical'") != std::string::npos);
-    // Ranks are hosts of the network; GPU ranks inside servers are not built yet.
-    CHECK(ErrorOf("name: c\nfabric: {type: infiniband}\ntopology: {builder: rail, nodes: 2, "
-                  "node: dgx-h100}\nworkloads:\n  - {type: collective, bytes: 8MB}\n")
-              .find("not built yet") != std::string::npos);
+    CHECK(ParseErrorOf(std::string("fidelity: analitical\n") +
+                       Workload("{type: collective, bytes: 6MB}"))
+              .find("did you mean 'analytical'") != std::string::npos);
+}
+
+TEST_CASE("GPU ranks: one server's GPUs that NVLink joins, refused otherwise at the rank")
+{
+    const std::string rail = "name: c\nfabric: {type: infiniband}\ntopology: {builder: rail, "
+                             "nodes: 2, node: dgx-h100}\nworkloads:\n  - ";
+    const Scenario s = ParseScenario(
+        rail + "{type: collective, bytes: 6MB, ranks: [h1.gpu0, h1.gpu5, h1.gpu2]}\n", "g.yaml");
+    CHECK(s.workloads[0].hosts == std::vector<uint32_t>{1, 1, 1});
+    CHECK(s.workloads[0].rankDevices == std::vector<std::string>{"gpu0", "gpu5", "gpu2"});
+    CHECK(ResolvedYaml(s).find("ranks: [h1.gpu0, h1.gpu5, h1.gpu2]") != std::string::npos);
+    CHECK(ParseScenario(ResolvedYaml(s), "again.yaml").workloads[0].rankDevices ==
+          s.workloads[0].rankDevices);
+    // Whole servers as ranks, across servers, a GPU that is not there, a host beside GPUs.
+    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB}\n")
+              .find("bad.yaml:5:5: workload 'collective': with topology.node the ranks are GPUs") ==
+          0);
+    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h1.gpu0]}\n")
+              .find("bad.yaml:5:53: workload 'collective': h1.gpu0 is on another server than h0; "
+                    "ranks across servers are not built yet") == 0);
+    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu8]}\n")
+              .find("bad.yaml:5:53: workload 'collective': there is no h0.gpu8: a server has "
+                    "gpu0..gpu7") == 0);
+    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h1]}\n")
+              .find("the ranks are all hosts or all GPUs; 'h1' mixes them") != std::string::npos);
+    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.nic0, h0.gpu1]}\n")
+              .find("a rank is a host or a GPU, not 'h0.nic0'") != std::string::npos);
+    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu1, h0.gpu1]}\n")
+              .find("lists h0.gpu1 twice") != std::string::npos);
+    // dgx-1's hybrid cube mesh: gpu0 and gpu5 share no NVLink (docs/nvlink.md).
+    CHECK(ParseErrorOf("name: c\ntopology: {builder: node, node: dgx-1}\nworkloads:\n  - "
+                       "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n")
+              .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over PCIe are not "
+                    "built yet") != std::string::npos);
+    // GPU ranks without servers.
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0.gpu0, h1.gpu0]}"))
+              .find("GPU ranks need servers (topology.node)") != std::string::npos);
 }

@@ -1,6 +1,7 @@
 // topology.node.pcie, the node builder and the dma workload as the scenario file states
 // them: presets and maps read into every field, the resolved file reads back the same,
 // and each mistake is refused at its FILE:LINE:COL.
+#include "parse-error.h"
 #include "scenarios/src/scenario.h"
 
 #include <doctest/doctest.h>
@@ -9,26 +10,6 @@
 #include <vector>
 
 using namespace fabemu;
-
-namespace
-{
-
-std::string
-ErrorOf(const std::string& text)
-{
-    try
-    {
-        ParseScenario(text, "bad.yaml");
-    }
-    catch (const ScenarioError& e)
-    {
-        return e.what();
-    }
-    FAIL("parsed without an error:\n" << text);
-    return "";
-}
-
-} // namespace
 
 TEST_CASE("a preset, overridden by a map, gives every server the same tree")
 {
@@ -185,7 +166,7 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
     for (const auto& c : cases)
     {
         CAPTURE(c.what);
-        const std::string msg = ErrorOf(c.text);
+        const std::string msg = ParseErrorOf(c.text);
         CAPTURE(msg);
         CHECK(msg.rfind(c.at, 0) == 0);
         CHECK(msg.find(c.says) != std::string::npos);

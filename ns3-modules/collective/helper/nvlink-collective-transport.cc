@@ -35,18 +35,18 @@ NvlinkCollectiveTransport::Setup(Ptr<NvlinkNode> node, const std::vector<uint32_
 {
     for (uint32_t g : gpus)
     {
-        NS_ABORT_MSG_IF(g >= node->GetNGpus(), "NvlinkCollectiveTransport: the node has no GPU "
-                                                   << g);
+        NS_ABORT_MSG_IF(g >= node->GetNGpus(),
+                        "NvlinkCollectiveTransport: the node has no GPU " << g);
     }
     m_node = node;
     m_gpus = gpus;
-    m_names = names;
+    SetRankNames(names);
 }
 
 std::string
-NvlinkCollectiveTransport::GetRankName(uint32_t r) const
+NvlinkCollectiveTransport::DefaultRankName(uint32_t r) const
 {
-    return r < m_names.size() ? m_names[r] : "gpu" + std::to_string(m_gpus.at(r));
+    return "gpu" + std::to_string(m_gpus.at(r));
 }
 
 void
@@ -71,7 +71,8 @@ NvlinkCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
     {
         Ptr<NvlinkLink> link = gpu->GetPort(port)->GetLink();
         const double payload = link->GetMaxPayload();
-        c.bytesPerSecond += link->GetBytesPerSecond() * payload / (payload + link->GetHeaderBytes());
+        c.bytesPerSecond +=
+            link->GetBytesPerSecond() * payload / (payload + link->GetHeaderBytes());
         c.alpha = std::max(c.alpha, (link->GetDelay() + link->WireTime(link->GetMaxPayload())) *
                                         static_cast<int64_t>(hops));
     }

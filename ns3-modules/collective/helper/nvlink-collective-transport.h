@@ -26,7 +26,6 @@ class NvlinkCollectiveTransport : public CollectiveTransport
                const std::vector<std::string>& names = {});
 
     uint32_t GetNRanks() const override { return static_cast<uint32_t>(m_gpus.size()); }
-    std::string GetRankName(uint32_t r) const override;
     void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) override;
     /**
      * \brief From the links: the bandwidth is the usable payload rate (MaxPayload of
@@ -37,12 +36,12 @@ class NvlinkCollectiveTransport : public CollectiveTransport
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
 
   protected:
+    std::string DefaultRankName(uint32_t r) const override;
     void DoDispose() override;
 
   private:
     Ptr<NvlinkNode> m_node;
     std::vector<uint32_t> m_gpus;
-    std::vector<std::string> m_names;
 };
 
 } // namespace ns3

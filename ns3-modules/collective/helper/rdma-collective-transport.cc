@@ -28,13 +28,13 @@ RdmaCollectiveTransport::Setup(RdmaFabric* fabric, const std::vector<uint32_t>& 
     }
     m_fabric = fabric;
     m_hosts = hosts;
-    m_names = names;
+    SetRankNames(names);
 }
 
 std::string
-RdmaCollectiveTransport::GetRankName(uint32_t r) const
+RdmaCollectiveTransport::DefaultRankName(uint32_t r) const
 {
-    return r < m_names.size() ? m_names[r] : "h" + std::to_string(m_hosts.at(r));
+    return "h" + std::to_string(m_hosts.at(r));
 }
 
 void

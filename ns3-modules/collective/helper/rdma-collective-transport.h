@@ -28,13 +28,13 @@ class RdmaCollectiveTransport : public CollectiveTransport
                const std::vector<std::string>& names = {});
 
     uint32_t GetNRanks() const override { return static_cast<uint32_t>(m_hosts.size()); }
-    std::string GetRankName(uint32_t r) const override;
     void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) override;
     /// Fitted to the fabric's ideal FCT (headers, store and forward, the ACK's return) at
     /// two sizes past the first frame: the bandwidth from their difference, alpha the rest.
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
 
   protected:
+    std::string DefaultRankName(uint32_t r) const override;
     void DoDispose() override;
 
   private:
@@ -42,7 +42,6 @@ class RdmaCollectiveTransport : public CollectiveTransport
 
     RdmaFabric* m_fabric{nullptr};
     std::vector<uint32_t> m_hosts;
-    std::vector<std::string> m_names;
     std::map<uint64_t, RdmaFabric::Connection> m_connections; ///< by from << 32 | to
     std::map<uint64_t, Done> m_pending;                       ///< by work request id
     uint64_t m_nextWr{1};

@@ -13,6 +13,22 @@ namespace
 const char* const kOpNames[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
 const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct"};
 
+/// The enumerator whose name in \p names is \p name.
+template <class E, size_t N>
+bool
+ParseName(const char* const (&names)[N], const std::string& name, E& out)
+{
+    for (size_t i = 0; i < N; ++i)
+    {
+        if (name == names[i])
+        {
+            out = static_cast<E>(i);
+            return true;
+        }
+    }
+    return false;
+}
+
 uint32_t
 Mod(int64_t a, uint32_t n)
 {
@@ -140,29 +156,13 @@ CollectiveAlgorithmNames()
 bool
 ParseCollectiveOp(const std::string& name, CollectiveOp& op)
 {
-    for (size_t i = 0; i < std::size(kOpNames); ++i)
-    {
-        if (name == kOpNames[i])
-        {
-            op = static_cast<CollectiveOp>(i);
-            return true;
-        }
-    }
-    return false;
+    return ParseName(kOpNames, name, op);
 }
 
 bool
 ParseCollectiveAlgorithm(const std::string& name, CollectiveAlgorithm& a)
 {
-    for (size_t i = 0; i < std::size(kAlgorithmNames); ++i)
-    {
-        if (name == kAlgorithmNames[i])
-        {
-            a = static_cast<CollectiveAlgorithm>(i);
-            return true;
-        }
-    }
-    return false;
+    return ParseName(kAlgorithmNames, name, a);
 }
 
 double

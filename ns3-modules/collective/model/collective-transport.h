@@ -12,6 +12,7 @@
 #include "ns3/object.h"
 
 #include <string>
+#include <vector>
 
 namespace ns3
 {
@@ -25,8 +26,13 @@ class CollectiveTransport : public Object
     using Done = Callback<void, bool, const std::string&>;
 
     virtual uint32_t GetNRanks() const = 0;
-    /// What results call rank \p r ("h3", "h0.gpu2").
-    virtual std::string GetRankName(uint32_t r) const = 0;
+    /// What results call the ranks, by rank ("h3", "h0.gpu2").
+    void SetRankNames(const std::vector<std::string>& names) { m_names = names; }
+    /// Rank \p r's name: as set, else the transport's own (DefaultRankName).
+    std::string GetRankName(uint32_t r) const
+    {
+        return r < m_names.size() ? m_names[r] : DefaultRankName(r);
+    }
     /// Moves \p bytes from rank \p from to rank \p to; \p done once they have arrived.
     virtual void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) = 0;
 
@@ -37,6 +43,13 @@ class CollectiveTransport : public Object
         double bytesPerSecond{0};
     };
     virtual PathCost GetPathCost(uint32_t from, uint32_t to) const = 0;
+
+  protected:
+    /// A rank's name when none was set ("h3": the host it is on).
+    virtual std::string DefaultRankName(uint32_t r) const = 0;
+
+  private:
+    std::vector<std::string> m_names;
 };
 
 } // namespace ns3
