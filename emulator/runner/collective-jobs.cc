@@ -85,9 +85,7 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
         std::vector<std::string> names;
         for (size_t r = 0; r < w.hosts.size(); ++r)
         {
-            names.push_back(w.rankDevices.empty()
-                                ? fmt::format("h{}", w.hosts[r])
-                                : fmt::format("h{}.{}", w.hosts[r], w.rankDevices[r]));
+            names.push_back(w.RankName(r));
         }
         if (w.rankDevices.empty())
         {
@@ -185,6 +183,12 @@ CollectiveJobs::Launch(size_t j)
     job.running = CreateObject<Collective>();
     job.running->SetTransport(job.transport);
     job.running->SetSchedule(*job.schedule);
+    std::vector<Time> delays(job.spec->hosts.size());
+    for (const auto& [rank, ps] : job.spec->rankDelayPs)
+    {
+        delays[rank] = PicoSeconds(ps);
+    }
+    job.running->SetRankDelays(delays);
     job.running->SetDoneCallback(MakeCallback(&CollectiveJobs::Ended, this).Bind(j));
     job.running->Start();
 }

@@ -490,6 +490,13 @@ CollectiveWorkloadKeys()
             .Only({"collective"})
             .Own(ReadRanks, WriteRanks)
             .Example("[h0, h1]"),
+        MakeKey<W>("stragglers", KeyKind::Section, "map rank: time", "{}",
+                   "Ranks that are late: each one's first sends of every iteration leave that "
+                   "long after the others' (h3: 2ms)")
+            .Only({"collective"})
+            .Own(ReadStragglers, WriteStragglers)
+            .WrittenIf([](const W& w) { return !w.stragglers.empty(); })
+            .Example("{h0: 1ms}"),
         MakeKey<W>("iterations", KeyKind::Integer, "1..100000", "1",
                    "How many times the collective runs, each after the last")
             .Only({"collective"})

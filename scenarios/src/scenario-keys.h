@@ -314,6 +314,9 @@ void WriteNode(YAML::Emitter& y, const TopologyYaml& t);
 /// A collective's ranks: hosts or GPUs (hN.gpuK), or all (scenario-parse.cc, -write.cc).
 void ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w);
 void WriteRanks(YAML::Emitter& y, const WorkloadSpec& w);
+/// A collective's stragglers: rank: time (scenario-parse.cc, -write.cc).
+void ReadStragglers(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w);
+void WriteStragglers(YAML::Emitter& y, const WorkloadSpec& w);
 /// topology.node.pcie's presets and topology.node's server presets (scenario-node.cc).
 std::vector<std::string> PciePresetNames();
 std::vector<std::string> ServerPresetNames();

@@ -309,6 +309,22 @@ ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& wh
                    fmt::format("{}: job '{}' names another collective already", where, wl.job));
         }
     }
+    std::vector<std::string> names;
+    for (size_t i = 0; i < wl.hosts.size(); ++i)
+    {
+        names.push_back(wl.RankName(i));
+    }
+    for (const auto& [rank, delay] : wl.stragglers)
+    {
+        const auto it = std::find(names.begin(), names.end(), rank);
+        if (it == names.end())
+        {
+            r.Fail(item["stragglers"][rank],
+                   fmt::format("{}.stragglers: '{}' is not one of the ranks ({})", where, rank,
+                               fmt::join(names, ", ")));
+        }
+        wl.rankDelayPs[static_cast<uint32_t>(it - names.begin())] = delay.first;
+    }
     ns3::CollectiveOp op{};
     ns3::ParseCollectiveOp(wl.op, op);
     ns3::CollectiveAlgorithm algorithm = op == ns3::CollectiveOp::AllToAll
@@ -740,6 +756,23 @@ ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
         {
             w.rankDevices.push_back(device);
         }
+    }
+}
+
+void
+ReadStragglers(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
+{
+    const std::string what = "workload 'collective'.stragglers";
+    if (!n.IsMap())
+    {
+        c.r.Fail(n, what + " must be a map of rank: time, such as {h3: 2ms}");
+    }
+    for (const auto& kv : n)
+    {
+        const std::string rank = kv.first.Scalar();
+        w.stragglers[rank] = {
+            c.r.Duration(kv.second, what + "." + rank, 0, int64_t{3600} * 1'000'000'000'000),
+            kv.second.Scalar()};
     }
 }
 

@@ -348,7 +348,7 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
         }
         for (size_t i = 0; i < wl.hosts.size(); ++i)
         {
-            const std::string name = fmt::format("h{}.{}", wl.hosts[i], wl.rankDevices[i]);
+            const std::string name = wl.RankName(i);
             if (wl.hosts[i] != wl.hosts[0])
             {
                 FailAt(r, ranks[i],
@@ -367,9 +367,9 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                 if (!node.NvlinkJoins(wl.rankDevices[j], wl.rankDevices[i]))
                 {
                     FailAt(r, ranks[i],
-                           fmt::format("{}: NVLink does not join h{}.{} and {}; collectives "
-                                       "over PCIe are not built yet",
-                                       where, wl.hosts[j], wl.rankDevices[j], name));
+                           fmt::format("{}: NVLink does not join {} and {}; collectives over "
+                                       "PCIe are not built yet",
+                                       where, wl.RankName(j), name));
                 }
             }
         }

@@ -201,10 +201,20 @@ WriteRanks(YAML::Emitter& y, const WorkloadSpec& w)
     y << YAML::Flow << YAML::BeginSeq;
     for (size_t r = 0; r < w.hosts.size(); ++r)
     {
-        y << (r < w.rankDevices.size() ? fmt::format("h{}.{}", w.hosts[r], w.rankDevices[r])
-                                       : fmt::format("h{}", w.hosts[r]));
+        y << w.RankName(r);
     }
     y << YAML::EndSeq;
+}
+
+void
+WriteStragglers(YAML::Emitter& y, const WorkloadSpec& w)
+{
+    y << YAML::Flow << YAML::BeginMap;
+    for (const auto& [rank, delay] : w.stragglers)
+    {
+        y << YAML::Key << rank << YAML::Value << delay.second;
+    }
+    y << YAML::EndMap;
 }
 
 } // namespace fabemu

@@ -210,6 +210,17 @@ struct WorkloadSpec
     // Collectives: the ranks are hosts (hosts), or GPUs: host hosts[r], device rankDevices[r].
     std::vector<std::string> rankDevices; ///< "gpuK" per rank; empty: the ranks are hosts
     std::string algorithm{"auto"};        ///< ring | halving-doubling | direct | auto
+    /// Stragglers as written: rank name ("h3", "h0.gpu2"): how late (ps, and as written).
+    std::map<std::string, std::pair<int64_t, std::string>> stragglers;
+    /// The same by rank (its place in the ranks): how late its first sends of every
+    /// iteration leave; ranks not listed are not late.
+    std::map<uint32_t, int64_t> rankDelayPs;
+    /// A collective's rank \p r as results name it: "h3", or "h0.gpu2".
+    std::string RankName(size_t r) const
+    {
+        return "h" + std::to_string(hosts.at(r)) +
+               (r < rankDevices.size() ? "." + rankDevices[r] : std::string());
+    }
     uint32_t iterations{1};
     std::string job; ///< "" until resolved: jobN
 };

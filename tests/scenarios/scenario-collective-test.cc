@@ -88,6 +88,12 @@ TEST_CASE("collective mistakes: FILE:LINE:COL and the culprit named")
               .find("bad.yaml:6:") == 0);
     CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, iterations: 0}"))
               .find("bad.yaml:5:") == 0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0, h1], stragglers: {h2: "
+                                "1ms}}"))
+              .find("bad.yaml:5:70: workload 'collective'.stragglers: 'h2' is not one of the ranks "
+                    "(h0, h1)") == 0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, stragglers: {h2: 5}}"))
+              .find("bad.yaml:5:53: workload 'collective'.stragglers.h2 must be a time") == 0);
 }
 
 TEST_CASE("fidelity analytical times collectives only")

@@ -71,7 +71,16 @@ Collective::Start()
     m_started = Simulator::Now();
     for (uint32_t i = 0; i < transfers.size(); ++i)
     {
-        if (m_waitingFor[i] == 0)
+        if (m_waitingFor[i] != 0)
+        {
+            continue;
+        }
+        const uint32_t from = transfers[i].from;
+        if (from < m_delays.size() && m_delays[from].IsStrictlyPositive())
+        {
+            Simulator::Schedule(m_delays[from], &Collective::PostIfRunning, this, i);
+        }
+        else
         {
             Post(i);
         }
@@ -88,6 +97,15 @@ Collective::Post(uint32_t i)
     m_sentTrace(m_records[i]);
     m_transport->Send(t.from, t.to, t.bytes,
                       MakeCallback(&Collective::Arrived, this).Bind(i, sent));
+}
+
+void
+Collective::PostIfRunning(uint32_t i)
+{
+    if (m_state == State::Running)
+    {
+        Post(i);
+    }
 }
 
 void

@@ -50,6 +50,9 @@ class Collective : public Object
 
     void SetSchedule(const CollectiveSchedule& s);
     void SetTransport(Ptr<CollectiveTransport> t) { m_transport = t; }
+    /// Stragglers: rank r's first sends (those that wait for nothing) leave \p delays[r]
+    /// after Start; ranks past the end of \p delays are not late.
+    void SetRankDelays(const std::vector<Time>& delays) { m_delays = delays; }
     /// Called once when it ends, completed or failed.
     void SetDoneCallback(Callback<void, Ptr<Collective>> cb) { m_done = cb; }
     /// Posts the first transfers now.
@@ -71,6 +74,7 @@ class Collective : public Object
 
   private:
     void Post(uint32_t i);
+    void PostIfRunning(uint32_t i); ///< a straggler's first send: not after a failure
     void Arrived(uint32_t i, std::shared_ptr<std::vector<RankSet>> sent, bool ok,
                  const std::string& why);
     void Ready(uint32_t i);
@@ -84,6 +88,7 @@ class Collective : public Object
     std::vector<std::vector<uint32_t>> m_dependents; ///< by transfer: those that need it
     std::vector<uint32_t> m_waitingFor;              ///< by transfer: arrivals still needed
     std::vector<Time> m_reducerFree;                 ///< by rank: when its reduction engine idles
+    std::vector<Time> m_delays;                      ///< by rank: how late its first sends leave
     std::vector<CollectiveTransferRecord> m_records;
     std::vector<uint64_t> m_bytesIn; ///< by rank: bytes of the transfers that have arrived
     size_t m_ready{0};
