@@ -222,13 +222,18 @@ TEST_CASE("analytical times are the alpha-beta closed forms")
                                             s, cost),
                    1.0 * (n - 1) / n * bw + alpha));
     }
-    // The slowest neighbour sets a ring's pace.
+    // One slow edge (rank 2 to 3 at half the bandwidth) costs once per turn of the ring, on
+    // the chain of 6 consecutive edges that crosses it twice: 4 fast and 2 slow edges.
     auto slow = [&](uint32_t x, uint32_t) {
         return CollectiveTransport::PathCost{a, x == 2 ? b / 2 : b};
     };
-    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, s, slow) >
-          CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, s, cost) *
-              1.9);
+    const double fast = a.GetSeconds() + s / 4.0 / b;
+    const double slowEdge = a.GetSeconds() + s / 4.0 / (b / 2);
+    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, s, slow)
+              .GetSeconds() == doctest::Approx(4 * fast + 2 * slowEdge).epsilon(1e-9));
+    // All-gather's 3 steps: the dearest 3 consecutive edges hold the slow one once.
+    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 4, s, slow)
+              .GetSeconds() == doctest::Approx(2 * fast + slowEdge).epsilon(1e-9));
 }
 
 namespace

@@ -74,10 +74,11 @@ RdmaCollectiveTransport::Completed(uint64_t pair, const RdmaCompletion& c)
 CollectiveTransport::PathCost
 RdmaCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
 {
-    // Past the first frame the ideal FCT grows linearly with the bytes (one frame per
-    // bottleneck transmission time), so two sizes give the slope and the intercept.
-    const uint64_t s1 = 1 << 20;
-    const uint64_t s2 = 2 << 20;
+    // Past the first frame the ideal FCT grows linearly with the bytes (one full frame per
+    // bottleneck transmission time), so two sizes of whole frames (64 and 128 KiB: whole
+    // at every MTU up to 4096) give the slope and the intercept exactly.
+    const uint64_t s1 = 64 << 10;
+    const uint64_t s2 = 128 << 10;
     const Time t1 = m_fabric->IdealFct(m_hosts.at(from), m_hosts.at(to), s1);
     const Time t2 = m_fabric->IdealFct(m_hosts.at(from), m_hosts.at(to), s2);
     PathCost c;

@@ -30,7 +30,7 @@ class RdmaCollectiveTransport : public CollectiveTransport
     uint32_t GetNRanks() const override { return static_cast<uint32_t>(m_hosts.size()); }
     void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) override;
     /// Fitted to the fabric's ideal FCT (headers, store and forward, the ACK's return) at
-    /// two sizes past the first frame: the bandwidth from their difference, alpha the rest.
+    /// two sizes of whole frames: the bandwidth from their difference, alpha the rest.
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
 
   protected:

@@ -1,6 +1,7 @@
 #include "ns3/collective-cost-model.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace ns3
 {
@@ -43,9 +44,34 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
     switch (algorithm)
     {
     case CollectiveAlgorithm::Ring: {
-        const auto c = WorstOf(
-            n, [n](uint32_t r) { return (r + 1) % n; }, cost);
-        return StepTime(c, piece) * static_cast<int64_t>(phases * (n - 1));
+        // Rank r's transfer at step k waits for rank r-1's at step k-1, so the last one
+        // ends after the costs of K consecutive ring edges (K = the steps): whole turns
+        // of the ring, then the dearest window of the rest. A uniform ring gives K (a +
+        // S/(nB)); one slow edge costs once per turn, not at every step.
+        std::vector<Time> edge(n);
+        Time turn;
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            edge[r] = StepTime(cost(r, (r + 1) % n), piece);
+            turn += edge[r];
+        }
+        const uint32_t steps = phases * (n - 1);
+        Time window;
+        for (uint32_t j = 0; j < steps % n; ++j)
+        {
+            window += edge[(n - j) % n]; // the window ending at edge 0
+        }
+        Time dearest = window;
+        for (uint32_t r = 1; r < n; ++r)
+        {
+            // Slide: add edge r, drop the edge steps % n before it.
+            if (steps % n > 0)
+            {
+                window += edge[r] - edge[(r + n - steps % n) % n];
+            }
+            dearest = std::max(dearest, window);
+        }
+        return turn * static_cast<int64_t>(steps / n) + dearest;
     }
     case CollectiveAlgorithm::HalvingDoubling: {
         Time total;

@@ -6,7 +6,9 @@
  *   ring RS / AG           (n-1) (a + S/(nB))
  *   halving-doubling AR    sum over the 2 log2 n steps of (a_k + S d_k/(nB_k))
  *   direct all-to-all      a + (n-1) S/(nB)   (each rank's sends share its link)
- * where a step's a is the largest and B the smallest over the pairs of that step.
+ * On a ring whose edges differ, the time is that of the dearest chain of 2(n-1) (or n-1)
+ * consecutive edges, each costing a + S/(nB) of its own; elsewhere a step's a is the
+ * largest and B the smallest over the pairs of that step.
  */
 #ifndef FABEMU_COLLECTIVE_COST_MODEL_H
 #define FABEMU_COLLECTIVE_COST_MODEL_H
