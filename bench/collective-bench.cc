@@ -88,13 +88,13 @@ main(int argc, char** argv)
 
     // Analytical mode, the same operation with the fabric's per-pair fits.
     const auto a0 = std::chrono::steady_clock::now();
-    const Time analytical = CollectiveAnalyticalTime(
-        CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, n, bytes,
-        [&](uint32_t a, uint32_t b) { return t->GetPathCost(a, b); });
+    const Time analytical =
+        CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, n, bytes,
+                                 [&](uint32_t a, uint32_t b) { return t->GetPathCost(a, b); });
     const double analyticalWall = Since(a0);
     std::printf("analytical: the same, %u ranks: %.3f ms (packet %+.1f %%) in %.2f ms wall\n", n,
-                analytical.GetSeconds() * 1e3,
-                (simulated / analytical.GetSeconds() - 1) * 100, analyticalWall * 1e3);
+                analytical.GetSeconds() * 1e3, (simulated / analytical.GetSeconds() - 1) * 100,
+                analyticalWall * 1e3);
 
     // Analytical mode at 16,384 ranks: every pair the fat tree's longest path.
     const auto cost = t->GetPathCost(0, n - 1);

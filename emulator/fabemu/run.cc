@@ -391,7 +391,10 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     std::vector<FlowRecord> flows;
     if (s.fidelity == "analytical")
     {
-        collectives->Estimate(); // nothing is simulated: the validator let only collectives in
+        if (collectives) // nothing is simulated: the validator let only collectives in
+        {
+            collectives->Estimate();
+        }
     }
     else
     {

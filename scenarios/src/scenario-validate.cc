@@ -545,6 +545,13 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
         FailAt(r, At(root, "endpoints"),
                "endpoints are real hosts (VMs or namespaces) but no command workload runs on them");
     }
+    if (s.fidelity == "analytical" &&
+        std::none_of(s.workloads.begin(), s.workloads.end(),
+                     [](const WorkloadSpec& w) { return w.type == "collective"; }))
+    {
+        FailAt(r, At(root, "fidelity"),
+               "fidelity analytical times collective workloads, and there is none");
+    }
     if (s.fidelity == "analytical" && s.HasVms())
     {
         FailAt(r, At(root, "fidelity"),

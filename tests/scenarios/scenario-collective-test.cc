@@ -106,6 +106,9 @@ TEST_CASE("fidelity analytical times collectives only")
                        Workload("{type: bulk, src: h0, dst: h1, bytes: 1MB}"))
               .find("bad.yaml:6:5: workload 'bulk': fidelity analytical times collective "
                     "workloads only") == 0);
+    CHECK(ParseErrorOf(std::string("fidelity: analytical\n") + kHead)
+              .find("bad.yaml:1:11: fidelity analytical times collective workloads, and there is "
+                    "none") == 0);
     CHECK(ParseErrorOf(std::string("fidelity: analitical\n") +
                        Workload("{type: collective, bytes: 6MB}"))
               .find("did you mean 'analytical'") != std::string::npos);
