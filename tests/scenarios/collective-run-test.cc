@@ -101,7 +101,7 @@ TEST_CASE("packet and analytical modes agree within 5 % at 64 MB on uncongested 
         // The analytical mode's time is the formula the packet run reports beside its own.
         CHECK(Time(a) == p["analytical_time_s"].get<double>());
         CHECK(Time(p) == doctest::Approx(Time(a)).epsilon(0.05));
-        CHECK(packet.out.find("apart") == std::string::npos); // nothing to say when they agree
+        CHECK(packet.err.find("apart") == std::string::npos); // nothing to say when they agree
         // Every byte: each of 4 ranks receives 2(n-1)/n of 64 MB.
         CHECK(packet.summary["totals"]["bytes_delivered"] == 4ull * 2 * 3 * (64ull << 20) / 4);
         // busBw = algBw * 2(n-1)/n, algBw = bytes / time.
@@ -113,6 +113,27 @@ TEST_CASE("packet and analytical modes agree within 5 % at 64 MB on uncongested 
         // Nothing is simulated analytically: no queue or rate records.
         CHECK_FALSE(fs::exists(dir / ("a" + std::to_string(i - 1)) / "queue.csv"));
     }
+}
+
+TEST_CASE("when the modes disagree at 64 MB or more, the run says so")
+{
+    // Two jobs at once on the same four hosts: each sees half the links the alpha-beta
+    // model gives it, so the packet times are far above the analytical ones.
+    ScratchDir dir("collective-disagree");
+    const Run r = RunText(dir, "both",
+                          "duration: 100ms\nfabric: {type: roce}\n"
+                          "topology: {builder: star, hosts: 4}\nworkloads:\n"
+                          "  - {type: collective, job: x, algorithm: ring, bytes: 64MB}\n"
+                          "  - {type: collective, job: y, algorithm: ring, bytes: 64MB}\n");
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    for (const auto& c : r.summary["collectives"])
+    {
+        CHECK(Time(c) > 1.5 * c["analytical_time_s"].get<double>());
+    }
+    // Said on stderr, even with --quiet (as this in-process run is).
+    CHECK(r.err.find("collective x iteration 0: packet mode took") != std::string::npos);
+    CHECK(r.err.find("collective y iteration 0: packet mode took") != std::string::npos);
+    CHECK(r.err.find("% apart: congestion, or paths the model does not see") != std::string::npos);
 }
 
 TEST_CASE("one 100 Gb/s NIC per host: ring all-reduce busBw near nccl-tests' measured 12.2 GB/s")
