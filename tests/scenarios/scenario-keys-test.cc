@@ -30,6 +30,10 @@ ContextFor(const KeyHelp& k)
     {
         return {"topology.builder=" + first};
     }
+    if (k.key == "fidelity")
+    {
+        return {"workloads=[{type: collective, bytes: 2MB}]"}; // analytical times collectives
+    }
     if (k.key == "record.pcie_trace")
     {
         return {"topology.node={pcie: gpudirect}"}; // a trace needs a tree to trace
