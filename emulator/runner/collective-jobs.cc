@@ -59,12 +59,10 @@ PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const Coll
 }
 
 void
-Finish(CollectiveResult& r, double seconds)
+Finish(CollectiveResult& r, CollectiveOp op, double seconds)
 {
     r.timeS = seconds;
     r.algBwGbs = static_cast<double>(r.bytes) / seconds / 1e9;
-    ns3::CollectiveOp op{};
-    ParseCollectiveOp(r.op, op);
     r.busBwGbs = r.algBwGbs * CollectiveBusBwFactor(op, static_cast<uint32_t>(r.ranks.size()));
 }
 
@@ -213,7 +211,7 @@ CollectiveJobs::Ended(size_t j, Ptr<Collective> c)
     if (c->GetState() == Collective::State::Completed)
     {
         r.state = "completed";
-        Finish(r, c->GetDuration().GetSeconds());
+        Finish(r, job.op, c->GetDuration().GetSeconds());
     }
     else
     {
@@ -241,7 +239,7 @@ CollectiveJobs::Estimate()
         {
             r.state = "completed";
             r.startS = at;
-            Finish(r, r.analyticalS);
+            Finish(r, job.op, r.analyticalS);
             at += r.timeS;
         }
     }

@@ -1068,7 +1068,6 @@ CollectiveSteps(const fs::path& dir, const json& summary, std::vector<Figure>& f
         }
     }
     std::map<std::pair<size_t, std::string>, std::vector<double>> arrivals; // (job, rank): ms
-    std::set<std::string> seenJobs;
     for (const auto& r : ReadCsv(dir / "collective-steps.csv"))
     {
         const auto job = std::find(jobs.begin(), jobs.end(), r.size() >= 8 ? r[0] : "");

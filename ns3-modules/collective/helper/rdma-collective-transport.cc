@@ -46,7 +46,7 @@ RdmaCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done d
     {
         it = m_connections.emplace(pair, m_fabric->Connect(m_hosts.at(from), m_hosts.at(to))).first;
         it->second.requester->SetCompletionCallback(
-            MakeCallback(&RdmaCollectiveTransport::Completed, this).Bind(pair));
+            MakeCallback(&RdmaCollectiveTransport::Completed, this));
     }
     RdmaWorkRequest wr;
     wr.op = RdmaWorkRequest::Op::Write;
@@ -57,9 +57,8 @@ RdmaCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done d
 }
 
 void
-RdmaCollectiveTransport::Completed(uint64_t pair, const RdmaCompletion& c)
+RdmaCollectiveTransport::Completed(const RdmaCompletion& c)
 {
-    (void)pair;
     const auto it = m_pending.find(c.wrId);
     if (it == m_pending.end())
     {
@@ -74,6 +73,11 @@ RdmaCollectiveTransport::Completed(uint64_t pair, const RdmaCompletion& c)
 CollectiveTransport::PathCost
 RdmaCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
 {
+    const uint64_t pair = uint64_t{from} << 32 | to;
+    if (const auto it = m_costs.find(pair); it != m_costs.end())
+    {
+        return it->second; // auto and every size of a sweep ask again for the same pairs
+    }
     // Past the first frame the ideal FCT grows linearly with the bytes (one full frame per
     // bottleneck transmission time), so two sizes of whole frames (64 and 128 KiB: whole
     // at every MTU up to 4096) give the slope and the intercept exactly.
@@ -84,6 +88,7 @@ RdmaCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
     PathCost c;
     c.bytesPerSecond = static_cast<double>(s2 - s1) / (t2 - t1).GetSeconds();
     c.alpha = t1 - Seconds(s1 / c.bytesPerSecond);
+    m_costs[pair] = c;
     return c;
 }
 

@@ -31,6 +31,7 @@ class RdmaCollectiveTransport : public CollectiveTransport
     void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) override;
     /// Fitted to the fabric's ideal FCT (headers, store and forward, the ACK's return) at
     /// two sizes of whole frames: the bandwidth from their difference, alpha the rest.
+    /// Each pair's is fitted once.
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
 
   protected:
@@ -38,12 +39,13 @@ class RdmaCollectiveTransport : public CollectiveTransport
     void DoDispose() override;
 
   private:
-    void Completed(uint64_t pair, const RdmaCompletion& c);
+    void Completed(const RdmaCompletion& c);
 
     RdmaFabric* m_fabric{nullptr};
     std::vector<uint32_t> m_hosts;
     std::map<uint64_t, RdmaFabric::Connection> m_connections; ///< by from << 32 | to
     std::map<uint64_t, Done> m_pending;                       ///< by work request id
+    mutable std::map<uint64_t, PathCost> m_costs; ///< GetPathCost's fits, by from << 32 | to
     uint64_t m_nextWr{1};
 };
 

@@ -39,6 +39,17 @@ Mod(int64_t a, uint32_t n)
 /// sends may need.
 using Received = std::vector<std::vector<uint32_t>>;
 
+/// A step's transfers, from index \p first on, are received: later steps may need them.
+/// (Within the step nobody waits for them, so they are added once it is built.)
+void
+Arrive(const CollectiveSchedule& s, uint32_t first, Received& received)
+{
+    for (uint32_t i = first; i < s.transfers.size(); ++i)
+    {
+        received[s.transfers[i].to].push_back(i);
+    }
+}
+
 /// Ring phases: n-1 steps each, rank r sending one piece to r+1. A reduce-scatter
 /// step k sends piece r-k-1, so rank r ends holding piece r summed; an all-gather
 /// step k sends piece r-k, which r received the step before (or owns at step 0). That
@@ -49,7 +60,7 @@ AddRingPhase(CollectiveSchedule& s, bool reduce, Received& received)
     const uint32_t n = s.ranks;
     for (uint32_t k = 0; k + 1 < n; ++k)
     {
-        const Received before = received;
+        const uint32_t first = static_cast<uint32_t>(s.transfers.size());
         for (uint32_t r = 0; r < n; ++r)
         {
             CollectiveTransfer t;
@@ -59,13 +70,13 @@ AddRingPhase(CollectiveSchedule& s, bool reduce, Received& received)
             t.bytes = s.pieceBytes;
             t.reduce = reduce;
             t.step = s.steps + k;
-            if (!before[r].empty())
+            if (!received[r].empty())
             {
-                t.after = {before[r].back()};
+                t.after = {received[r].back()};
             }
-            received[t.to].push_back(static_cast<uint32_t>(s.transfers.size()));
             s.transfers.push_back(std::move(t));
         }
+        Arrive(s, first, received);
     }
     s.steps += n - 1;
 }
@@ -86,7 +97,7 @@ AddHalvingDoublingPhase(CollectiveSchedule& s, bool reduce, Received& received)
     for (uint32_t k = 0; k < m; ++k)
     {
         const uint32_t d = reduce ? n >> (k + 1) : 1u << k;
-        const Received before = received;
+        const uint32_t first = static_cast<uint32_t>(s.transfers.size());
         for (uint32_t r = 0; r < n; ++r)
         {
             CollectiveTransfer t;
@@ -100,10 +111,10 @@ AddHalvingDoublingPhase(CollectiveSchedule& s, bool reduce, Received& received)
             t.bytes = s.pieceBytes * d;
             t.reduce = reduce;
             t.step = s.steps + k;
-            t.after = before[r];
-            received[t.to].push_back(static_cast<uint32_t>(s.transfers.size()));
+            t.after = received[r];
             s.transfers.push_back(std::move(t));
         }
+        Arrive(s, first, received);
     }
     s.steps += m;
 }
