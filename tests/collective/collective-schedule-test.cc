@@ -222,18 +222,170 @@ TEST_CASE("analytical times are the alpha-beta closed forms")
                                             s, cost),
                    1.0 * (n - 1) / n * bw + alpha));
     }
-    // One slow edge (rank 2 to 3 at half the bandwidth) costs once per turn of the ring, on
-    // the chain of 6 consecutive edges that crosses it twice: 4 fast and 2 slow edges.
+    // One slow edge (rank 2 to 3 at half the bandwidth) carries a piece at every step, so
+    // it sets the pace: 6 of its steps for all-reduce, 3 for all-gather.
     auto slow = [&](uint32_t x, uint32_t) {
         return CollectiveTransport::PathCost{a, x == 2 ? b / 2 : b};
     };
-    const double fast = a.GetSeconds() + s / 4.0 / b;
     const double slowEdge = a.GetSeconds() + s / 4.0 / (b / 2);
     CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, s, slow)
-              .GetSeconds() == doctest::Approx(4 * fast + 2 * slowEdge).epsilon(1e-9));
-    // All-gather's 3 steps: the dearest 3 consecutive edges hold the slow one once.
+              .GetSeconds() == doctest::Approx(6 * slowEdge).epsilon(1e-9));
     CHECK(CollectiveAnalyticalTime(CollectiveOp::AllGather, CollectiveAlgorithm::Ring, 4, s, slow)
-              .GetSeconds() == doctest::Approx(2 * fast + slowEdge).epsilon(1e-9));
+              .GetSeconds() == doctest::Approx(3 * slowEdge).epsilon(1e-9));
+}
+
+namespace
+{
+
+/// \p servers servers of \p g ranks each, numbered server by server.
+CollectiveLayout
+Servers(uint32_t servers, uint32_t g)
+{
+    CollectiveLayout l;
+    for (uint32_t s = 0; s < servers; ++s)
+    {
+        l.servers.emplace_back();
+        for (uint32_t j = 0; j < g; ++j)
+        {
+            l.servers.back().push_back(s * g + j);
+        }
+    }
+    return l;
+}
+
+} // namespace
+
+TEST_CASE("rail-following rings: one channel per rail, every crossing on one rail")
+{
+    const auto layout = Servers(4, 8);
+    const auto orders = CollectiveRingOrders(32, layout, 8);
+    REQUIRE(orders.size() == 8);
+    std::vector<uint32_t> outOfServer(32, 0);
+    for (const auto& order : orders)
+    {
+        std::vector<uint32_t> seen(32, 0);
+        for (size_t i = 0; i < order.size(); ++i)
+        {
+            ++seen[order[i]];
+            const uint32_t from = order[i];
+            const uint32_t to = order[(i + 1) % order.size()];
+            if (from / 8 != to / 8)
+            {
+                CHECK(from % 8 == to % 8); // the same GPU index: the same rail
+                ++outOfServer[from];
+            }
+        }
+        CHECK(std::count(seen.begin(), seen.end(), 1) == 32); // each rank once
+    }
+    // Each GPU's NIC carries one channel out: the rails share the load.
+    CHECK(std::count(outOfServer.begin(), outOfServer.end(), 1) == 32);
+    // Hosts (no servers), and a server whose bytes do not cut into 8 channels.
+    CHECK(CollectiveRingOrders(5, {}, 8).size() == 1);
+    CHECK(CollectiveSplit(16 * 8 * 100, 16, 8) == 8);
+    CHECK(CollectiveSplit(16 * 3, 16, 8) == 3);
+    CHECK(CollectiveSplit(16 * 7 * 11, 16, 8) == 7);
+}
+
+TEST_CASE("rings over servers and hierarchical all-reduce leave each rank what it must")
+{
+    struct Case
+    {
+        CollectiveOp op;
+        CollectiveAlgorithm algorithm;
+        uint32_t servers;
+        uint32_t g;
+    };
+    using Op = CollectiveOp;
+    using Alg = CollectiveAlgorithm;
+    for (const Case c :
+         {Case{Op::AllReduce, Alg::Ring, 2, 8}, Case{Op::AllGather, Alg::Ring, 3, 4},
+          Case{Op::ReduceScatter, Alg::Ring, 2, 4}, Case{Op::AllReduce, Alg::Hierarchical, 2, 8},
+          Case{Op::AllReduce, Alg::Hierarchical, 4, 8},
+          Case{Op::AllReduce, Alg::Hierarchical, 3, 1},
+          Case{Op::AllReduce, Alg::Hierarchical, 2, 3}})
+    {
+        auto layout = Servers(c.servers, c.g);
+        layout.chunks = 4;
+        const uint32_t n = c.servers * c.g;
+        const uint64_t bytes = 4096ull * n;
+        const auto s = CollectiveSchedule::Build(c.op, c.algorithm, n, bytes, layout);
+        CAPTURE(n);
+        CAPTURE(c.g);
+        const bool hier = c.algorithm == Alg::Hierarchical;
+        CHECK(s.split == (hier ? 4 : c.g));
+        for (uint32_t seed = 1; seed <= 3; ++seed)
+        {
+            std::vector<uint64_t> received;
+            CHECK(RunShuffled(s, seed, &received) == "");
+            const uint64_t ring = (c.op == Op::AllReduce ? 2 : 1) * (n - 1) * (bytes / n);
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                if (!hier)
+                {
+                    CHECK(received[r] == ring); // the ring's bytes, whatever the channels
+                    continue;
+                }
+                // Inside: 2 (g-1)/g of the buffer; among servers 2 (N-1)/N of its 1/g.
+                CHECK(received[r] * c.g * c.servers ==
+                      2 * bytes * ((c.g - 1) * c.servers + (c.servers - 1)));
+            }
+        }
+        if (hier)
+        {
+            // Chunk k's transfers wait for chunk k-1's: a pipeline, not all at once.
+            const size_t per = s.transfers.size() / 4;
+            CHECK(s.transfers[per].after.back() == 0);
+        }
+    }
+    auto refused = [](Op op, const CollectiveLayout& l, uint32_t n) {
+        try
+        {
+            CollectiveSchedule::Build(op, Alg::Hierarchical, n, 1024 * n, l);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(refused(Op::AllReduce, {}, 8).find("at least 2 servers") != std::string::npos);
+    CollectiveLayout uneven;
+    uneven.servers = {{0, 1, 2}, {3, 4}};
+    CHECK(refused(Op::AllReduce, uneven, 5).find("as many on each") != std::string::npos);
+    CHECK(refused(Op::AllGather, Servers(2, 2), 4).find("all-reduce algorithm") !=
+          std::string::npos);
+    CollectiveLayout twice;
+    twice.servers = {{0, 1}, {1, 2}};
+    CHECK(refused(Op::AllReduce, twice, 4).find("places rank 1 twice") != std::string::npos);
+}
+
+TEST_CASE("analytical time of rail rings and hierarchical all-reduce")
+{
+    // 2 servers of 4: inside 100 GB/s per GPU, out 10 GB/s per rail, no alpha.
+    const auto layout = Servers(2, 4);
+    const double in = 100e9;
+    const double out = 10e9;
+    auto cost = [&](uint32_t x, uint32_t y) {
+        return CollectiveTransport::PathCost{Time(0), x / 4 == y / 4 ? in : out};
+    };
+    const uint64_t s = 64 << 20;
+    // Rails: 4 channels over S/4 each; each GPU sends 3 channels inside (sharing 100 GB/s)
+    // and 1 out: the out edge sets the pace, 14 steps of S/(4 * 8) at 10 GB/s.
+    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, s, cost,
+                                   layout)
+              .GetSeconds() == doctest::Approx(14 * (s / 32.0) / out).epsilon(1e-9));
+    // Hierarchical in 1 chunk: 3 steps of S/4 inside, 2 of S/8 on the rails, 3 inside.
+    auto one = layout;
+    one.chunks = 1;
+    const double rs = 3 * (s / 4.0) / in;
+    const double ar = 2 * (s / 8.0) / out;
+    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8, s,
+                                   cost, one)
+              .GetSeconds() == doctest::Approx(2 * rs + ar).epsilon(1e-9));
+    // In 8 chunks the rails' share of each chunk paces the pipeline.
+    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Hierarchical, 8, s,
+                                   cost, layout)
+              .GetSeconds() == doctest::Approx((2 * rs + ar) / 8 + 7 * ar / 8).epsilon(1e-9));
 }
 
 namespace

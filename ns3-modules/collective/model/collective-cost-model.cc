@@ -31,47 +31,96 @@ StepTime(const CollectiveTransport::PathCost& c, double bytes)
     return c.alpha + Seconds(bytes / c.bytesPerSecond);
 }
 
+/// A ring of \p steps steps over \p order moving \p piece bytes per edge and step: the
+/// dearest edge's cost, at every step. \p share(from, to): the rings that share the
+/// edge's way out of its sender.
+Time
+RingTime(const std::vector<uint32_t>& order, uint32_t steps, double piece,
+         const CollectivePathCostFn& cost, const std::function<uint32_t(uint32_t, uint32_t)>& share)
+{
+    Time dearest;
+    for (size_t i = 0; i < order.size(); ++i)
+    {
+        const uint32_t from = order[i];
+        const uint32_t to = order[(i + 1) % order.size()];
+        auto c = cost(from, to);
+        c.bytesPerSecond /= share(from, to);
+        dearest = std::max(dearest, StepTime(c, piece));
+    }
+    return dearest * static_cast<int64_t>(steps);
+}
+
 } // namespace
 
 Time
 CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
-                         uint64_t bytes, const CollectivePathCostFn& cost)
+                         uint64_t bytes, const CollectivePathCostFn& cost,
+                         const CollectiveLayout& layout)
 {
-    CheckCollective(op, algorithm, ranks, bytes);
+    CheckCollective(op, algorithm, ranks, bytes, layout);
     const uint32_t n = ranks;
     const double piece = static_cast<double>(bytes) / n;
     const uint32_t phases = op == CollectiveOp::AllReduce ? 2 : 1;
+    std::vector<uint32_t> serverOf(n, 0);
+    for (uint32_t s = 0; s < layout.servers.size(); ++s)
+    {
+        for (uint32_t r : layout.servers[s])
+        {
+            serverOf[r] = s;
+        }
+    }
+    const auto inside = [&serverOf](uint32_t a, uint32_t b) { return serverOf[a] == serverOf[b]; };
     switch (algorithm)
     {
     case CollectiveAlgorithm::Ring: {
-        // Rank r's transfer at step k waits for rank r-1's at step k-1, so the last one
-        // ends after the costs of K consecutive ring edges (K = the steps): whole turns
-        // of the ring, then the dearest window of the rest. A uniform ring gives K (a +
-        // S/(nB)); one slow edge costs once per turn, not at every step.
-        std::vector<Time> edge(n);
-        Time turn;
-        for (uint32_t r = 0; r < n; ++r)
+        const uint32_t c = CollectiveSplit(bytes, n, layout.RanksPerServer());
+        const auto orders = CollectiveRingOrders(n, layout, c);
+        // How many channels leave each rank inside its server, and out of it.
+        std::vector<uint32_t> ways(2 * n, 0);
+        for (const auto& order : orders)
         {
-            edge[r] = StepTime(cost(r, (r + 1) % n), piece);
-            turn += edge[r];
-        }
-        const uint32_t steps = phases * (n - 1);
-        Time window;
-        for (uint32_t j = 0; j < steps % n; ++j)
-        {
-            window += edge[(n - j) % n]; // the window ending at edge 0
-        }
-        Time dearest = window;
-        for (uint32_t r = 1; r < n; ++r)
-        {
-            // Slide: add edge r, drop the edge steps % n before it.
-            if (steps % n > 0)
+            for (size_t i = 0; i < order.size(); ++i)
             {
-                window += edge[r] - edge[(r + n - steps % n) % n];
+                ++ways[2 * order[i] + (inside(order[i], order[(i + 1) % n]) ? 0 : 1)];
             }
-            dearest = std::max(dearest, window);
         }
-        return turn * static_cast<int64_t>(steps / n) + dearest;
+        const auto share = [&](uint32_t from, uint32_t to) {
+            return ways[2 * from + (inside(from, to) ? 0 : 1)];
+        };
+        Time worst;
+        for (const auto& order : orders)
+        {
+            worst = std::max(worst, RingTime(order, phases * (n - 1), piece / c, cost, share));
+        }
+        return worst;
+    }
+    case CollectiveAlgorithm::Hierarchical: {
+        const uint32_t k = CollectiveSplit(bytes, n, layout.chunks);
+        const uint32_t g = layout.RanksPerServer();
+        const uint32_t servers = static_cast<uint32_t>(layout.servers.size());
+        const double chunk = static_cast<double>(bytes) / k;
+        const auto alone = [](uint32_t, uint32_t) { return 1u; };
+        Time rs;
+        Time ag;
+        for (const auto& server : layout.servers)
+        {
+            if (g > 1)
+            {
+                rs = std::max(rs, RingTime(server, g - 1, chunk / g, cost, alone));
+                ag = rs;
+            }
+        }
+        Time ar;
+        for (uint32_t j = 0; j < g; ++j)
+        {
+            std::vector<uint32_t> rail;
+            for (const auto& server : layout.servers)
+            {
+                rail.push_back(server[j]);
+            }
+            ar = std::max(ar, RingTime(rail, 2 * (servers - 1), chunk / g / servers, cost, alone));
+        }
+        return rs + ar + ag + std::max(rs + ag, ar) * static_cast<int64_t>(k - 1);
     }
     case CollectiveAlgorithm::HalvingDoubling: {
         Time total;

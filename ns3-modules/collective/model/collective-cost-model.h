@@ -6,9 +6,18 @@
  *   ring RS / AG           (n-1) (a + S/(nB))
  *   halving-doubling AR    sum over the 2 log2 n steps of (a_k + S d_k/(nB_k))
  *   direct all-to-all      a + (n-1) S/(nB)   (each rank's sends share its link)
- * On a ring whose edges differ, the time is that of the dearest chain of 2(n-1) (or n-1)
- * consecutive edges, each costing a + S/(nB) of its own; elsewhere a step's a is the
- * largest and B the smallest over the pairs of that step.
+ * On a ring whose edges differ, every edge carries a piece at every step, so the
+ * dearest edge sets the pace: K (a + S/(nB)) of that edge, K the steps. Rings of
+ * several channels (rail-following, on servers) run side by side, each over S/c, and
+ * the channels whose edges leave a rank the same way (inside its server, or out of
+ * it) share that way's bandwidth. Elsewhere a step's a is the largest and B the
+ * smallest over the pairs of that step.
+ *   hierarchical AR        per chunk of C = S/k bytes: a ring reduce-scatter of C
+ *                          inside each server (t_rs), a ring all-reduce of C/g among
+ *                          the servers on each rail (t_ar), an all-gather inside
+ *                          (t_ag = t_rs's edges); pipelined: t_rs + t_ar + t_ag +
+ *                          (k-1) max(t_rs + t_ag, t_ar), since a server's links carry
+ *                          one chunk's reduce-scatter beside another's all-gather.
  */
 #ifndef FABEMU_COLLECTIVE_COST_MODEL_H
 #define FABEMU_COLLECTIVE_COST_MODEL_H
@@ -23,9 +32,10 @@ namespace ns3
 
 using CollectivePathCostFn = std::function<CollectiveTransport::PathCost(uint32_t, uint32_t)>;
 
-/// Throws where CheckCollective does.
+/// The ranks placed as \p layout says; throws where CheckCollective does.
 Time CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
-                              uint64_t bytes, const CollectivePathCostFn& cost);
+                              uint64_t bytes, const CollectivePathCostFn& cost,
+                              const CollectiveLayout& layout = {});
 
 } // namespace ns3
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ns3
@@ -11,7 +12,7 @@ namespace
 {
 
 const char* const kOpNames[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
-const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct"};
+const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct", "hierarchical"};
 
 /// The enumerator whose name in \p names is \p name.
 template <class E, size_t N>
@@ -35,8 +36,8 @@ Mod(int64_t a, uint32_t n)
     return static_cast<uint32_t>(((a % n) + n) % n);
 }
 
-/// What each rank has received so far, by transfer index: the transfers a rank's next
-/// sends may need.
+/// Transfers by receiving rank: what each rank has received so far (halving-doubling), or
+/// in one phase (rings).
 using Received = std::vector<std::vector<uint32_t>>;
 
 /// A step's transfers, from index \p first on, are received: later steps may need them.
@@ -50,35 +51,169 @@ Arrive(const CollectiveSchedule& s, uint32_t first, Received& received)
     }
 }
 
-/// Ring phases: n-1 steps each, rank r sending one piece to r+1. A reduce-scatter
-/// step k sends piece r-k-1, so rank r ends holding piece r summed; an all-gather
-/// step k sends piece r-k, which r received the step before (or owns at step 0). That
-/// last arrival carries everything the piece holds, so it is the one dependency.
-void
-AddRingPhase(CollectiveSchedule& s, bool reduce, Received& received)
+/// Each rank's last arrival of \p got (none where it got nothing).
+Received
+Last(const Received& got)
 {
-    const uint32_t n = s.ranks;
-    for (uint32_t k = 0; k + 1 < n; ++k)
+    Received last(got.size());
+    for (size_t r = 0; r < got.size(); ++r)
+    {
+        if (!got[r].empty())
+        {
+            last[r] = {got[r].back()};
+        }
+    }
+    return last;
+}
+
+/**
+ * One ring phase over the ranks \p order (position i sends to i+1): m-1 steps from
+ * \p step0, moving the segments of pieces \p segments (by position). A reduce step k
+ * sends segment i-k-1, so position i ends holding segment i summed; a copy step k
+ * sends segment i-k, which i received the step before (or holds at step 0). That last
+ * arrival carries everything the segment holds, with what the rank itself adds to it:
+ * a rank's first send, and every reducing one, also wait for \p entry of it (what
+ * the rank's part needs). Returns what each rank received.
+ */
+Received
+AddRing(CollectiveSchedule& s, const std::vector<uint32_t>& order,
+        const std::vector<std::vector<uint32_t>>& segments, bool reduce, uint32_t step0,
+        const Received& entry)
+{
+    const uint32_t m = static_cast<uint32_t>(order.size());
+    Received got(s.ranks);
+    for (uint32_t k = 0; k + 1 < m; ++k)
     {
         const uint32_t first = static_cast<uint32_t>(s.transfers.size());
-        for (uint32_t r = 0; r < n; ++r)
+        for (uint32_t i = 0; i < m; ++i)
         {
+            const uint32_t r = order[i];
             CollectiveTransfer t;
             t.from = r;
-            t.to = (r + 1) % n;
-            t.pieces = {Mod(static_cast<int64_t>(r) - k - (reduce ? 1 : 0), n)};
-            t.bytes = s.pieceBytes;
+            t.to = order[(i + 1) % m];
+            t.pieces = segments[Mod(static_cast<int64_t>(i) - k - (reduce ? 1 : 0), m)];
+            t.bytes = s.pieceBytes * t.pieces.size();
             t.reduce = reduce;
-            t.step = s.steps + k;
-            if (!received[r].empty())
+            t.step = step0 + k;
+            if (k == 0 || reduce)
             {
-                t.after = {received[r].back()};
+                // What the rank adds to a reduce (its own part) is in once entry is.
+                t.after = entry.empty() ? std::vector<uint32_t>{} : entry[r];
+            }
+            if (k > 0)
+            {
+                t.after.push_back(got[r].back());
             }
             s.transfers.push_back(std::move(t));
         }
-        Arrive(s, first, received);
+        Arrive(s, first, got);
     }
-    s.steps += n - 1;
+    return got;
+}
+
+/// Ring reduce-scatter, all-gather or both, one ring per channel over its own pieces
+/// (channel c's piece of rank r: c * ranks + r).
+void
+AddRings(CollectiveSchedule& s, const CollectiveLayout& layout, bool reduces, bool gathers)
+{
+    const uint32_t n = s.ranks;
+    const auto orders = CollectiveRingOrders(n, layout, s.split);
+    for (uint32_t c = 0; c < orders.size(); ++c)
+    {
+        std::vector<std::vector<uint32_t>> segments;
+        for (uint32_t r : orders[c])
+        {
+            segments.push_back({c * n + r});
+        }
+        Received got;
+        if (reduces)
+        {
+            got = AddRing(s, orders[c], segments, true, 0, {});
+        }
+        if (gathers)
+        {
+            AddRing(s, orders[c], segments, false, reduces ? n - 1 : 0, Last(got));
+        }
+    }
+    s.steps = (reduces && gathers ? 2 : 1) * (n - 1);
+}
+
+/// Hierarchical all-reduce, chunk by chunk: each server's ranks reduce-scatter the
+/// chunk (position j ends with segment j: its piece of every server's j-th rank), the
+/// j-th ranks of all servers all-reduce segment j on a ring (one ring per rail), and
+/// each server all-gathers. A chunk's transfer also waits for the same transfer of the
+/// chunk before, so the chunks flow through the phases one behind the other.
+void
+AddHierarchical(CollectiveSchedule& s, const CollectiveLayout& layout)
+{
+    const uint32_t n = s.ranks;
+    const auto& servers = layout.servers;
+    const uint32_t nServers = static_cast<uint32_t>(servers.size());
+    const uint32_t g = layout.RanksPerServer();
+    uint32_t perChunk = 0;
+    for (uint32_t k = 0; k < s.split; ++k)
+    {
+        const uint32_t first = static_cast<uint32_t>(s.transfers.size());
+        const uint32_t base = k * n;
+        std::vector<std::vector<uint32_t>> segments(g);
+        for (uint32_t j = 0; j < g; ++j)
+        {
+            for (const auto& server : servers)
+            {
+                segments[j].push_back(base + server[j]);
+            }
+        }
+        Received intra(n);
+        for (const auto& server : servers)
+        {
+            const Received got = AddRing(s, server, segments, true, 0, {});
+            for (uint32_t r : server)
+            {
+                intra[r] = got[r];
+            }
+        }
+        Received entry = Last(intra);
+        Received gathered(n);
+        for (uint32_t j = 0; j < g; ++j)
+        {
+            std::vector<uint32_t> rail;
+            std::vector<std::vector<uint32_t>> shares;
+            for (const auto& server : servers)
+            {
+                rail.push_back(server[j]);
+                shares.push_back({base + server[j]});
+            }
+            const Received rs = AddRing(s, rail, shares, true, g - 1, entry);
+            Received summed = Last(rs); // a rank's own share: its server's sum and the others'
+            for (uint32_t r : rail)
+            {
+                summed[r].insert(summed[r].end(), entry[r].begin(), entry[r].end());
+            }
+            const Received ag = AddRing(s, rail, shares, false, g - 1 + nServers - 1, summed);
+            for (uint32_t r : rail)
+            {
+                // Its own share summed, and every other share.
+                gathered[r] = ag[r];
+                gathered[r].insert(gathered[r].end(), summed[r].begin(), summed[r].end());
+            }
+        }
+        for (const auto& server : servers)
+        {
+            AddRing(s, server, segments, false, g - 1 + 2 * (nServers - 1), gathered);
+        }
+        if (k == 0)
+        {
+            perChunk = static_cast<uint32_t>(s.transfers.size()) - first;
+        }
+        else
+        {
+            for (uint32_t i = first; i < s.transfers.size(); ++i)
+            {
+                s.transfers[i].after.push_back(i - perChunk);
+            }
+        }
+    }
+    s.steps = 2 * (g - 1) + 2 * (nServers - 1);
 }
 
 /// Recursive halving (reduce): at step k rank r sends r ^ d (d = n >> k+1) the half of its
@@ -276,8 +411,78 @@ RankSet::ToString() const
     return fmt::format("{{{}}}", fmt::join(ranks, ","));
 }
 
+bool
+CollectiveLayout::Uniform() const
+{
+    if (servers.size() < 2)
+    {
+        return false;
+    }
+    for (const auto& server : servers)
+    {
+        if (server.empty() || server.size() != servers[0].size())
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+uint32_t
+CollectiveLayout::RanksPerServer() const
+{
+    return Uniform() ? static_cast<uint32_t>(servers[0].size()) : 1;
+}
+
+std::vector<std::vector<uint32_t>>
+CollectiveRingOrders(uint32_t ranks, const CollectiveLayout& layout, uint32_t channels)
+{
+    const uint32_t g = layout.RanksPerServer();
+    if (g < 2)
+    {
+        std::vector<uint32_t> order(ranks);
+        for (uint32_t r = 0; r < ranks; ++r)
+        {
+            order[r] = r;
+        }
+        return {order};
+    }
+    const uint32_t c = std::max(1u, std::min(channels, g));
+    std::vector<std::vector<uint32_t>> orders;
+    for (uint32_t ch = 0; ch < c; ++ch)
+    {
+        const uint32_t start = ch * g / c;
+        std::vector<uint32_t> order;
+        for (uint32_t s = 0; s < layout.servers.size(); ++s)
+        {
+            for (uint32_t t = 0; t < g; ++t)
+            {
+                // Forward from start (ending at start-1), or back from start-1 (ending at start).
+                const int64_t j = s % 2 == 0 ? int64_t{start} + t : int64_t{start} - 1 - t;
+                order.push_back(layout.servers[s][Mod(j, g)]);
+            }
+        }
+        orders.push_back(std::move(order));
+    }
+    return orders;
+}
+
+uint32_t
+CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want)
+{
+    for (uint32_t c = want; c > 1; --c)
+    {
+        if (bytes % (uint64_t{ranks} * c) == 0)
+        {
+            return c;
+        }
+    }
+    return 1;
+}
+
 void
-CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes)
+CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes,
+                const CollectiveLayout& layout)
 {
     if (ranks < 2)
     {
@@ -294,8 +499,8 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
     if (direct != (op == CollectiveOp::AllToAll))
     {
         throw std::invalid_argument(
-            fmt::format("{} has no {} algorithm (all-to-all is direct; the others ring or "
-                        "halving-doubling)",
+            fmt::format("{} has no {} algorithm (all-to-all is direct; the others ring, "
+                        "halving-doubling or hierarchical)",
                         CollectiveOpName(op), CollectiveAlgorithmName(algorithm)));
     }
     if (algorithm == CollectiveAlgorithm::HalvingDoubling && (ranks & (ranks - 1)) != 0)
@@ -303,36 +508,91 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
         throw std::invalid_argument(
             fmt::format("halving-doubling needs a power of 2 of ranks, not {}", ranks));
     }
+    if (!layout.servers.empty())
+    {
+        std::vector<uint32_t> placed(ranks, 0);
+        for (const auto& server : layout.servers)
+        {
+            for (uint32_t r : server)
+            {
+                if (r >= ranks || placed[r]++ != 0)
+                {
+                    throw std::invalid_argument(fmt::format(
+                        "the layout places rank {} {}", r, r >= ranks ? "past the last" : "twice"));
+                }
+            }
+        }
+        for (uint32_t r = 0; r < ranks; ++r)
+        {
+            if (placed[r] == 0)
+            {
+                throw std::invalid_argument(fmt::format("the layout places rank {} nowhere", r));
+            }
+        }
+    }
+    if (algorithm == CollectiveAlgorithm::Hierarchical)
+    {
+        if (op != CollectiveOp::AllReduce)
+        {
+            throw std::invalid_argument(fmt::format(
+                "hierarchical is an all-reduce algorithm; {} has ring", CollectiveOpName(op)));
+        }
+        if (!layout.Uniform())
+        {
+            throw std::invalid_argument(
+                "hierarchical needs the ranks on at least 2 servers, as many on each");
+        }
+    }
 }
 
 CollectiveSchedule
 CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
-                          uint64_t bytes)
+                          uint64_t bytes, const CollectiveLayout& layout)
 {
-    CheckCollective(op, algorithm, ranks, bytes);
-    const bool direct = algorithm == CollectiveAlgorithm::Direct;
+    CheckCollective(op, algorithm, ranks, bytes, layout);
     CollectiveSchedule s;
     s.op = op;
     s.algorithm = algorithm;
     s.ranks = ranks;
     s.bytes = bytes;
-    s.pieces = op == CollectiveOp::AllToAll ? ranks * ranks : ranks;
-    s.pieceBytes = bytes / ranks;
     const bool reduces = op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter;
     const bool gathers = op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather;
-    auto phase = algorithm == CollectiveAlgorithm::Ring ? AddRingPhase : AddHalvingDoublingPhase;
-    if (direct)
+    switch (algorithm)
     {
+    case CollectiveAlgorithm::Ring:
+        s.split = CollectiveSplit(bytes, ranks, layout.RanksPerServer());
+        break;
+    case CollectiveAlgorithm::Hierarchical:
+        s.split = CollectiveSplit(bytes, ranks, layout.chunks);
+        break;
+    default:
+        break;
+    }
+    s.pieces = op == CollectiveOp::AllToAll ? ranks * ranks : ranks * s.split;
+    s.pieceBytes = bytes / (uint64_t{ranks} * s.split);
+    switch (algorithm)
+    {
+    case CollectiveAlgorithm::Direct:
         AddDirect(s);
+        break;
+    case CollectiveAlgorithm::Ring:
+        AddRings(s, layout, reduces, gathers);
+        break;
+    case CollectiveAlgorithm::Hierarchical:
+        AddHierarchical(s, layout);
+        break;
+    case CollectiveAlgorithm::HalvingDoubling: {
+        Received received(ranks);
+        if (reduces)
+        {
+            AddHalvingDoublingPhase(s, true, received);
+        }
+        if (gathers)
+        {
+            AddHalvingDoublingPhase(s, false, received);
+        }
+        break;
     }
-    Received received(ranks);
-    if (reduces && !direct)
-    {
-        phase(s, true, received);
-    }
-    if (gathers && !direct)
-    {
-        phase(s, false, received);
     }
     return s;
 }
@@ -346,7 +606,7 @@ CollectiveSchedule::Initial(uint32_t r, uint32_t p) const
     case CollectiveOp::ReduceScatter:
         return RankSet::Of(ranks, r);
     case CollectiveOp::AllGather:
-        return p == r ? RankSet::Of(ranks, r) : RankSet(ranks);
+        return p % ranks == r ? RankSet::Of(ranks, r) : RankSet(ranks);
     case CollectiveOp::AllToAll:
         return p / ranks == r ? RankSet::Of(ranks, r) : RankSet(ranks);
     }
@@ -361,9 +621,9 @@ CollectiveSchedule::Goal(uint32_t r, uint32_t p) const
     case CollectiveOp::AllReduce:
         return RankSet::All(ranks);
     case CollectiveOp::ReduceScatter:
-        return p == r ? RankSet::All(ranks) : RankSet(ranks);
+        return p % ranks == r ? RankSet::All(ranks) : RankSet(ranks);
     case CollectiveOp::AllGather:
-        return RankSet::Of(ranks, p);
+        return RankSet::Of(ranks, p % ranks);
     case CollectiveOp::AllToAll:
         return p % ranks == r ? RankSet::Of(ranks, p / ranks) : RankSet(ranks);
     }

@@ -3,9 +3,10 @@
  * into pieces, each transfer carrying some pieces from one rank to another (summed
  * into what the receiver holds, or copied over it) once the transfers it needs
  * have arrived. Built per operation and algorithm the way NCCL and MPI run them
- * (ring, halving-doubling, direct), with what every rank holds at the start and
- * must hold at the end, so that an execution can prove each byte went where the
- * algorithm says, once.
+ * (ring, halving-doubling, direct, hierarchical), with what every rank holds at the
+ * start and must hold at the end, so that an execution can prove each byte went
+ * where the algorithm says, once. Piece p belongs to rank p mod ranks (the rank that
+ * ends holding it after a reduce-scatter, or starts with it before an all-gather).
  */
 #ifndef FABEMU_COLLECTIVE_SCHEDULE_H
 #define FABEMU_COLLECTIVE_SCHEDULE_H
@@ -30,11 +31,50 @@ enum class CollectiveAlgorithm : uint8_t
     Ring,
     HalvingDoubling, ///< recursive halving then doubling (Rabenseifner); ranks a power of 2
     Direct,          ///< every rank to every other at once (all-to-all)
+    /// All-reduce on GPUs of several servers: reduce-scatter inside each server, an
+    /// all-reduce of each share among the servers (one ring per rail), all-gather inside,
+    /// the buffer pipelined through the three phases in chunks.
+    Hierarchical,
 };
+
+/**
+ * \brief Where the ranks sit, for the algorithms that follow servers and rails. Empty:
+ * every rank on a server of its own (hosts), or all on one.
+ */
+struct CollectiveLayout
+{
+    /// The ranks of each server, in the order of their GPUs (GPU k's NIC is on rail k).
+    std::vector<std::vector<uint32_t>> servers;
+    /// Hierarchical: the chunks the buffer is pipelined in (fewer when the bytes do not
+    /// cut into that many).
+    uint32_t chunks{8};
+
+    /// At least 2 servers with the same number of ranks each: the rails line up.
+    bool Uniform() const;
+    /// The ranks per server when Uniform(), else 1.
+    uint32_t RanksPerServer() const;
+};
+
+/**
+ * \brief The rings a ring algorithm runs, one per channel, each an order of the ranks
+ * (each sends to the next). One ring in rank order, except on a Uniform() layout with
+ * several ranks per server: one channel per rail, NCCL's rail-following rings. Channel
+ * c goes through each server's GPUs from the c-th on, and crosses to the next server
+ * on a rail, every other server in reverse so that both ends of each crossing are the
+ * same GPU index (the same rail). With an odd number of servers the ring's last
+ * crossing changes rails. \p channels: at most this many (the rails), fewer if asked.
+ */
+std::vector<std::vector<uint32_t>> CollectiveRingOrders(uint32_t ranks,
+                                                        const CollectiveLayout& layout,
+                                                        uint32_t channels);
+
+/// The channels (rings) or chunks (hierarchical) \p bytes are cut into: the largest
+/// count up to \p want for which they cut into equal pieces, count x \p ranks of them.
+uint32_t CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want);
 
 /// "all-reduce", "reduce-scatter", "all-gather", "all-to-all".
 const char* CollectiveOpName(CollectiveOp op);
-/// "ring", "halving-doubling", "direct".
+/// "ring", "halving-doubling", "direct", "hierarchical".
 const char* CollectiveAlgorithmName(CollectiveAlgorithm a);
 /// Every name CollectiveOpName gives, in order; ParseCollectiveOp reads them back.
 std::vector<std::string> CollectiveOpNames();
@@ -52,10 +92,11 @@ double CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks);
  * \brief Throws std::invalid_argument, in words, where \p op cannot run with \p algorithm
  * on \p ranks ranks and \p bytes: fewer than 2 ranks, bytes not a multiple of the ranks
  * (pieces are equal; nothing is padded), halving-doubling on a rank count not a power of
- * 2, or an algorithm the operation does not have.
+ * 2, hierarchical on a \p layout that is not Uniform() or for another operation than
+ * all-reduce, or an algorithm the operation does not have.
  */
-void CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
-                     uint64_t bytes);
+void CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes,
+                     const CollectiveLayout& layout = {});
 
 /// The ranks whose data a piece holds, summed: one bit per rank.
 class RankSet
@@ -96,15 +137,16 @@ struct CollectiveTransfer
 class CollectiveSchedule
 {
   public:
-    /// Builds it; throws where CheckCollective does.
+    /// Builds it on ranks placed as \p layout says; throws where CheckCollective does.
     static CollectiveSchedule Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
-                                    uint64_t bytes);
+                                    uint64_t bytes, const CollectiveLayout& layout = {});
 
     CollectiveOp op{CollectiveOp::AllReduce};
     CollectiveAlgorithm algorithm{CollectiveAlgorithm::Ring};
     uint32_t ranks{0};
     uint64_t bytes{0};      ///< the operation's size, as nccl-tests gives it
     uint32_t pieces{0};     ///< how many equal pieces the buffer is cut into
+    uint32_t split{1};      ///< ring: channels; hierarchical: chunks; else 1
     uint64_t pieceBytes{0}; ///< bytes of each
     uint32_t steps{0};
     std::vector<CollectiveTransfer> transfers;
