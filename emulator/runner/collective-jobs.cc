@@ -1,6 +1,7 @@
 #include "emulator/runner/collective-jobs.h"
 
 #include "ns3/abort.h"
+#include "ns3/cluster-collective-transport.h"
 #include "ns3/collective-cost-model.h"
 #include "ns3/rdma-collective-transport.h"
 #include "ns3/simulator.h"
@@ -24,6 +25,7 @@ struct CollectiveJobs::Job
     std::vector<CollectiveResult> results;        ///< each size's iterations, in order
     std::vector<CollectiveAlgorithm> algorithms;  ///< by result
     size_t next{0};                               ///< the result running or to run
+    CollectiveLayout layout;                      ///< which ranks share a server
     std::unique_ptr<CollectiveSchedule> schedule; ///< packet mode: the last one built
     Ptr<Collective> running;
 };
@@ -33,29 +35,97 @@ namespace
 
 Time
 AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t bytes,
-               const CollectiveTransport& t)
+               const CollectiveTransport& t, const CollectiveLayout& layout)
 {
-    return CollectiveAnalyticalTime(op, a, static_cast<uint32_t>(w.hosts.size()), bytes,
-                                    [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); });
+    return CollectiveAnalyticalTime(
+        op, a, static_cast<uint32_t>(w.hosts.size()), bytes,
+        [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); }, layout);
 }
 
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
-/// favours it); all-to-all has only direct.
+/// favours it, then to the earlier of halving-doubling and hierarchical); all-to-all has
+/// only direct.
 CollectiveAlgorithm
-PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const CollectiveTransport& t)
+PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const CollectiveTransport& t,
+              const CollectiveLayout& layout)
 {
     if (op == CollectiveOp::AllToAll)
     {
         return CollectiveAlgorithm::Direct;
     }
     const size_t n = w.hosts.size();
-    if ((n & (n - 1)) != 0 ||
-        AnalyticalTime(op, CollectiveAlgorithm::Ring, w, bytes, t) <=
-            AnalyticalTime(op, CollectiveAlgorithm::HalvingDoubling, w, bytes, t))
+    std::vector<CollectiveAlgorithm> candidates{CollectiveAlgorithm::Ring};
+    if ((n & (n - 1)) == 0)
     {
-        return CollectiveAlgorithm::Ring;
+        candidates.push_back(CollectiveAlgorithm::HalvingDoubling);
     }
-    return CollectiveAlgorithm::HalvingDoubling;
+    if (op == CollectiveOp::AllReduce && layout.Uniform())
+    {
+        candidates.push_back(CollectiveAlgorithm::Hierarchical);
+    }
+    CollectiveAlgorithm best = candidates[0];
+    Time bestTime = AnalyticalTime(op, best, w, bytes, t, layout);
+    for (size_t i = 1; i < candidates.size(); ++i)
+    {
+        const Time time = AnalyticalTime(op, candidates[i], w, bytes, t, layout);
+        if (time < bestTime)
+        {
+            best = candidates[i];
+            bestTime = time;
+        }
+    }
+    return best;
+}
+
+/// GPU ranks on several servers: each server's ranks joined by that server's node
+/// fabric (NVLink), the pairs across servers by \p fabric, each GPU on its NIC's rail
+/// host with its WRITEs staged through the NIC's PCIe (GPUDirect RDMA).
+Ptr<CollectiveTransport>
+ClusterTransport(const Scenario& s, const WorkloadSpec& w, const std::vector<std::string>& names,
+                 RdmaFabric* fabric, const std::vector<std::unique_ptr<NodeFabric>>& nodes)
+{
+    NS_ABORT_MSG_IF(!fabric, "collective " << w.job << ": ranks on several servers, no network");
+    const uint32_t rails = s.topology.RailsPerServer();
+    std::vector<uint32_t> hosts;
+    std::vector<RdmaStagedWrite::End> ends;
+    for (size_t r = 0; r < w.hosts.size(); ++r)
+    {
+        const uint32_t gpu = DeviceNumber(w.rankDevices[r]);
+        const uint32_t rail = rails > 1 ? s.topology.node.ServingNic(gpu) % rails : 0;
+        hosts.push_back(w.hosts[r] * rails + rail);
+        Ptr<RdmaHostInterface> nic;
+        for (const auto& node : nodes)
+        {
+            nic = nic ? nic : node->NicInterface(hosts.back());
+        }
+        NS_ABORT_MSG_IF(!nic, "collective " << w.job << ": no NIC serves " << names[r]);
+        ends.push_back({nic, w.rankDevices[r]});
+    }
+    Ptr<RdmaCollectiveTransport> network = CreateObject<RdmaCollectiveTransport>();
+    network->Setup(fabric, hosts, names);
+    network->SetRankMemory(ends);
+    Ptr<ClusterCollectiveTransport> cluster = CreateObject<ClusterCollectiveTransport>();
+    cluster->SetNetwork(network);
+    for (const auto& server : w.RanksByServer())
+    {
+        std::vector<std::string> gpus;
+        std::vector<std::string> serverNames;
+        for (uint32_t r : server)
+        {
+            gpus.push_back(w.rankDevices[r]);
+            serverNames.push_back(names[r]);
+        }
+        Ptr<CollectiveTransport> inside;
+        for (const auto& node : nodes)
+        {
+            inside = inside ? inside
+                            : node->CollectiveTransport(w.hosts[server[0]], gpus, serverNames);
+        }
+        NS_ABORT_MSG_IF(!inside, "collective " << w.job << ": nothing joins the GPUs of h"
+                                               << w.hosts[server[0]]);
+        cluster->AddServer(inside, server);
+    }
+    return cluster;
 }
 
 void
@@ -92,14 +162,20 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             t->Setup(fabric, w.hosts, names);
             job.transport = t;
         }
+        const auto servers = w.RanksByServer();
+        if (servers.size() > 1)
+        {
+            job.transport = ClusterTransport(s, w, names, fabric, nodes);
+            job.layout.servers = servers;
+        }
         for (const auto& node : nodes)
         {
             if (!job.transport)
             {
-                // The validator let in GPU ranks of one server only.
                 job.transport = node->CollectiveTransport(w.hosts[0], w.rankDevices, names);
             }
         }
+        job.layout.chunks = w.chunks;
         NS_ABORT_MSG_IF(!job.transport, "no fabric joins the ranks of collective " << w.job);
         // auto picks per size, as NCCL's tuner does: latency-bound sizes may take another
         // algorithm than bandwidth-bound ones.
@@ -108,13 +184,14 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             CollectiveAlgorithm algorithm{};
             if (w.algorithm == "auto")
             {
-                algorithm = PickAlgorithm(job.op, w, bytes, *job.transport);
+                algorithm = PickAlgorithm(job.op, w, bytes, *job.transport, job.layout);
             }
             else
             {
                 ParseCollectiveAlgorithm(w.algorithm, algorithm);
             }
-            const Time analytical = AnalyticalTime(job.op, algorithm, w, bytes, *job.transport);
+            const Time analytical =
+                AnalyticalTime(job.op, algorithm, w, bytes, *job.transport, job.layout);
             for (uint32_t i = 0; i < w.iterations; ++i)
             {
                 CollectiveResult r;
@@ -172,7 +249,7 @@ CollectiveJobs::Launch(size_t j)
     if (!job.schedule || job.schedule->bytes != bytes || job.schedule->algorithm != algorithm)
     {
         job.schedule = std::make_unique<CollectiveSchedule>(CollectiveSchedule::Build(
-            job.op, algorithm, static_cast<uint32_t>(job.spec->hosts.size()), bytes));
+            job.op, algorithm, static_cast<uint32_t>(job.spec->hosts.size()), bytes, job.layout));
     }
     if (job.running)
     {

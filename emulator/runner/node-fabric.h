@@ -9,6 +9,7 @@
 
 #include "ns3/callback.h"
 #include "ns3/collective-transport.h"
+#include "ns3/rdma-host-interface.h"
 #include "ns3/rdma-workload.h"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +53,14 @@ class NodeFabric
     virtual void AddTotals(nlohmann::json& totals) const = 0;
     /// The terminal's words on those totals ("PCIe replays 0, credit-starved 0 s").
     virtual std::string TotalsLine(const nlohmann::json& totals) const = 0;
+    /// The interface through which network host \p host (a server's NIC: on a rail
+    /// cluster server x rails + rail) reaches the server's memory (after Build); null
+    /// where this fabric holds no NICs.
+    virtual ns3::Ptr<ns3::RdmaHostInterface> NicInterface(uint32_t host) const
+    {
+        (void)host;
+        return nullptr;
+    }
     /// Ranks on GPUs \p gpus ("gpuK") of server \p host for a collective, named \p names,
     /// where this fabric joins them (after Build); null where it does not.
     virtual ns3::Ptr<ns3::CollectiveTransport> CollectiveTransport(

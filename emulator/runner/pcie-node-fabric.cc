@@ -162,15 +162,21 @@ class PcieNodeFabric : public NodeFabricFlows
             return;
         }
         // A server's network ports: one (nic0), or on a rail cluster one per rail (nicK).
-        for (uint32_t server = 0; server < m_trees.size(); ++server)
+        for (uint32_t host = 0; host < m_trees.size() * m_railsPerServer; ++host)
         {
-            for (uint32_t rail = 0; rail < m_railsPerServer; ++rail)
-            {
-                Ptr<PcieNicInterface> nic = CreateObject<PcieNicInterface>();
-                nic->Setup(m_trees[server], "nic" + std::to_string(rail));
-                runner.SetHostInterface(server * m_railsPerServer + rail, nic);
-            }
+            runner.SetHostInterface(host, NicInterface(host));
         }
+    }
+
+    Ptr<RdmaHostInterface> NicInterface(uint32_t host) const override
+    {
+        if (m_pcie.nics.empty() || host >= m_trees.size() * m_railsPerServer)
+        {
+            return nullptr;
+        }
+        Ptr<PcieNicInterface> nic = CreateObject<PcieNicInterface>();
+        nic->Setup(m_trees[host / m_railsPerServer], "nic" + std::to_string(host % m_railsPerServer));
+        return nic;
     }
 
     void WriteRecords(const std::filesystem::path& dir) override

@@ -477,16 +477,20 @@ CollectiveWorkloadKeys()
 {
     using W = WorkloadSpec;
     return {
-        MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|auto", "auto",
+        MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|hierarchical|auto",
+                   "auto",
                    "How the collective runs; auto: the fastest by the alpha-beta cost on this "
-                   "topology (all-to-all: direct)")
+                   "topology (all-to-all: direct). On GPUs of several servers a ring has one "
+                   "channel per rail; hierarchical (all-reduce): inside each server, then on "
+                   "the rails, then inside")
             .Only({"collective"})
             .Choices(CollectiveAlgorithmChoices())
             .Field(&W::algorithm)
             .Example("ring"),
         MakeKey<W>("ranks", KeyKind::Section, "list of hosts or GPUs (hN.gpuK), or all", "all",
-                   "The collective's ranks, in ring order: hosts of the network, or GPUs of one "
-                   "server (topology.node, over its NVLink)")
+                   "The collective's ranks, in ring order: hosts of the network, or GPUs "
+                   "(topology.node) that NVLink joins inside each server, on one server or on "
+                   "several (GPUDirect RDMA between them, on their NICs' rails)")
             .Only({"collective"})
             .Own(ReadRanks, WriteRanks)
             .Example("[h0, h1]"),
@@ -503,6 +507,13 @@ CollectiveWorkloadKeys()
             .Range(1, 100000)
             .Field(&W::iterations)
             .Example("5"),
+        MakeKey<W>("chunks", KeyKind::Integer, "1..64", "8",
+                   "hierarchical: the chunks the buffer is pipelined in through its three "
+                   "phases (fewer when the bytes do not cut into that many)")
+            .Only({"collective"})
+            .Range(1, 64)
+            .Field(&W::chunks)
+            .Example("4"),
         MakeKey<W>("job", KeyKind::Text, "string", "jobN (N: its place among the collectives)",
                    "What collectives.csv and summary.json call it")
             .Only({"collective"})

@@ -334,11 +334,14 @@ ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& wh
     {
         ns3::ParseCollectiveAlgorithm(wl.algorithm, algorithm);
     }
+    ns3::CollectiveLayout layout;
+    layout.servers = wl.RanksByServer();
     try
     {
         for (uint64_t bytes : wl.sizes.empty() ? std::vector<uint64_t>{wl.bytes} : wl.sizes)
         {
-            ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()), bytes);
+            ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()), bytes,
+                                 layout);
         }
     }
     catch (const std::invalid_argument& e)

@@ -323,8 +323,9 @@ ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, cons
     }
 }
 
-/// A collective's ranks: hosts of the network (no servers inside), or GPUs of one server
-/// that NVLink joins; every rank simulated.
+/// A collective's ranks: hosts of the network (no servers inside), or GPUs that NVLink
+/// joins inside each server, on one server or, over a network that their NICs reach
+/// through PCIe (GPUDirect RDMA), on several; every rank simulated.
 void
 ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                    const WorkloadSpec& wl)
@@ -349,26 +350,45 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
         for (size_t i = 0; i < wl.hosts.size(); ++i)
         {
             const std::string name = wl.RankName(i);
-            if (wl.hosts[i] != wl.hosts[0])
-            {
-                FailAt(r, ranks[i],
-                       fmt::format("{}: {} is on another server than h{}; ranks across servers "
-                                   "are not built yet",
-                                   where, name, wl.hosts[0]));
-            }
             if (DeviceNumber(wl.rankDevices[i]) >= node.Gpus())
             {
                 FailAt(r, ranks[i],
                        fmt::format("{}: there is no {}: a server has gpu0..gpu{}", where, name,
                                    node.Gpus() - 1));
             }
+            if (wl.hosts[i] != wl.hosts[0])
+            {
+                if (s.topology.builder == "node")
+                {
+                    FailAt(r, ranks[i],
+                           fmt::format("{}: {} is on another server than h{}, but the node "
+                                       "builder is one server without a network",
+                                       where, name, wl.hosts[0]));
+                }
+                if (!node.hasPcie || node.pcie.nics.empty())
+                {
+                    FailAt(r, ranks[i],
+                           fmt::format("{}: {} is on another server than h{}: between servers "
+                                       "ranks go GPU -> PCIe -> NIC; give the servers a PCIe "
+                                       "tree with a NIC",
+                                       where, name, wl.hosts[0]));
+                }
+                if (s.fabric.type == "iwarp")
+                {
+                    FailAt(r, ranks[i],
+                           fmt::format("{}: ranks on several servers stage WRITEs with "
+                                       "immediate, which iWARP does not have",
+                                       where));
+                }
+            }
             for (size_t j = 0; j < i; ++j)
             {
-                if (!node.NvlinkJoins(wl.rankDevices[j], wl.rankDevices[i]))
+                if (wl.hosts[j] == wl.hosts[i] &&
+                    !node.NvlinkJoins(wl.rankDevices[j], wl.rankDevices[i]))
                 {
                     FailAt(r, ranks[i],
                            fmt::format("{}: NVLink does not join {} and {}; collectives over "
-                                       "PCIe are not built yet",
+                                       "PCIe inside a server are not built yet",
                                        where, wl.RankName(j), name));
                 }
             }

@@ -60,6 +60,33 @@ DeviceNumber(const std::string& name)
     return static_cast<uint32_t>(std::stoul(name.substr(name.find_first_of("0123456789"))));
 }
 
+std::vector<std::vector<uint32_t>>
+WorkloadSpec::RanksByServer() const
+{
+    std::vector<std::vector<uint32_t>> servers;
+    std::vector<uint32_t> order; // the servers, in order of first mention
+    for (uint32_t r = 0; r < rankDevices.size(); ++r)
+    {
+        const auto it = std::find(order.begin(), order.end(), hosts[r]);
+        if (it == order.end())
+        {
+            order.push_back(hosts[r]);
+            servers.push_back({r});
+        }
+        else
+        {
+            servers[it - order.begin()].push_back(r);
+        }
+    }
+    for (auto& server : servers)
+    {
+        std::sort(server.begin(), server.end(), [this](uint32_t a, uint32_t b) {
+            return DeviceNumber(rankDevices[a]) < DeviceNumber(rankDevices[b]);
+        });
+    }
+    return servers;
+}
+
 bool
 NodeYaml::NvlinkJoins(const std::string& srcGpu, const std::string& dstGpu) const
 {

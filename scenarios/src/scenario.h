@@ -209,7 +209,8 @@ struct WorkloadSpec
     int64_t timeoutPs{300'000'000'000'000};
     // Collectives: the ranks are hosts (hosts), or GPUs: host hosts[r], device rankDevices[r].
     std::vector<std::string> rankDevices; ///< "gpuK" per rank; empty: the ranks are hosts
-    std::string algorithm{"auto"};        ///< ring | halving-doubling | direct | auto
+    std::string algorithm{"auto"};        ///< ring | halving-doubling | direct | hierarchical | auto
+    uint32_t chunks{8};                   ///< hierarchical: pipeline chunks
     /// Stragglers as written: rank name ("h3", "h0.gpu2"): how late (ps, and as written).
     std::map<std::string, std::pair<int64_t, std::string>> stragglers;
     /// The same by rank (its place in the ranks): how late its first sends of every
@@ -221,6 +222,9 @@ struct WorkloadSpec
         return "h" + std::to_string(hosts.at(r)) +
                (r < rankDevices.size() ? "." + rankDevices[r] : std::string());
     }
+    /// A collective's ranks by server (in order of first mention), each server's by GPU
+    /// number: the j-th of every server is on rail j. Empty when the ranks are hosts.
+    std::vector<std::vector<uint32_t>> RanksByServer() const;
     uint32_t iterations{1};
     std::string job; ///< "" until resolved: jobN
 };

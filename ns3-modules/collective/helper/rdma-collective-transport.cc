@@ -1,6 +1,7 @@
 #include "ns3/rdma-collective-transport.h"
 
 #include "ns3/abort.h"
+#include "ns3/simulator.h"
 
 namespace ns3
 {
@@ -31,6 +32,15 @@ RdmaCollectiveTransport::Setup(RdmaFabric* fabric, const std::vector<uint32_t>& 
     SetRankNames(names);
 }
 
+void
+RdmaCollectiveTransport::SetRankMemory(const std::vector<RdmaStagedWrite::End>& ends)
+{
+    NS_ABORT_MSG_IF(ends.size() != m_hosts.size(),
+                    "RdmaCollectiveTransport: " << ends.size() << " memories for " << m_hosts.size()
+                                                << " ranks");
+    m_ends = ends;
+}
+
 std::string
 RdmaCollectiveTransport::DefaultRankName(uint32_t r) const
 {
@@ -40,6 +50,19 @@ RdmaCollectiveTransport::DefaultRankName(uint32_t r) const
 void
 RdmaCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done done)
 {
+    if (!m_ends.empty())
+    {
+        // A staged WRITE owns its connection's completions, so each has its own.
+        const uint64_t id = m_nextWr++;
+        Staged& st = m_staged[id];
+        st.connection = m_fabric->Connect(m_hosts.at(from), m_hosts.at(to));
+        st.done = done;
+        st.write = Create<RdmaStagedWrite>(
+            st.connection, bytes, m_ends.at(from), m_ends.at(to),
+            MakeCallback(&RdmaCollectiveTransport::StagedDone, this).Bind(id));
+        st.write->Start();
+        return;
+    }
     const uint64_t pair = uint64_t{from} << 32 | to;
     auto it = m_connections.find(pair);
     if (it == m_connections.end())
@@ -68,6 +91,20 @@ RdmaCollectiveTransport::Completed(const RdmaCompletion& c)
     m_pending.erase(it);
     const bool ok = c.status == RdmaCompletion::Status::Success;
     done(ok, RdmaStatusReason(c.status));
+}
+
+void
+RdmaCollectiveTransport::StagedDone(uint64_t id, const RdmaCompletion& c)
+{
+    const auto it = m_staged.find(id);
+    if (it == m_staged.end())
+    {
+        return;
+    }
+    // Its connection stays until the transport goes: late acknowledgements find it.
+    const Done done = it->second.done;
+    it->second.done = Done();
+    done(c.status == RdmaCompletion::Status::Success, RdmaStatusReason(c.status));
 }
 
 CollectiveTransport::PathCost
@@ -101,6 +138,12 @@ RdmaCollectiveTransport::DoDispose()
         m_fabric->Disconnect(c);
     }
     m_connections.clear();
+    for (const auto& [id, st] : m_staged)
+    {
+        (void)id;
+        m_fabric->Disconnect(st.connection);
+    }
+    m_staged.clear();
     m_pending.clear();
     CollectiveTransport::DoDispose();
 }

@@ -100,17 +100,19 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         const uint32_t servers = static_cast<uint32_t>(layout.servers.size());
         const double chunk = static_cast<double>(bytes) / k;
         const auto alone = [](uint32_t, uint32_t) { return 1u; };
+        const CollectivePathCostFn beta = [&cost](uint32_t x, uint32_t y) {
+            return CollectiveTransport::PathCost{Time(0), cost(x, y).bytesPerSecond};
+        };
+        // Each phase of one chunk, with its latency (t) and its bytes alone (b).
         Time rs;
-        Time ag;
+        Time rsBytes;
         for (const auto& server : layout.servers)
         {
-            if (g > 1)
-            {
-                rs = std::max(rs, RingTime(server, g - 1, chunk / g, cost, alone));
-                ag = rs;
-            }
+            rs = std::max(rs, RingTime(server, g - 1, chunk / g, cost, alone));
+            rsBytes = std::max(rsBytes, RingTime(server, g - 1, chunk / g, beta, alone));
         }
         Time ar;
+        Time arBytes;
         for (uint32_t j = 0; j < g; ++j)
         {
             std::vector<uint32_t> rail;
@@ -118,9 +120,17 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
             {
                 rail.push_back(server[j]);
             }
-            ar = std::max(ar, RingTime(rail, 2 * (servers - 1), chunk / g / servers, cost, alone));
+            const double share = chunk / g / servers;
+            ar = std::max(ar, RingTime(rail, 2 * (servers - 1), share, cost, alone));
+            arBytes = std::max(arBytes, RingTime(rail, 2 * (servers - 1), share, beta, alone));
         }
-        return rs + ar + ag + std::max(rs + ag, ar) * static_cast<int64_t>(k - 1);
+        // The servers' links carry every chunk's reduce-scatter and all-gather; the rails
+        // every chunk's all-reduce, between the first reduce-scatter and the last
+        // all-gather. Latency is paid once, where the pipeline fills.
+        const auto more = static_cast<int64_t>(k - 1);
+        const Time onServers = 2 * rs + 2 * rsBytes * more;
+        const Time onRails = 2 * rs + ar + arBytes * more;
+        return std::max(onServers, onRails);
     }
     case CollectiveAlgorithm::HalvingDoubling: {
         Time total;

@@ -13,11 +13,13 @@
  * it) share that way's bandwidth. Elsewhere a step's a is the largest and B the
  * smallest over the pairs of that step.
  *   hierarchical AR        per chunk of C = S/k bytes: a ring reduce-scatter of C
- *                          inside each server (t_rs), a ring all-reduce of C/g among
- *                          the servers on each rail (t_ar), an all-gather inside
- *                          (t_ag = t_rs's edges); pipelined: t_rs + t_ar + t_ag +
- *                          (k-1) max(t_rs + t_ag, t_ar), since a server's links carry
- *                          one chunk's reduce-scatter beside another's all-gather.
+ *                          inside each server (t_rs; b_rs its bytes alone, without
+ *                          a), a ring all-reduce of C/g among the servers on each
+ *                          rail (t_ar, b_ar), an all-gather inside (t_rs's edges).
+ *                          Pipelined, the servers' links carry every chunk's
+ *                          reduce-scatter and all-gather, the rails every chunk's
+ *                          all-reduce, and latency is paid once:
+ *                          max(2 t_rs + 2 (k-1) b_rs, 2 t_rs + t_ar + (k-1) b_ar)
  */
 #ifndef FABEMU_COLLECTIVE_COST_MODEL_H
 #define FABEMU_COLLECTIVE_COST_MODEL_H
