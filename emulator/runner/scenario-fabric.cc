@@ -215,8 +215,11 @@ HasNetwork(const Scenario& s)
     return s.topology.builder != "node";
 }
 
+namespace
+{
+
 TopologySpec
-BuildTopology(const Scenario& s)
+BuilderTopology(const Scenario& s)
 {
     const auto& t = s.topology;
     auto link = [](const LinkSpec& l) {
@@ -249,6 +252,71 @@ BuildTopology(const Scenario& s)
         return TopologySpec::FatTree(t.k, link(t.link), link(t.uplink));
     }
     return TopologySpec::Star(t.hosts, link(t.link));
+}
+
+} // namespace
+
+std::vector<std::string>
+LinkNames(const Scenario& s, const TopologySpec& spec)
+{
+    const uint32_t rails = s.topology.builder == "rail" ? s.topology.RailsPerServer() : 0;
+    std::vector<std::string> hostOf(spec.Nodes().size());
+    for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+    {
+        hostOf[spec.Hosts()[h]] = rails ? fmt::format("h{}.nic{}", h / rails, h % rails)
+                                        : spec.Nodes()[spec.Hosts()[h]].name;
+    }
+    auto name = [&](uint32_t node) {
+        return spec.Nodes()[node].isSwitch ? spec.Nodes()[node].name : hostOf[node];
+    };
+    std::vector<std::string> names;
+    for (const auto& l : spec.Links())
+    {
+        names.push_back(name(l.a) + "-" + name(l.b));
+    }
+    return names;
+}
+
+TopologySpec
+BuildTopology(const Scenario& s)
+{
+    TopologySpec spec = BuilderTopology(s);
+    const std::vector<std::string> names = LinkNames(s, spec);
+    for (const auto& o : s.topology.overrides)
+    {
+        // Either way round: "s0-h2" is "h2-s0".
+        const size_t dash = o.name.find('-');
+        const std::string reversed = dash == std::string::npos
+                                         ? o.name
+                                         : o.name.substr(dash + 1) + "-" + o.name.substr(0, dash);
+        const auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) {
+            return n == o.name || n == reversed;
+        });
+        if (it == names.end())
+        {
+            const std::string close = Closest(o.name, names);
+            const size_t shown = std::min<size_t>(names.size(), 12);
+            throw ScenarioError(
+                s.file, o.mark,
+                fmt::format(
+                    "topology.links: no link '{}' in this topology{} (links: {}{})", o.name,
+                    close.empty() ? "" : "; did you mean '" + close + "'?",
+                    fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
+                    shown < names.size() ? ", ..." : ""));
+        }
+        const auto link = static_cast<uint32_t>(it - names.begin());
+        LinkParams p = spec.Links()[link].params;
+        if (!o.rate.empty())
+        {
+            p.rate = DataRate(o.bitsPerSecond);
+        }
+        if (!o.delay.empty())
+        {
+            p.delay = PicoSeconds(o.delayPs);
+        }
+        spec.SetLinkParams(link, p);
+    }
+    return spec;
 }
 
 namespace

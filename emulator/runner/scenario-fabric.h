@@ -27,6 +27,9 @@ void ApplyFabricDefaults(const Scenario& s, RunMode mode = RunMode::Simulation);
 void CheckAttributes(const Scenario& s);
 
 ns3::TopologySpec BuildTopology(const Scenario& s);
+/// What topology.links calls each link of \p spec (by index): its two ends, "h2-s0",
+/// and on a rail cluster a NIC's end as its server's, "h1.nic3-s3".
+std::vector<std::string> LinkNames(const Scenario& s, const ns3::TopologySpec& spec);
 
 /// Whether \p s has a network between its servers (the node builder has none).
 bool HasNetwork(const Scenario& s);

@@ -411,6 +411,14 @@ TopologyKeys()
                 {"leaf-spine", "fat-tree", "ring", "rail"}, "link");
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
                 "link");
+        k.push_back(MakeKey<T>("links", KeyKind::Section, "map name: {rate, delay}", "{}",
+                               "Links unlike the rest, by their two ends as the builder names "
+                               "them (s0-s3, h2-s0; on rail a server's NIC is h1.nic3): a slow "
+                               "or long cable. An unknown name is refused with the links there "
+                               "are")
+                        .Own(ReadLinkOverrides, WriteLinkOverrides)
+                        .WrittenIf([](const T& t) { return !t.overrides.empty(); })
+                        .Example("{h1.nic3-s3: {rate: 200Gbps}}"));
         k.push_back(MakeKey<T>("node", KeyKind::Section, "map", "{}",
                                "Every server's inside: a server preset (dgx-h100, dgx-a100, "
                                "hgx-b200, dgx-1, pcie-8gpu) or a map {preset, pcie, nvlink}. pcie: "

@@ -763,6 +763,42 @@ ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
 }
 
 void
+ReadLinkOverrides(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
+{
+    const std::string what = "topology.links";
+    if (!n.IsMap())
+    {
+        c.r.Fail(n, what + " must be a map of link: {rate, delay}, such as {s0-s1: {rate: "
+                           "50Gbps}}");
+    }
+    t.overrides.clear();
+    for (const auto& kv : n)
+    {
+        TopologyYaml::LinkOverride o;
+        o.name = c.r.Scalar(kv.first, what);
+        o.mark = Reader::MarkOf(kv.first);
+        const std::string where = what + "." + o.name;
+        c.r.CheckMap(kv.second, where, {"rate", "delay"});
+        if (!kv.second["rate"] && !kv.second["delay"])
+        {
+            c.r.Fail(kv.second, where + " changes nothing: give it a rate, a delay or both");
+        }
+        if (kv.second["rate"])
+        {
+            o.bitsPerSecond = c.r.Rate(kv.second["rate"], where + ".rate");
+            o.rate = kv.second["rate"].Scalar();
+        }
+        if (kv.second["delay"])
+        {
+            o.delayPs =
+                c.r.Duration(kv.second["delay"], where + ".delay", 0, int64_t{1'000'000'000'000});
+            o.delay = kv.second["delay"].Scalar();
+        }
+        t.overrides.push_back(std::move(o));
+    }
+}
+
+void
 ReadStragglers(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
 {
     const std::string what = "workload 'collective'.stragglers";

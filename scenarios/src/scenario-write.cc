@@ -207,6 +207,26 @@ WriteRanks(YAML::Emitter& y, const WorkloadSpec& w)
 }
 
 void
+WriteLinkOverrides(YAML::Emitter& y, const TopologyYaml& t)
+{
+    y << YAML::BeginMap;
+    for (const auto& o : t.overrides)
+    {
+        y << YAML::Key << o.name << YAML::Value << YAML::Flow << YAML::BeginMap;
+        if (!o.rate.empty())
+        {
+            y << YAML::Key << "rate" << YAML::Value << o.rate;
+        }
+        if (!o.delay.empty())
+        {
+            y << YAML::Key << "delay" << YAML::Value << o.delay;
+        }
+        y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
+}
+
+void
 WriteStragglers(YAML::Emitter& y, const WorkloadSpec& w)
 {
     y << YAML::Flow << YAML::BeginMap;

@@ -160,6 +160,17 @@ struct TopologyYaml
     LinkSpec link;
     LinkSpec uplink;     ///< switch-to-switch links (leaf-spine, fat-tree)
     LinkSpec bottleneck; ///< dumbbell's middle link
+    /// One link unlike the rest (topology.links): a slow or long cable.
+    struct LinkOverride
+    {
+        std::string name; ///< its two ends, "s0-s3"; on rail a NIC's end is "h1.nic3"
+        std::string rate; ///< as written; "" keeps the builder's
+        uint64_t bitsPerSecond{0};
+        std::string delay; ///< as written; "" keeps the builder's
+        int64_t delayPs{0};
+        SourceMark mark;
+    };
+    std::vector<LinkOverride> overrides;
     NodeYaml node;
     /// Servers the builder makes (h0..h{N-1}).
     uint32_t HostCount() const;
@@ -209,8 +220,8 @@ struct WorkloadSpec
     int64_t timeoutPs{300'000'000'000'000};
     // Collectives: the ranks are hosts (hosts), or GPUs: host hosts[r], device rankDevices[r].
     std::vector<std::string> rankDevices; ///< "gpuK" per rank; empty: the ranks are hosts
-    std::string algorithm{"auto"};        ///< ring | halving-doubling | direct | hierarchical | auto
-    uint32_t chunks{8};                   ///< hierarchical: pipeline chunks
+    std::string algorithm{"auto"}; ///< ring | halving-doubling | direct | hierarchical | auto
+    uint32_t chunks{8};            ///< hierarchical: pipeline chunks
     /// Stragglers as written: rank name ("h3", "h0.gpu2"): how late (ps, and as written).
     std::map<std::string, std::pair<int64_t, std::string>> stragglers;
     /// The same by rank (its place in the ranks): how late its first sends of every

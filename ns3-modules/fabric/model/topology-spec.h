@@ -63,6 +63,8 @@ class TopologySpec
     const std::vector<Link>& Links() const { return m_links; }
     /// Node indices of the hosts, h0 first.
     const std::vector<uint32_t>& Hosts() const { return m_hosts; }
+    /// Link \p link is unlike the builder's: another rate or delay (a slow cable).
+    void SetLinkParams(uint32_t link, LinkParams p) { m_links.at(link).params = p; }
 
     /**
      * \brief Equal-cost next hops.
