@@ -118,8 +118,8 @@ ClusterTransport(const Scenario& s, const WorkloadSpec& w, const std::vector<std
         Ptr<CollectiveTransport> inside;
         for (const auto& node : nodes)
         {
-            inside = inside ? inside
-                            : node->CollectiveTransport(w.hosts[server[0]], gpus, serverNames);
+            inside =
+                inside ? inside : node->CollectiveTransport(w.hosts[server[0]], gpus, serverNames);
         }
         NS_ABORT_MSG_IF(!inside, "collective " << w.job << ": nothing joins the GPUs of h"
                                                << w.hosts[server[0]]);

@@ -175,7 +175,8 @@ class PcieNodeFabric : public NodeFabricFlows
             return nullptr;
         }
         Ptr<PcieNicInterface> nic = CreateObject<PcieNicInterface>();
-        nic->Setup(m_trees[host / m_railsPerServer], "nic" + std::to_string(host % m_railsPerServer));
+        nic->Setup(m_trees[host / m_railsPerServer],
+                   "nic" + std::to_string(host % m_railsPerServer));
         return nic;
     }
 

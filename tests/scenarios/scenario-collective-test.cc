@@ -114,7 +114,7 @@ TEST_CASE("fidelity analytical times collectives only")
               .find("did you mean 'analytical'") != std::string::npos);
 }
 
-TEST_CASE("GPU ranks: one server's GPUs that NVLink joins, refused otherwise at the rank")
+TEST_CASE("GPU ranks: GPUs that NVLink joins inside each server, refused otherwise at the rank")
 {
     const std::string rail = "name: c\nfabric: {type: infiniband}\ntopology: {builder: rail, "
                              "nodes: 2, node: dgx-h100}\nworkloads:\n  - ";
@@ -129,9 +129,26 @@ TEST_CASE("GPU ranks: one server's GPUs that NVLink joins, refused otherwise at 
     CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB}\n")
               .find("bad.yaml:5:5: workload 'collective': with topology.node the ranks are GPUs") ==
           0);
-    CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h1.gpu0]}\n")
-              .find("bad.yaml:5:53: workload 'collective': h1.gpu0 is on another server than h0; "
-                    "ranks across servers are not built yet") == 0);
+    // Across servers: by server, each server's GPUs in order (the j-th on rail j).
+    const Scenario two = ParseScenario(
+        rail + "{type: collective, bytes: 8MB, ranks: [h1.gpu3, h0.gpu2, h1.gpu0, h0.gpu1]}\n",
+        "two.yaml");
+    CHECK(two.workloads[0].RanksByServer() == std::vector<std::vector<uint32_t>>{{2, 0}, {3, 1}});
+    CHECK(ParseErrorOf("name: c\ntopology: {builder: star, hosts: 2, node: {nvlink: {gpus: 2, "
+                       "links_per_gpu: 1, mesh: [{gpus: [0, 1], links: 1}]}}}\nworkloads:\n  - "
+                       "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h1.gpu0]}\n")
+              .find("bad.yaml:4:53: workload 'collective': h1.gpu0 is on another server than h0: "
+                    "between servers ranks go GPU -> PCIe -> NIC; give the servers a PCIe tree "
+                    "with a NIC") == 0);
+    // Hierarchical needs as many ranks on each of at least 2 servers.
+    CHECK(ParseErrorOf(rail + "{type: collective, algorithm: hierarchical, bytes: 6MB, ranks: "
+                              "[h0.gpu0, h0.gpu1, h1.gpu0]}\n")
+              .find("bad.yaml:5:35: workload 'collective': hierarchical needs the ranks on at "
+                    "least 2 servers, as many on each") == 0);
+    CHECK(ParseErrorOf(rail + "{type: collective, algorithm: hierarchical, op: all-gather, "
+                              "bytes: 8MB, ranks: [h0.gpu0, h1.gpu0]}\n")
+              .find("hierarchical is an all-reduce algorithm; all-gather has ring") !=
+          std::string::npos);
     CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu8]}\n")
               .find("bad.yaml:5:53: workload 'collective': there is no h0.gpu8: a server has "
                     "gpu0..gpu7") == 0);
@@ -144,8 +161,8 @@ TEST_CASE("GPU ranks: one server's GPUs that NVLink joins, refused otherwise at 
     // dgx-1's hybrid cube mesh: gpu0 and gpu5 share no NVLink (docs/nvlink.md).
     CHECK(ParseErrorOf("name: c\ntopology: {builder: node, node: dgx-1}\nworkloads:\n  - "
                        "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n")
-              .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over PCIe are not "
-                    "built yet") != std::string::npos);
+              .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over PCIe inside a "
+                    "server are not built yet") != std::string::npos);
     // GPU ranks without servers.
     CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0.gpu0, h1.gpu0]}"))
               .find("GPU ranks need servers (topology.node)") != std::string::npos);

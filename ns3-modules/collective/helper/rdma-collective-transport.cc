@@ -125,6 +125,14 @@ RdmaCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
     PathCost c;
     c.bytesPerSecond = static_cast<double>(s2 - s1) / (t2 - t1).GetSeconds();
     c.alpha = t1 - Seconds(s1 / c.bytesPerSecond);
+    if (!m_ends.empty())
+    {
+        // Staged: the first chunk fetched at the sender, the last placed at the receiver.
+        for (const auto& end : {m_ends[from], m_ends[to]})
+        {
+            c.alpha += end.nic ? end.nic->GetStagingLatency(end.memory) / 2 : Time(0);
+        }
+    }
     m_costs[pair] = c;
     return c;
 }

@@ -1,6 +1,7 @@
 #include "ns3/collective-cost-model.h"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace ns3
@@ -31,23 +32,111 @@ StepTime(const CollectiveTransport::PathCost& c, double bytes)
     return c.alpha + Seconds(bytes / c.bytesPerSecond);
 }
 
-/// A ring of \p steps steps over \p order moving \p piece bytes per edge and step: the
-/// dearest edge's cost, at every step. \p share(from, to): the rings that share the
-/// edge's way out of its sender.
+/**
+ * A ring of \p steps steps over \p order moving \p piece bytes per edge and step. Rank
+ * r's transfer at step k waits for rank r-1's at step k-1, so the last one ends after
+ * the costs of K consecutive edges (K = the steps): whole turns of the ring, then the
+ * dearest window of the rest. And every edge carries a piece at every step: a slow
+ * edge's sends queue, so K of its pieces back to back, and one latency, bound the
+ * time from below. A uniform ring gives K (a + S/(nB)) either way. \p share(from, to):
+ * the rings that share the edge's way out of its sender.
+ */
 Time
 RingTime(const std::vector<uint32_t>& order, uint32_t steps, double piece,
          const CollectivePathCostFn& cost, const std::function<uint32_t(uint32_t, uint32_t)>& share)
 {
-    Time dearest;
-    for (size_t i = 0; i < order.size(); ++i)
+    const size_t m = order.size();
+    std::vector<Time> edge(m);
+    Time turn;
+    Time queued; // the slowest edge's pieces back to back
+    for (size_t i = 0; i < m; ++i)
     {
         const uint32_t from = order[i];
-        const uint32_t to = order[(i + 1) % order.size()];
+        const uint32_t to = order[(i + 1) % m];
         auto c = cost(from, to);
         c.bytesPerSecond /= share(from, to);
-        dearest = std::max(dearest, StepTime(c, piece));
+        edge[i] = StepTime(c, piece);
+        turn += edge[i];
+        queued = std::max(queued, c.alpha + Seconds(piece / c.bytesPerSecond * steps));
     }
-    return dearest * static_cast<int64_t>(steps);
+    const size_t rest = steps % m;
+    Time window;
+    for (size_t j = 0; j < rest; ++j)
+    {
+        window += edge[j];
+    }
+    Time dearest = window;
+    for (size_t i = 1; i < m && rest > 0; ++i)
+    {
+        window += edge[(i + rest - 1) % m] - edge[i - 1]; // slide by one edge
+        dearest = std::max(dearest, window);
+    }
+    return std::max(turn * static_cast<int64_t>(steps / m) + dearest, queued);
+}
+
+/**
+ * Hierarchical's pipeline of \p k chunks, in seconds: each chunk's reduce-scatter, then
+ * its all-reduce on the rails (\p ar), then its all-gather; each phase takes the chunks
+ * in order. The reduce-scatter and the all-gather share the servers' links: each
+ * chunk's is \p work of bytes at the links' rate, shared half and half while both
+ * move bytes, and is in \p latency later (its steps' alpha). A rank goes on to the
+ * next chunk once it has sent, so the links stay busy while there is work.
+ */
+double
+HierarchicalPipeline(uint32_t k, double latency, double work, double ar)
+{
+    uint32_t rs = 0;      // the chunk the reduce-scatter is on
+    double rsLeft = work; // its bytes left, in seconds alone
+    uint32_t ag = 0;      // the chunk the all-gather is on
+    double agLeft = 0;    // its bytes left (once it has begun)
+    double agFrom = -1;   // when it may begin; < 0: its all-reduce has not begun
+    std::vector<double> arDone(k, -1);
+    double t = 0;
+    double end = 0;
+    auto next = [&]() {
+        if (ag < k && agFrom < 0 && arDone[ag] >= 0)
+        {
+            agFrom = std::max(t, arDone[ag]);
+            agLeft = work;
+        }
+    };
+    while (ag < k)
+    {
+        const bool rsOn = rs < k;
+        const bool agOn = agFrom >= 0 && agFrom <= t;
+        const int moving = (rsOn ? 1 : 0) + (agOn ? 1 : 0);
+        double dt = std::numeric_limits<double>::infinity();
+        if (rsOn)
+        {
+            dt = rsLeft * moving;
+        }
+        if (agOn)
+        {
+            dt = std::min(dt, agLeft * moving);
+        }
+        else if (agFrom > t)
+        {
+            dt = std::min(dt, agFrom - t);
+        }
+        t += dt;
+        rsLeft -= rsOn ? dt / moving : 0;
+        agLeft -= agOn ? dt / moving : 0;
+        if (rsOn && rsLeft <= 1e-18)
+        {
+            arDone[rs] = std::max(t + latency, rs > 0 ? arDone[rs - 1] : 0.0) + ar;
+            rsLeft = work;
+            ++rs;
+            next();
+        }
+        if (agOn && agLeft <= 1e-18)
+        {
+            end = t + latency;
+            ++ag;
+            agFrom = -1;
+            next();
+        }
+    }
+    return end;
 }
 
 } // namespace
@@ -124,13 +213,10 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
             ar = std::max(ar, RingTime(rail, 2 * (servers - 1), share, cost, alone));
             arBytes = std::max(arBytes, RingTime(rail, 2 * (servers - 1), share, beta, alone));
         }
-        // The servers' links carry every chunk's reduce-scatter and all-gather; the rails
-        // every chunk's all-reduce, between the first reduce-scatter and the last
-        // all-gather. Latency is paid once, where the pipeline fills.
-        const auto more = static_cast<int64_t>(k - 1);
-        const Time onServers = 2 * rs + 2 * rsBytes * more;
-        const Time onRails = 2 * rs + ar + arBytes * more;
-        return std::max(onServers, onRails);
+        // The servers' links carry every chunk's reduce-scatter and all-gather, the rails
+        // every chunk's all-reduce; the pipeline's time comes from playing it out.
+        return Seconds(HierarchicalPipeline(k, (rs - rsBytes).GetSeconds(), rsBytes.GetSeconds(),
+                                            ar.GetSeconds()));
     }
     case CollectiveAlgorithm::HalvingDoubling: {
         Time total;

@@ -6,12 +6,13 @@
  *   ring RS / AG           (n-1) (a + S/(nB))
  *   halving-doubling AR    sum over the 2 log2 n steps of (a_k + S d_k/(nB_k))
  *   direct all-to-all      a + (n-1) S/(nB)   (each rank's sends share its link)
- * On a ring whose edges differ, every edge carries a piece at every step, so the
- * dearest edge sets the pace: K (a + S/(nB)) of that edge, K the steps. Rings of
- * several channels (rail-following, on servers) run side by side, each over S/c, and
- * the channels whose edges leave a rank the same way (inside its server, or out of
- * it) share that way's bandwidth. Elsewhere a step's a is the largest and B the
- * smallest over the pairs of that step.
+ * On a ring whose edges differ, rank r's step k waits for rank r-1's step k-1, so
+ * the time is that of the dearest chain of K consecutive edges (K the steps), each
+ * costing a + S/(nB) of its own; but a slow edge's sends queue, so at least K of its
+ * pieces back to back and one a. Rings of several channels (rail-following, on
+ * servers) run side by side, each over S/c, and the channels whose edges leave a
+ * rank the same way (inside its server, or out of it) share that way's bandwidth.
+ * Elsewhere a step's a is the largest and B the smallest over the pairs of that step.
  *   hierarchical AR        per chunk of C = S/k bytes: a ring reduce-scatter of C
  *                          inside each server (t_rs; b_rs its bytes alone, without
  *                          a), a ring all-reduce of C/g among the servers on each

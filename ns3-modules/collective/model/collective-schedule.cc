@@ -138,11 +138,22 @@ AddRings(CollectiveSchedule& s, const CollectiveLayout& layout, bool reduces, bo
     s.steps = (reduces && gathers ? 2 : 1) * (n - 1);
 }
 
+/// Adds \p more's transfers to \p into's, rank by rank.
+void
+Merge(Received& into, const Received& more)
+{
+    for (size_t r = 0; r < more.size(); ++r)
+    {
+        into[r].insert(into[r].end(), more[r].begin(), more[r].end());
+    }
+}
+
 /// Hierarchical all-reduce, chunk by chunk: each server's ranks reduce-scatter the
 /// chunk (position j ends with segment j: its piece of every server's j-th rank), the
 /// j-th ranks of all servers all-reduce segment j on a ring (one ring per rail), and
-/// each server all-gathers. A chunk's transfer also waits for the same transfer of the
-/// chunk before, so the chunks flow through the phases one behind the other.
+/// each server all-gathers. Each phase takes the chunks in order, a rank starting a
+/// chunk's phase once it has received the chunk before's (a pipeline that fills
+/// chunk by chunk, as NCCL's does).
 void
 AddHierarchical(CollectiveSchedule& s, const CollectiveLayout& layout)
 {
@@ -150,10 +161,11 @@ AddHierarchical(CollectiveSchedule& s, const CollectiveLayout& layout)
     const auto& servers = layout.servers;
     const uint32_t nServers = static_cast<uint32_t>(servers.size());
     const uint32_t g = layout.RanksPerServer();
-    uint32_t perChunk = 0;
+    Received lastRs(n); // each rank's last arrival of the chunk before, by phase
+    Received lastRail(n);
+    Received lastAg(n);
     for (uint32_t k = 0; k < s.split; ++k)
     {
-        const uint32_t first = static_cast<uint32_t>(s.transfers.size());
         const uint32_t base = k * n;
         std::vector<std::vector<uint32_t>> segments(g);
         for (uint32_t j = 0; j < g; ++j)
@@ -166,52 +178,45 @@ AddHierarchical(CollectiveSchedule& s, const CollectiveLayout& layout)
         Received intra(n);
         for (const auto& server : servers)
         {
-            const Received got = AddRing(s, server, segments, true, 0, {});
-            for (uint32_t r : server)
-            {
-                intra[r] = got[r];
-            }
+            Merge(intra, AddRing(s, server, segments, true, 0, lastRs));
         }
-        Received entry = Last(intra);
+        lastRs = Last(intra);
+        Received entry = lastRs;
+        Merge(entry, lastRail);
         Received gathered(n);
+        Received rail(n);
         for (uint32_t j = 0; j < g; ++j)
         {
-            std::vector<uint32_t> rail;
+            std::vector<uint32_t> ranks;
             std::vector<std::vector<uint32_t>> shares;
             for (const auto& server : servers)
             {
-                rail.push_back(server[j]);
+                ranks.push_back(server[j]);
                 shares.push_back({base + server[j]});
             }
-            const Received rs = AddRing(s, rail, shares, true, g - 1, entry);
+            const Received rs = AddRing(s, ranks, shares, true, g - 1, entry);
             Received summed = Last(rs); // a rank's own share: its server's sum and the others'
-            for (uint32_t r : rail)
+            for (uint32_t r : ranks)
             {
                 summed[r].insert(summed[r].end(), entry[r].begin(), entry[r].end());
             }
-            const Received ag = AddRing(s, rail, shares, false, g - 1 + nServers - 1, summed);
-            for (uint32_t r : rail)
+            const Received ag = AddRing(s, ranks, shares, false, g - 1 + nServers - 1, summed);
+            for (uint32_t r : ranks)
             {
                 // Its own share summed, and every other share.
                 gathered[r] = ag[r];
                 gathered[r].insert(gathered[r].end(), summed[r].begin(), summed[r].end());
+                rail[r] = ag[r];
             }
         }
+        lastRail = Last(rail);
+        Merge(gathered, lastAg);
+        Received out(n);
         for (const auto& server : servers)
         {
-            AddRing(s, server, segments, false, g - 1 + 2 * (nServers - 1), gathered);
+            Merge(out, AddRing(s, server, segments, false, g - 1 + 2 * (nServers - 1), gathered));
         }
-        if (k == 0)
-        {
-            perChunk = static_cast<uint32_t>(s.transfers.size()) - first;
-        }
-        else
-        {
-            for (uint32_t i = first; i < s.transfers.size(); ++i)
-            {
-                s.transfers[i].after.push_back(i - perChunk);
-            }
-        }
+        lastAg = Last(out);
     }
     s.steps = 2 * (g - 1) + 2 * (nServers - 1);
 }

@@ -1,6 +1,9 @@
 #include "ns3/pcie-nic-interface.h"
 
 #include "ns3/abort.h"
+#include "ns3/pcie-spec.h"
+
+#include <algorithm>
 
 namespace ns3
 {
@@ -22,6 +25,23 @@ PcieNicInterface::Setup(Ptr<PcieTree> tree, const std::string& nic)
 {
     m_tree = tree;
     m_nic = nic;
+}
+
+Time
+PcieNicInterface::GetStagingLatency(const std::string& memory) const
+{
+    double bytePs = 0;
+    Time delay;
+    for (const std::string& end : {m_nic, TreeName(memory)})
+    {
+        if (Ptr<PcieLink> link = m_tree->GetLink(end))
+        {
+            bytePs = std::max(bytePs, link->GetBytePicoseconds());
+            delay += link->GetDelay();
+        }
+    }
+    const double wire = GetChunkBytes() * (1.0 + kPcieTimerTlpOverhead / 256.0) * bytePs;
+    return PicoSeconds(static_cast<int64_t>(2 * wire)) + delay * 3;
 }
 
 void

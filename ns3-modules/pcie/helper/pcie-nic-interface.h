@@ -30,6 +30,10 @@ class PcieNicInterface : public RdmaHostInterface
                Callback<void> done) override;
     void Place(const std::string& memory, uint64_t offset, uint64_t bytes,
                Callback<void> done) override;
+    /// A chunk each way over the NIC's link and the memory's (the slower sets the pace),
+    /// with a TLP header per 256 bytes of payload, and each link's propagation: out and
+    /// back for the read, once for the write. An estimate for the analytical mode.
+    Time GetStagingLatency(const std::string& memory) const override;
 
   protected:
     void DoDispose() override;

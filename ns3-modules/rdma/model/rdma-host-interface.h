@@ -10,6 +10,7 @@
 #define FABEMU_RDMA_HOST_INTERFACE_H
 
 #include "ns3/callback.h"
+#include "ns3/nstime.h"
 #include "ns3/object.h"
 
 #include <cstdint>
@@ -34,6 +35,14 @@ class RdmaHostInterface : public Object
     /// \p done once the memory has taken the last byte.
     virtual void Place(const std::string& memory, uint64_t offset, uint64_t bytes,
                        Callback<void> done) = 0;
+
+    /// What staging adds to a WRITE's latency on an idle interface: the first chunk
+    /// fetched from \p memory and the last placed in it (0: no estimate).
+    virtual Time GetStagingLatency(const std::string& memory) const
+    {
+        (void)memory;
+        return Time(0);
+    }
 
     /// The size of the pieces a message is staged in (ChunkBytes).
     uint64_t GetChunkBytes() const { return m_chunkBytes; }
