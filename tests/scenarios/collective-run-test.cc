@@ -2,9 +2,8 @@
 // topologies and the analytical one is the alpha-beta formula; two jobs sharing a spine
 // both slow down, losslessly under PFC, and DCQCN changes what each gets; a collective
 // that fails fails the run, one that cannot finish is pending, and neither has a time.
-#include "../run-in-process.h"
-#include "../scratch-dir.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "run-text.h"
 #include "scenarios/src/results.h"
 
 #include <doctest/doctest.h>
@@ -19,27 +18,7 @@ namespace fs = std::filesystem;
 namespace
 {
 
-struct Run
-{
-    int code{0};
-    std::string out;
-    std::string err;
-    nlohmann::json summary;
-};
-
-Run
-RunText(const ScratchDir& dir, const std::string& name, const std::string& text)
-{
-    const fs::path file = dir / (name + ".yaml");
-    std::ofstream(file) << "name: " << name << "\n" << text;
-    const auto r = RunInProcess(file, dir / name);
-    Run run{r.code, r.out, r.err, {}};
-    if (fs::exists(dir / name / "summary.json"))
-    {
-        run.summary = Summary(dir / name);
-    }
-    return run;
-}
+using Run = TextRun;
 
 double
 Time(const nlohmann::json& c)
