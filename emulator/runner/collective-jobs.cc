@@ -43,15 +43,16 @@ AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, ui
 }
 
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
-/// favours it, then to the earlier of halving-doubling and hierarchical); all-to-all has
-/// only direct.
+/// favours it, then to the earlier of halving-doubling and hierarchical); the operations
+/// of one algorithm take it.
 CollectiveAlgorithm
 PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const CollectiveTransport& t,
               const CollectiveLayout& layout)
 {
-    if (op == CollectiveOp::AllToAll)
+    if (op != CollectiveOp::AllReduce && op != CollectiveOp::ReduceScatter &&
+        op != CollectiveOp::AllGather)
     {
-        return CollectiveAlgorithm::Direct;
+        return CollectiveDefaultAlgorithm(op); // the one algorithm it has
     }
     const size_t n = w.hosts.size();
     std::vector<CollectiveAlgorithm> candidates{CollectiveAlgorithm::Ring};

@@ -163,8 +163,9 @@ WorkloadKinds()
                 "memory, or reads them from it"},
         {"copy", "GPU to GPU (hN.gpuK): over NVLink inside a server where it links them, else "
                  "PCIe; between servers GPUDirect RDMA through nic0"},
-        {"collective", "A collective (all-reduce, reduce-scatter, all-gather, all-to-all) over "
-                       "ranks, packet by packet on the fabric or analytical (fidelity); "
+        {"collective", "A collective (all-reduce, reduce-scatter, all-gather, all-to-all, "
+                       "broadcast, reduce, send-recv) over ranks, packet by packet on the fabric "
+                       "or analytical (fidelity); "
                        "collectives.csv and summary.json's collectives give its time, algBw "
                        "and busBw (docs/collectives.md)"},
         {"command", "A command run inside a VM endpoint through the guest agent; {hN} expands to "
@@ -488,7 +489,9 @@ CollectiveWorkloadKeys()
         MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|hierarchical|auto",
                    "auto",
                    "How the collective runs; auto: the fastest by the alpha-beta cost on this "
-                   "topology (all-to-all: direct). On GPUs of several servers a ring has one "
+                   "topology (all-to-all, send-recv: direct; broadcast, reduce: ring, a "
+                   "pipelined chain from the first rank, the root). On GPUs of several servers a "
+                   "ring has one "
                    "channel per rail; hierarchical (all-reduce): inside each server, then on "
                    "the rails, then inside")
             .Only({"collective"})
@@ -654,7 +657,8 @@ FlowWorkloadKeys()
                     })
             .Example("background"),
         MakeKey<W>("op", KeyKind::Choice,
-                   "write|send|read (collective: all-reduce|reduce-scatter|all-gather|all-to-all)",
+                   "write|send|read (collective: all-reduce|reduce-scatter|all-gather|all-to-all|"
+                   "broadcast|reduce|send-recv)",
                    "write (collective: all-reduce)",
                    "The RDMA operation (dma: write or read); the collective operation")
             .Only(flowsDmaAndCollective)

@@ -327,9 +327,7 @@ ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& wh
     }
     ns3::CollectiveOp op{};
     ns3::ParseCollectiveOp(wl.op, op);
-    ns3::CollectiveAlgorithm algorithm = op == ns3::CollectiveOp::AllToAll
-                                             ? ns3::CollectiveAlgorithm::Direct
-                                             : ns3::CollectiveAlgorithm::Ring;
+    ns3::CollectiveAlgorithm algorithm = ns3::CollectiveDefaultAlgorithm(op);
     if (wl.algorithm != "auto")
     {
         ns3::ParseCollectiveAlgorithm(wl.algorithm, algorithm);

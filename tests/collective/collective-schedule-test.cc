@@ -138,6 +138,73 @@ TEST_CASE("every operation and algorithm leaves each rank what it must, in any o
     }
 }
 
+TEST_CASE("broadcast, reduce and send-recv: the root's data everywhere, everyone's at the root")
+{
+    using Op = CollectiveOp;
+    for (uint32_t n : {2u, 3u, 8u})
+    {
+        const uint64_t bytes = 4096ull * n;
+        const auto b =
+            CollectiveSchedule::Build(Op::Broadcast, CollectiveAlgorithm::Ring, n, bytes);
+        const auto r = CollectiveSchedule::Build(Op::Reduce, CollectiveAlgorithm::Ring, n, bytes);
+        CAPTURE(n);
+        for (uint32_t seed = 1; seed <= 3; ++seed)
+        {
+            std::vector<uint64_t> received;
+            CHECK(RunShuffled(b, seed, &received) == "");
+            CHECK(received[0] == 0); // the root sends, every other rank gets the whole buffer
+            for (uint32_t k = 1; k < n; ++k)
+            {
+                CHECK(received[k] == bytes);
+            }
+            CHECK(RunShuffled(r, seed, &received) == "");
+            CHECK(received[n - 1] == 0); // the chain's far end only sends
+            for (uint32_t k = 0; k + 1 < n; ++k)
+            {
+                CHECK(received[k] == bytes);
+            }
+        }
+        // 8 pieces per rank follow one another down the n-1 hops.
+        CHECK(b.pieces == 8 * n);
+        CHECK(b.steps == 8 * n + n - 2);
+    }
+    const auto sr = CollectiveSchedule::Build(Op::SendRecv, CollectiveAlgorithm::Direct, 2, 1000);
+    REQUIRE(sr.transfers.size() == 1);
+    CHECK(sr.transfers[0].bytes == 1000);
+    CHECK(RunShuffled(sr, 1) == "");
+    CHECK(CollectiveBusBwFactor(Op::Broadcast, 8) == 1);
+    CHECK(CollectiveBusBwFactor(Op::SendRecv, 2) == 1);
+    CHECK(CollectiveDefaultAlgorithm(Op::SendRecv) == CollectiveAlgorithm::Direct);
+    CHECK(CollectiveDefaultAlgorithm(Op::Reduce) == CollectiveAlgorithm::Ring);
+
+    // Analytical: the first piece over every hop, the other m-1 a hop behind.
+    const Time a = MicroSeconds(2);
+    const double bw = 10e9;
+    auto cost = [&](uint32_t, uint32_t) { return CollectiveTransport::PathCost{a, bw}; };
+    const uint64_t s = 8 << 20; // 8 ranks x 8 pieces: 131072 bytes each
+    const double hop = a.GetSeconds() + s / 64.0 / bw;
+    CHECK(CollectiveAnalyticalTime(Op::Broadcast, CollectiveAlgorithm::Ring, 8, s, cost)
+              .GetSeconds() == doctest::Approx((7 + 63) * hop).epsilon(1e-9));
+    CHECK(CollectiveAnalyticalTime(Op::SendRecv, CollectiveAlgorithm::Direct, 2, s, cost)
+              .GetSeconds() == doctest::Approx(a.GetSeconds() + s / bw).epsilon(1e-9));
+
+    auto refused = [](Op op, CollectiveAlgorithm alg, uint32_t n) {
+        try
+        {
+            CollectiveSchedule::Build(op, alg, n, 1024 * n);
+        }
+        catch (const std::invalid_argument& e)
+        {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(refused(Op::SendRecv, CollectiveAlgorithm::Direct, 3)
+              .find("send-recv is between 2 ranks") == 0);
+    CHECK(refused(Op::Broadcast, CollectiveAlgorithm::HalvingDoubling, 4)
+              .find("broadcast has no halving-doubling algorithm") == 0);
+}
+
 TEST_CASE("a missing dependency, a lost transfer or a repeated one is caught")
 {
     const auto good =

@@ -94,6 +94,40 @@ TEST_CASE("packet and analytical modes agree within 5 % at 64 MB on uncongested 
     }
 }
 
+TEST_CASE("broadcast, reduce and send-recv: every byte where it belongs, near their alpha-beta")
+{
+    // Four hosts of a 100 Gb/s star, in one run one after another: a broadcast from h2,
+    // a reduce to h2, a send from h3 to h1; 64 MB each. Each moves S into every rank but
+    // one (busBw factor 1).
+    ScratchDir dir("collective-rooted");
+    const Run r = RunText(
+        dir, "rooted",
+        "duration: 100ms\nfabric: {type: roce, mtu: 4096}\n"
+        "topology: {builder: star, hosts: 4}\nworkloads:\n"
+        "  - {type: collective, job: b, op: broadcast, ranks: [h2, h0, h1, h3], bytes: 64MB}\n"
+        "  - {type: collective, job: r, op: reduce, ranks: [h2, h0, h1, h3], bytes: 64MB, "
+        "start: 20ms}\n"
+        "  - {type: collective, job: s, op: send-recv, ranks: [h3, h1], bytes: 64MB, start: "
+        "40ms}\n");
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto& c = r.summary["collectives"];
+    REQUIRE(c.size() == 3);
+    for (const auto& one : c)
+    {
+        CAPTURE(one.dump());
+        CHECK(one["state"] == "completed");
+        CHECK(Time(one) == doctest::Approx(one["analytical_time_s"].get<double>()).epsilon(0.05));
+        CHECK(one["busbw_gbs"].get<double>() == one["algbw_gbs"].get<double>());
+    }
+    CHECK(c[0]["algorithm"] == "ring");
+    CHECK(c[2]["algorithm"] == "direct");
+    // A chain of 8 pieces per rank ends near one link's rate: 100 Gb/s less headers and
+    // the 3-hop fill; the send at the link's rate.
+    CHECK(c[0]["algbw_gbs"].get<double>() > 10);
+    CHECK(c[2]["algbw_gbs"].get<double>() > 11.5);
+    CHECK(r.summary["totals"]["bytes_delivered"] == (3ull + 3 + 1) * (64ull << 20));
+}
+
 TEST_CASE("when the modes disagree at 64 MB or more, the run says so")
 {
     // Two jobs at once on the same four hosts: each sees half the links the alpha-beta

@@ -163,6 +163,10 @@ TEST_CASE("GPU ranks: GPUs that NVLink joins inside each server, refused otherwi
                        "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n")
               .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over PCIe inside a "
                     "server are not built yet") != std::string::npos);
+    // send-recv is between two ranks.
+    CHECK(ParseErrorOf(Workload("{type: collective, op: send-recv, bytes: 6MB, ranks: [h0, h1, "
+                                "h2]}"))
+              .find("send-recv is between 2 ranks (the first sends), not 3") != std::string::npos);
     // GPU ranks without servers.
     CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0.gpu0, h1.gpu0]}"))
               .find("GPU ranks need servers (topology.node)") != std::string::npos);

@@ -162,6 +162,23 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
     switch (algorithm)
     {
     case CollectiveAlgorithm::Ring: {
+        if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce)
+        {
+            // A pipelined chain of m pieces: the first piece crosses every hop, each
+            // other one follows a hop behind; the dearest hop paces the followers.
+            const uint32_t m = n * CollectiveSplit(bytes, n, 8);
+            Time chain;
+            Time dearest;
+            for (uint32_t h = 0; h + 1 < n; ++h)
+            {
+                const Time hop =
+                    StepTime(op == CollectiveOp::Broadcast ? cost(h, h + 1) : cost(h + 1, h),
+                             static_cast<double>(bytes) / m);
+                chain += hop;
+                dearest = std::max(dearest, hop);
+            }
+            return chain + dearest * static_cast<int64_t>(m - 1);
+        }
         const uint32_t c = CollectiveSplit(bytes, n, layout.RanksPerServer());
         const auto orders = CollectiveRingOrders(n, layout, c);
         // How many channels leave each rank inside its server, and out of it.
@@ -230,6 +247,10 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         return total;
     }
     case CollectiveAlgorithm::Direct: {
+        if (op == CollectiveOp::SendRecv)
+        {
+            return StepTime(cost(0, 1), static_cast<double>(bytes));
+        }
         Time worst;
         for (uint32_t r = 0; r < n; ++r)
         {

@@ -6,6 +6,9 @@
  *   ring RS / AG           (n-1) (a + S/(nB))
  *   halving-doubling AR    sum over the 2 log2 n steps of (a_k + S d_k/(nB_k))
  *   direct all-to-all      a + (n-1) S/(nB)   (each rank's sends share its link)
+ *   send-recv              a + S/B
+ *   broadcast, reduce      a chain of m = 8n pieces (fewer where the bytes do not cut):
+ *                          the sum of the hops' a + S/(mB), and m-1 more of the dearest
  * On a ring whose edges differ, rank r's step k waits for rank r-1's step k-1, so
  * the time is that of the dearest chain of K consecutive edges (K the steps), each
  * costing a + S/(nB) of its own; but a slow edge's sends queue, so at least K of its

@@ -11,7 +11,8 @@ namespace ns3
 namespace
 {
 
-const char* const kOpNames[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all"};
+const char* const kOpNames[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
+                                "broadcast",  "reduce",         "send-recv"};
 const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct", "hierarchical"};
 
 /// The enumerator whose name in \p names is \p name.
@@ -259,6 +260,42 @@ AddHalvingDoublingPhase(CollectiveSchedule& s, bool reduce, Received& received)
     s.steps += m;
 }
 
+/**
+ * Broadcast or reduce as a pipelined chain over the ranks in order (the root first):
+ * each piece goes hop by hop, away from the root (broadcast, copied) or toward it
+ * (reduce, summed), and each hop carries the pieces in order, so the pieces follow
+ * one another down the chain.
+ */
+void
+AddChain(CollectiveSchedule& s, bool reduce)
+{
+    const uint32_t n = s.ranks;
+    const uint32_t hops = n - 1;
+    for (uint32_t p = 0; p < s.pieces; ++p)
+    {
+        for (uint32_t h = 0; h < hops; ++h)
+        {
+            CollectiveTransfer t;
+            t.from = reduce ? n - 1 - h : h;
+            t.to = reduce ? n - 2 - h : h + 1;
+            t.pieces = {p};
+            t.bytes = s.pieceBytes;
+            t.reduce = reduce;
+            t.step = p + h;
+            if (h > 0)
+            {
+                t.after.push_back(p * hops + h - 1); // the piece reached this hop's sender
+            }
+            if (p > 0)
+            {
+                t.after.push_back((p - 1) * hops + h); // the piece before left on this hop
+            }
+            s.transfers.push_back(std::move(t));
+        }
+    }
+    s.steps = s.pieces + hops - 1;
+}
+
 void
 AddDirect(CollectiveSchedule& s)
 {
@@ -316,11 +353,29 @@ ParseCollectiveAlgorithm(const std::string& name, CollectiveAlgorithm& a)
     return ParseName(kAlgorithmNames, name, a);
 }
 
+CollectiveAlgorithm
+CollectiveDefaultAlgorithm(CollectiveOp op)
+{
+    return op == CollectiveOp::AllToAll || op == CollectiveOp::SendRecv
+               ? CollectiveAlgorithm::Direct
+               : CollectiveAlgorithm::Ring;
+}
+
 double
 CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks)
 {
     const double n = ranks;
-    return op == CollectiveOp::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+    switch (op)
+    {
+    case CollectiveOp::AllReduce:
+        return 2 * (n - 1) / n;
+    case CollectiveOp::Broadcast:
+    case CollectiveOp::Reduce:
+    case CollectiveOp::SendRecv:
+        return 1;
+    default:
+        return (n - 1) / n;
+    }
 }
 
 RankSet::RankSet(uint32_t ranks) : m_words((ranks + 63) / 64, 0)
@@ -500,13 +555,32 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
             "{} bytes do not cut into {} equal pieces, one per rank (they are not padded)", bytes,
             ranks));
     }
-    const bool direct = algorithm == CollectiveAlgorithm::Direct;
-    if (direct != (op == CollectiveOp::AllToAll))
+    if (op == CollectiveOp::SendRecv && ranks != 2)
     {
         throw std::invalid_argument(
-            fmt::format("{} has no {} algorithm (all-to-all is direct; the others ring, "
-                        "halving-doubling or hierarchical)",
-                        CollectiveOpName(op), CollectiveAlgorithmName(algorithm)));
+            fmt::format("send-recv is between 2 ranks (the first sends), not {}", ranks));
+    }
+    if (algorithm == CollectiveAlgorithm::Hierarchical && op != CollectiveOp::AllReduce)
+    {
+        throw std::invalid_argument(
+            fmt::format("hierarchical is an all-reduce algorithm; {} has {}", CollectiveOpName(op),
+                        CollectiveAlgorithmName(CollectiveDefaultAlgorithm(op))));
+    }
+    using A = CollectiveAlgorithm;
+    bool has = algorithm == CollectiveDefaultAlgorithm(op);
+    if (op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter ||
+        op == CollectiveOp::AllGather)
+    {
+        has = algorithm == A::Ring || algorithm == A::HalvingDoubling ||
+              (algorithm == A::Hierarchical && op == CollectiveOp::AllReduce);
+    }
+    if (!has)
+    {
+        throw std::invalid_argument(fmt::format(
+            "{} has no {} algorithm (all-reduce: ring, halving-doubling or hierarchical; "
+            "reduce-scatter, all-gather: ring or halving-doubling; broadcast, reduce: ring; "
+            "all-to-all, send-recv: direct)",
+            CollectiveOpName(op), CollectiveAlgorithmName(algorithm)));
     }
     if (algorithm == CollectiveAlgorithm::HalvingDoubling && (ranks & (ranks - 1)) != 0)
     {
@@ -537,11 +611,6 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
     }
     if (algorithm == CollectiveAlgorithm::Hierarchical)
     {
-        if (op != CollectiveOp::AllReduce)
-        {
-            throw std::invalid_argument(fmt::format(
-                "hierarchical is an all-reduce algorithm; {} has ring", CollectiveOpName(op)));
-        }
         if (!layout.Uniform())
         {
             throw std::invalid_argument(
@@ -562,10 +631,12 @@ CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32
     s.bytes = bytes;
     const bool reduces = op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter;
     const bool gathers = op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather;
+    const bool chain = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
     switch (algorithm)
     {
     case CollectiveAlgorithm::Ring:
-        s.split = CollectiveSplit(bytes, ranks, layout.RanksPerServer());
+        // A chain pipelines its pieces: 8 per rank where the bytes cut so.
+        s.split = CollectiveSplit(bytes, ranks, chain ? 8 : layout.RanksPerServer());
         break;
     case CollectiveAlgorithm::Hierarchical:
         s.split = CollectiveSplit(bytes, ranks, layout.chunks);
@@ -578,9 +649,25 @@ CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32
     switch (algorithm)
     {
     case CollectiveAlgorithm::Direct:
+        if (op == CollectiveOp::SendRecv)
+        {
+            CollectiveTransfer t;
+            t.from = 0;
+            t.to = 1;
+            t.pieces = {0, 1};
+            t.bytes = bytes;
+            s.transfers.push_back(std::move(t));
+            s.steps = 1;
+            break;
+        }
         AddDirect(s);
         break;
     case CollectiveAlgorithm::Ring:
+        if (chain)
+        {
+            AddChain(s, op == CollectiveOp::Reduce);
+            break;
+        }
         AddRings(s, layout, reduces, gathers);
         break;
     case CollectiveAlgorithm::Hierarchical:
@@ -614,6 +701,11 @@ CollectiveSchedule::Initial(uint32_t r, uint32_t p) const
         return p % ranks == r ? RankSet::Of(ranks, r) : RankSet(ranks);
     case CollectiveOp::AllToAll:
         return p / ranks == r ? RankSet::Of(ranks, r) : RankSet(ranks);
+    case CollectiveOp::Reduce:
+        return RankSet::Of(ranks, r);
+    case CollectiveOp::Broadcast:
+    case CollectiveOp::SendRecv:
+        return r == 0 ? RankSet::Of(ranks, 0) : RankSet(ranks);
     }
     return RankSet(ranks);
 }
@@ -631,6 +723,12 @@ CollectiveSchedule::Goal(uint32_t r, uint32_t p) const
         return RankSet::Of(ranks, p % ranks);
     case CollectiveOp::AllToAll:
         return p % ranks == r ? RankSet::Of(ranks, p / ranks) : RankSet(ranks);
+    case CollectiveOp::Broadcast:
+        return RankSet::Of(ranks, 0);
+    case CollectiveOp::Reduce:
+        return r == 0 ? RankSet::All(ranks) : RankSet(ranks);
+    case CollectiveOp::SendRecv:
+        return r == 1 ? RankSet::Of(ranks, 0) : RankSet(ranks);
     }
     return RankSet(ranks);
 }

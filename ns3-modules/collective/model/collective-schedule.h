@@ -24,6 +24,9 @@ enum class CollectiveOp : uint8_t
     ReduceScatter,
     AllGather,
     AllToAll,
+    Broadcast, ///< from the first rank (the root) to every other
+    Reduce,    ///< every rank's data summed into the first rank (the root)
+    SendRecv,  ///< from the first of 2 ranks to the second
 };
 
 enum class CollectiveAlgorithm : uint8_t
@@ -72,7 +75,8 @@ std::vector<std::vector<uint32_t>> CollectiveRingOrders(uint32_t ranks,
 /// count up to \p want for which they cut into equal pieces, count x \p ranks of them.
 uint32_t CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want);
 
-/// "all-reduce", "reduce-scatter", "all-gather", "all-to-all".
+/// "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
+/// "send-recv".
 const char* CollectiveOpName(CollectiveOp op);
 /// "ring", "halving-doubling", "direct", "hierarchical".
 const char* CollectiveAlgorithmName(CollectiveAlgorithm a);
@@ -81,10 +85,14 @@ std::vector<std::string> CollectiveOpNames();
 std::vector<std::string> CollectiveAlgorithmNames();
 bool ParseCollectiveOp(const std::string& name, CollectiveOp& op);
 bool ParseCollectiveAlgorithm(const std::string& name, CollectiveAlgorithm& a);
+/// What \p op runs when nothing else is asked: direct for all-to-all and send-recv, else
+/// ring.
+CollectiveAlgorithm CollectiveDefaultAlgorithm(CollectiveOp op);
 
 /**
  * \brief nccl-tests' bus bandwidth factor: busBw = algBw * factor (2(n-1)/n for
- * all-reduce; (n-1)/n for reduce-scatter, all-gather and all-to-all).
+ * all-reduce; (n-1)/n for reduce-scatter, all-gather and all-to-all; 1 for broadcast,
+ * reduce and send-recv).
  */
 double CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks);
 
@@ -93,7 +101,8 @@ double CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks);
  * on \p ranks ranks and \p bytes: fewer than 2 ranks, bytes not a multiple of the ranks
  * (pieces are equal; nothing is padded), halving-doubling on a rank count not a power of
  * 2, hierarchical on a \p layout that is not Uniform() or for another operation than
- * all-reduce, or an algorithm the operation does not have.
+ * all-reduce, send-recv on other than 2 ranks, or an algorithm the operation does not
+ * have.
  */
 void CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes,
                      const CollectiveLayout& layout = {});
