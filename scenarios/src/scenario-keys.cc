@@ -486,14 +486,14 @@ CollectiveWorkloadKeys()
 {
     using W = WorkloadSpec;
     return {
-        MakeKey<W>("algorithm", KeyKind::Choice, "ring|halving-doubling|direct|hierarchical|auto",
-                   "auto",
+        MakeKey<W>("algorithm", KeyKind::Choice,
+                   "ring|halving-doubling|direct|hierarchical|tree|auto", "auto",
                    "How the collective runs; auto: the fastest by the alpha-beta cost on this "
                    "topology (all-to-all, send-recv: direct; broadcast, reduce: ring, a "
                    "pipelined chain from the first rank, the root). On GPUs of several servers a "
                    "ring has one "
                    "channel per rail; hierarchical (all-reduce): inside each server, then on "
-                   "the rails, then inside")
+                   "the rails, then inside; tree (all-reduce): NCCL's double binary tree")
             .Only({"collective"})
             .Choices(CollectiveAlgorithmChoices())
             .Field(&W::algorithm)

@@ -138,6 +138,65 @@ TEST_CASE("every operation and algorithm leaves each rank what it must, in any o
     }
 }
 
+TEST_CASE("double binary tree: every rank a leaf of at most one tree, the all-reduce complete")
+{
+    for (uint32_t n : {2u, 3u, 5u, 8u, 16u, 24u})
+    {
+        CAPTURE(n);
+        const auto trees = CollectiveTrees(n);
+        std::vector<uint32_t> leafOf(n, 0);
+        for (const auto& parent : trees)
+        {
+            std::vector<uint32_t> kids(n, 0);
+            uint32_t roots = 0;
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                roots += parent[r] < 0 ? 1 : 0;
+                if (parent[r] >= 0)
+                {
+                    ++kids[parent[r]];
+                    // Every rank reaches the root.
+                    int64_t x = r;
+                    for (uint32_t hops = 0; parent[x] >= 0 && hops <= n; ++hops)
+                    {
+                        x = parent[x];
+                    }
+                    CHECK(parent[x] < 0);
+                }
+            }
+            CHECK(roots == 1);
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                CHECK(kids[r] <= 2); // binary
+                leafOf[r] += kids[r] == 0 ? 1 : 0;
+            }
+        }
+        if (n % 2 == 0)
+        {
+            CHECK(std::count(leafOf.begin(), leafOf.end(), 2) == 0); // complementary
+        }
+        const uint64_t bytes = 1024ull * n;
+        const auto s =
+            CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, n, bytes);
+        CHECK(s.split == 16);
+        for (uint32_t seed = 1; seed <= 3; ++seed)
+        {
+            CHECK(RunShuffled(s, seed) == "");
+        }
+    }
+    CHECK(CollectiveTrees(8)[0] == std::vector<int64_t>{1, 3, 1, 7, 5, 3, 5, -1});
+    // Analytical: 2 x 3 hops of the first chunk, then 15 more paced by a rank that sends
+    // one piece up and two down in one tree and one up in the other: 4 per chunk.
+    const Time a = MicroSeconds(1);
+    const double bw = 10e9;
+    auto cost = [&](uint32_t, uint32_t) { return CollectiveTransport::PathCost{a, bw}; };
+    const uint64_t big = 32 << 20;
+    const double p = big / 32.0;
+    CHECK(CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 8, big, cost)
+              .GetSeconds() ==
+          doctest::Approx(6 * (a.GetSeconds() + p / bw) + 15 * 4 * p / bw).epsilon(1e-9));
+}
+
 TEST_CASE("broadcast, reduce and send-recv: the root's data everywhere, everyone's at the root")
 {
     using Op = CollectiveOp;

@@ -235,6 +235,46 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         return Seconds(HierarchicalPipeline(k, (rs - rsBytes).GetSeconds(), rsBytes.GetSeconds(),
                                             ar.GetSeconds()));
     }
+    case CollectiveAlgorithm::Tree: {
+        // Each chunk climbs and descends the trees (2 x height steps of a piece); the
+        // other chunks follow, paced by the rank whose way out carries the most pieces
+        // per chunk (up to its parent and down to its children, in both trees).
+        const uint32_t k = std::max(1u, CollectiveSplit(bytes, 2, 16));
+        const double p = static_cast<double>(bytes) / (2 * k);
+        const auto trees = CollectiveTrees(n);
+        Time slowest;  // one hop of the slowest edge
+        Time perChunk; // the busiest rank's pieces of one chunk of each tree
+        uint32_t tall = 0;
+        std::vector<Time> out(n);
+        for (const auto& parent : trees)
+        {
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                uint32_t depth = 0;
+                for (int64_t x = r; parent[x] >= 0; x = parent[x])
+                {
+                    ++depth;
+                }
+                tall = std::max(tall, depth);
+                if (parent[r] < 0)
+                {
+                    continue;
+                }
+                const auto x = static_cast<uint32_t>(parent[r]);
+                for (const auto& [from, to] : {std::pair{r, x}, std::pair{x, r}})
+                {
+                    const auto c = cost(from, to);
+                    slowest = std::max(slowest, StepTime(c, p));
+                    out[from] += Seconds(p / c.bytesPerSecond);
+                }
+            }
+        }
+        for (const Time& t : out)
+        {
+            perChunk = std::max(perChunk, t);
+        }
+        return slowest * static_cast<int64_t>(2 * tall) + perChunk * static_cast<int64_t>(k - 1);
+    }
     case CollectiveAlgorithm::HalvingDoubling: {
         Time total;
         for (uint32_t d = 1; d < n; d <<= 1)

@@ -7,6 +7,9 @@
  *   halving-doubling AR    sum over the 2 log2 n steps of (a_k + S d_k/(nB_k))
  *   direct all-to-all      a + (n-1) S/(nB)   (each rank's sends share its link)
  *   send-recv              a + S/B
+ *   tree AR                k chunks per tree of p = S/(2k): 2h hops of the slowest
+ *                          edge (h the trees' height), then k-1 chunks paced by the
+ *                          rank sending the most p per chunk (up and down, both trees)
  *   broadcast, reduce      a chain of m = 8n pieces (fewer where the bytes do not cut):
  *                          the sum of the hops' a + S/(mB), and m-1 more of the dearest
  * On a ring whose edges differ, rank r's step k waits for rank r-1's step k-1, so

@@ -13,7 +13,8 @@ namespace
 
 const char* const kOpNames[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
                                 "broadcast",  "reduce",         "send-recv"};
-const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct", "hierarchical"};
+const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct", "hierarchical",
+                                       "tree"};
 
 /// The enumerator whose name in \p names is \p name.
 template <class E, size_t N>
@@ -258,6 +259,114 @@ AddHalvingDoublingPhase(CollectiveSchedule& s, bool reduce, Received& received)
         Arrive(s, first, received);
     }
     s.steps += m;
+}
+
+/**
+ * Tree all-reduce: in each of the two trees, chunk by chunk, every rank sends its part
+ * summed with its children's up to its parent; the root then holds the chunk summed
+ * over every rank and sends it down, each rank passing it on to its children. Each
+ * transfer also waits for the same transfer of the chunk before, so the chunks follow
+ * one another up and down the trees.
+ */
+void
+AddTrees(CollectiveSchedule& s)
+{
+    const uint32_t n = s.ranks;
+    const auto trees = CollectiveTrees(n);
+    const uint32_t chunks = s.split;
+    for (uint32_t t = 0; t < 2; ++t)
+    {
+        const auto& parent = trees[t];
+        std::vector<std::vector<uint32_t>> children(n);
+        std::vector<uint32_t> height(n, 0); // a leaf's is 0
+        std::vector<uint32_t> depth(n, 0);  // the root's is 0
+        int64_t root = 0;
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            if (parent[r] < 0)
+            {
+                root = r;
+                continue;
+            }
+            children[parent[r]].push_back(r);
+            for (int64_t up = parent[r]; up >= 0; up = parent[up])
+            {
+                ++depth[r];
+            }
+        }
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            uint32_t below = 0; // r's distance below each of its ancestors
+            for (int64_t x = r; parent[x] >= 0; x = parent[x])
+            {
+                ++below;
+                height[parent[x]] = std::max(height[parent[x]], below);
+            }
+        }
+        const uint32_t tall = height[root];
+        std::vector<uint32_t> first(chunks); // each chunk's first transfer
+        uint32_t perChunk = 0;
+        for (uint32_t c = 0; c < chunks; ++c)
+        {
+            const uint32_t piece = t * chunks + c;
+            first[c] = static_cast<uint32_t>(s.transfers.size());
+            std::vector<std::vector<uint32_t>> up(n); // arrivals from each rank's children
+            // Up: leaves first, so a rank's children's transfers are made before its own.
+            std::vector<uint32_t> order(n);
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                order[r] = r;
+            }
+            std::stable_sort(order.begin(), order.end(),
+                             [&](uint32_t a, uint32_t b) { return height[a] < height[b]; });
+            for (uint32_t r : order)
+            {
+                if (parent[r] < 0)
+                {
+                    continue;
+                }
+                CollectiveTransfer x;
+                x.from = r;
+                x.to = static_cast<uint32_t>(parent[r]);
+                x.pieces = {piece};
+                x.bytes = s.pieceBytes;
+                x.reduce = true;
+                x.step = height[r];
+                x.after = up[r];
+                up[x.to].push_back(static_cast<uint32_t>(s.transfers.size()));
+                s.transfers.push_back(std::move(x));
+            }
+            // Down: the root once its children's sums are in, every other rank once its
+            // parent's copy is.
+            std::vector<uint32_t> down(n, 0);
+            std::stable_sort(order.begin(), order.end(),
+                             [&](uint32_t a, uint32_t b) { return depth[a] < depth[b]; });
+            for (uint32_t r : order)
+            {
+                for (uint32_t child : children[r])
+                {
+                    CollectiveTransfer x;
+                    x.from = r;
+                    x.to = child;
+                    x.pieces = {piece};
+                    x.bytes = s.pieceBytes;
+                    x.step = tall + depth[r];
+                    x.after = parent[r] < 0 ? up[r] : std::vector<uint32_t>{down[r]};
+                    down[child] = static_cast<uint32_t>(s.transfers.size());
+                    s.transfers.push_back(std::move(x));
+                }
+            }
+            perChunk = static_cast<uint32_t>(s.transfers.size()) - first[c];
+            if (c > 0)
+            {
+                for (uint32_t i = first[c]; i < s.transfers.size(); ++i)
+                {
+                    s.transfers[i].after.push_back(i - perChunk);
+                }
+            }
+        }
+        s.steps = std::max(s.steps, 2 * tall);
+    }
 }
 
 /**
@@ -527,6 +636,40 @@ CollectiveRingOrders(uint32_t ranks, const CollectiveLayout& layout, uint32_t ch
     return orders;
 }
 
+std::vector<std::vector<int64_t>>
+CollectiveTrees(uint32_t ranks)
+{
+    // Numbered 1..n, node v's parent in the full in-order tree is v +- lowbit(v), the one
+    // with the larger lowbit; the root is the largest power of 2 not above n, and a node
+    // past n hands its children to its own parent. Odd numbers (even ranks) are leaves.
+    const auto up = [](int64_t v) {
+        const int64_t b = v & -v;
+        return (v / (2 * b)) % 2 == 0 ? v + b : v - b;
+    };
+    int64_t root = 1;
+    while (root * 2 <= ranks)
+    {
+        root *= 2;
+    }
+    std::vector<std::vector<int64_t>> trees(2, std::vector<int64_t>(ranks, -1));
+    for (int64_t v = 1; v <= ranks; ++v)
+    {
+        int64_t p = v == root ? 0 : up(v);
+        while (p > ranks)
+        {
+            p = up(p);
+        }
+        trees[0][v - 1] = p - 1; // the root's: -1
+    }
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        // Tree 1 is tree 0 with every rank moved one place on: r sits where r-1 sat.
+        const int64_t p = trees[0][(r + ranks - 1) % ranks];
+        trees[1][r] = p < 0 ? -1 : (p + 1) % ranks;
+    }
+    return trees;
+}
+
 uint32_t
 CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want)
 {
@@ -572,12 +715,13 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
         op == CollectiveOp::AllGather)
     {
         has = algorithm == A::Ring || algorithm == A::HalvingDoubling ||
-              (algorithm == A::Hierarchical && op == CollectiveOp::AllReduce);
+              ((algorithm == A::Hierarchical || algorithm == A::Tree) &&
+               op == CollectiveOp::AllReduce);
     }
     if (!has)
     {
         throw std::invalid_argument(fmt::format(
-            "{} has no {} algorithm (all-reduce: ring, halving-doubling or hierarchical; "
+            "{} has no {} algorithm (all-reduce: ring, halving-doubling, hierarchical or tree; "
             "reduce-scatter, all-gather: ring or halving-doubling; broadcast, reduce: ring; "
             "all-to-all, send-recv: direct)",
             CollectiveOpName(op), CollectiveAlgorithmName(algorithm)));
@@ -641,11 +785,20 @@ CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32
     case CollectiveAlgorithm::Hierarchical:
         s.split = CollectiveSplit(bytes, ranks, layout.chunks);
         break;
+    case CollectiveAlgorithm::Tree:
+        // Each tree takes half the buffer, in up to 16 chunks (pieces 2 x chunks).
+        s.split = std::max(1u, CollectiveSplit(bytes, 2, 16));
+        break;
     default:
         break;
     }
     s.pieces = op == CollectiveOp::AllToAll ? ranks * ranks : ranks * s.split;
     s.pieceBytes = bytes / (uint64_t{ranks} * s.split);
+    if (algorithm == CollectiveAlgorithm::Tree)
+    {
+        s.pieces = 2 * s.split;
+        s.pieceBytes = bytes / s.pieces;
+    }
     switch (algorithm)
     {
     case CollectiveAlgorithm::Direct:
@@ -672,6 +825,9 @@ CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32
         break;
     case CollectiveAlgorithm::Hierarchical:
         AddHierarchical(s, layout);
+        break;
+    case CollectiveAlgorithm::Tree:
+        AddTrees(s);
         break;
     case CollectiveAlgorithm::HalvingDoubling: {
         Received received(ranks);

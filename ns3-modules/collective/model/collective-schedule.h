@@ -38,7 +38,20 @@ enum class CollectiveAlgorithm : uint8_t
     /// all-reduce of each share among the servers (one ring per rail), all-gather inside,
     /// the buffer pipelined through the three phases in chunks.
     Hierarchical,
+    /// All-reduce on NCCL's double binary tree: two trees, each reducing half the
+    /// buffer to its root and broadcasting it back, pipelined in chunks; a rank that is
+    /// a leaf of one tree is inside the other.
+    Tree,
 };
+
+/**
+ * \brief Double binary tree over \p ranks ranks: parent[t][r] of rank r in tree t (t = 0,
+ * 1), -1 at the root. Tree 0 is the in-order binary tree over 1..n (rank r is node
+ * r+1; node v's parent is v +- lowbit(v), the largest power of 2 not above n the root),
+ * so the even ranks are its leaves; tree 1 is tree 0 shifted by one rank, so they are
+ * inside it: NCCL's double binary tree.
+ */
+std::vector<std::vector<int64_t>> CollectiveTrees(uint32_t ranks);
 
 /**
  * \brief Where the ranks sit, for the algorithms that follow servers and rails. Empty:
@@ -78,7 +91,7 @@ uint32_t CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want);
 /// "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
 /// "send-recv".
 const char* CollectiveOpName(CollectiveOp op);
-/// "ring", "halving-doubling", "direct", "hierarchical".
+/// "ring", "halving-doubling", "direct", "hierarchical", "tree".
 const char* CollectiveAlgorithmName(CollectiveAlgorithm a);
 /// Every name CollectiveOpName gives, in order; ParseCollectiveOp reads them back.
 std::vector<std::string> CollectiveOpNames();
