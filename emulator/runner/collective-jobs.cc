@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 using namespace ns3;
@@ -42,9 +43,31 @@ AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, ui
         [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); }, layout);
 }
 
+/// "" when \p t can carry every transfer \p a makes of \p op; else the first pair it cannot
+/// (a rail-only cluster joins GPUs of different servers on one rail only).
+std::string
+Unreachable(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t bytes,
+            const CollectiveTransport& t, const CollectiveLayout& layout)
+{
+    const auto s =
+        CollectiveSchedule::Build(op, a, static_cast<uint32_t>(w.hosts.size()), bytes, layout);
+    std::set<std::pair<uint32_t, uint32_t>> pairs;
+    for (const auto& x : s.transfers)
+    {
+        if (pairs.insert({x.from, x.to}).second && !t.Reaches(x.from, x.to))
+        {
+            return fmt::format("{} sends from {} to {}, and no path joins them (on rails "
+                               "without spines only a rail does)",
+                               CollectiveAlgorithmName(a), t.GetRankName(x.from),
+                               t.GetRankName(x.to));
+        }
+    }
+    return "";
+}
+
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
-/// favours it, then to the earlier of halving-doubling and hierarchical); the operations
-/// of one algorithm take it.
+/// favours it, then to the earliest of halving-doubling, tree and hierarchical) among those
+/// whose transfers all have a path; the operations of one algorithm take it.
 CollectiveAlgorithm
 PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const CollectiveTransport& t,
               const CollectiveLayout& layout)
@@ -60,22 +83,30 @@ PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const Coll
     {
         candidates.push_back(CollectiveAlgorithm::HalvingDoubling);
     }
+    if (op == CollectiveOp::AllReduce)
+    {
+        candidates.push_back(CollectiveAlgorithm::Tree);
+    }
     if (op == CollectiveOp::AllReduce && layout.Uniform())
     {
         candidates.push_back(CollectiveAlgorithm::Hierarchical);
     }
     CollectiveAlgorithm best = candidates[0];
-    Time bestTime = AnalyticalTime(op, best, w, bytes, t, layout);
-    for (size_t i = 1; i < candidates.size(); ++i)
+    Time bestTime = Time::Max();
+    for (CollectiveAlgorithm a : candidates)
     {
-        const Time time = AnalyticalTime(op, candidates[i], w, bytes, t, layout);
+        if (!Unreachable(op, a, w, bytes, t, layout).empty())
+        {
+            continue;
+        }
+        const Time time = AnalyticalTime(op, a, w, bytes, t, layout);
         if (time < bestTime)
         {
-            best = candidates[i];
+            best = a;
             bestTime = time;
         }
     }
-    return best;
+    return best; // ring when none has every path: the run says why it fails
 }
 
 /// GPU ranks on several servers: each server's ranks joined by that server's node
@@ -191,8 +222,12 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             {
                 ParseCollectiveAlgorithm(w.algorithm, algorithm);
             }
+            const std::string unreachable =
+                Unreachable(job.op, algorithm, w, bytes, *job.transport, job.layout);
             const Time analytical =
-                AnalyticalTime(job.op, algorithm, w, bytes, *job.transport, job.layout);
+                unreachable.empty()
+                    ? AnalyticalTime(job.op, algorithm, w, bytes, *job.transport, job.layout)
+                    : Time(0);
             for (uint32_t i = 0; i < w.iterations; ++i)
             {
                 CollectiveResult r;
@@ -204,6 +239,11 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
                 r.ranks = names;
                 r.bytes = bytes;
                 r.analyticalS = analytical.GetSeconds();
+                if (!unreachable.empty())
+                {
+                    r.state = "failed"; // known before it starts: it never runs
+                    r.reason = unreachable;
+                }
                 job.results.push_back(std::move(r));
                 job.algorithms.push_back(algorithm);
             }
@@ -245,6 +285,18 @@ void
 CollectiveJobs::Launch(size_t j)
 {
     auto& job = m_jobs[j];
+    while (job.next < job.results.size() && job.results[job.next].state == "failed")
+    {
+        job.results[job.next++].startS = Simulator::Now().GetSeconds(); // it cannot run
+    }
+    if (job.next == job.results.size())
+    {
+        if (--m_open == 0 && !m_allDone.IsNull())
+        {
+            m_allDone();
+        }
+        return;
+    }
     const uint64_t bytes = job.results[job.next].bytes;
     const CollectiveAlgorithm algorithm = job.algorithms[job.next];
     if (!job.schedule || job.schedule->bytes != bytes || job.schedule->algorithm != algorithm)
@@ -315,6 +367,10 @@ CollectiveJobs::Estimate()
         double at = PicoSeconds(job.spec->startPs).GetSeconds();
         for (auto& r : job.results)
         {
+            if (r.state == "failed")
+            {
+                continue; // a pair without a path: no time to give
+            }
             r.state = "completed";
             r.startS = at;
             Finish(r, job.op, r.analyticalS);

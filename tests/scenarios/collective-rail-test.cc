@@ -139,7 +139,8 @@ TEST_CASE("dgx-h100 on NDR rails: busBw within 10 % of 8 x 46-48 GB/s on 2 and 4
     CHECK(BusBw(half.summary["collectives"][0]) > 1.4 * BusBw(half.summary["collectives"][1]));
 }
 
-TEST_CASE("auto takes the ring on even rails and hierarchical when a rail is slow")
+TEST_CASE("auto takes the ring on even rails and hierarchical when a rail is slow, never a "
+          "pair without a path")
 {
     ScratchDir dir("collective-rail-auto");
     const TextRun even =
@@ -152,6 +153,16 @@ TEST_CASE("auto takes the ring on even rails and hierarchical when a rail is slo
     CHECK(even.summary["collectives"][0]["algorithm"] == "ring");
     CHECK(half.summary["collectives"][0]["algorithm"] == "hierarchical");
     CHECK(half.summary["collectives"][0]["auto"] == true); // results say auto picked it
+    // Tree's edges join GPUs of different indices across servers: no rail joins them. auto
+    // passed it over; asked for, it fails with the pair named, and nothing aborts.
+    const TextRun tree =
+        RunText(dir, "tree", RailCluster(2, "256MB", "analytical", "", false, "tree"));
+    CHECK(tree.code == kExitFailure);
+    const auto& t = tree.summary["collectives"][0];
+    CHECK(t["state"] == "failed");
+    CHECK(t["time_s"].is_null());
+    CHECK(t["reason"].get<std::string>().find("tree sends from h") == 0);
+    CHECK(t["reason"].get<std::string>().find("no path joins them") != std::string::npos);
 }
 
 TEST_CASE("topology.links: a named link's rate is the flow's, an unknown name is refused")

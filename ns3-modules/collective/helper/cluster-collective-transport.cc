@@ -81,6 +81,16 @@ ClusterCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
     return m_network->GetPathCost(from, to);
 }
 
+bool
+ClusterCollectiveTransport::Reaches(uint32_t from, uint32_t to) const
+{
+    if (Inside(from, to))
+    {
+        return m_servers[m_places[from].server]->Reaches(m_places[from].local, m_places[to].local);
+    }
+    return m_network->Reaches(from, to);
+}
+
 std::string
 ClusterCollectiveTransport::DefaultRankName(uint32_t r) const
 {

@@ -32,6 +32,8 @@ class ClusterCollectiveTransport : public CollectiveTransport
     uint32_t GetNRanks() const override;
     void Send(uint32_t from, uint32_t to, uint64_t bytes, Done done) override;
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
+    /// Inside a server: its transport's word; across: the network's.
+    bool Reaches(uint32_t from, uint32_t to) const override;
 
   protected:
     std::string DefaultRankName(uint32_t r) const override;

@@ -101,10 +101,23 @@ RdmaCollectiveTransport::StagedDone(uint64_t id, const RdmaCompletion& c)
     {
         return;
     }
-    // Its connection stays until the transport goes: late acknowledgements find it.
     const Done done = it->second.done;
-    it->second.done = Done();
+    // Its queue pairs go once the staged write has returned from this call (their late
+    // packets, if any, are dropped as a real NIC drops them): a 128-GPU ring makes tens
+    // of thousands of them.
+    Simulator::ScheduleNow(&RdmaCollectiveTransport::Release, this, id);
     done(c.status == RdmaCompletion::Status::Success, RdmaStatusReason(c.status));
+}
+
+void
+RdmaCollectiveTransport::Release(uint64_t id)
+{
+    const auto it = m_staged.find(id);
+    if (it != m_staged.end())
+    {
+        m_fabric->Disconnect(it->second.connection);
+        m_staged.erase(it);
+    }
 }
 
 CollectiveTransport::PathCost

@@ -5,8 +5,8 @@
  * (the receiver has acknowledged every byte). A WRITE that completes in error fails
  * its transfer with the transport's reason. Ranks whose memory sits behind a NIC's
  * host interface (a GPU under a PCIe tree: GPUDirect RDMA) have every transfer staged
- * through it (RdmaStagedWrite), each on a connection of its own, arrived once every
- * byte is placed in the receiver's memory.
+ * through it (RdmaStagedWrite), each on a connection of its own (let go when done),
+ * arrived once every byte is placed in the receiver's memory.
  */
 #ifndef FABEMU_RDMA_COLLECTIVE_TRANSPORT_H
 #define FABEMU_RDMA_COLLECTIVE_TRANSPORT_H
@@ -40,6 +40,10 @@ class RdmaCollectiveTransport : public CollectiveTransport
     /// two sizes of whole frames: the bandwidth from their difference, alpha the rest.
     /// Each pair's is fitted once.
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
+    bool Reaches(uint32_t from, uint32_t to) const override
+    {
+        return m_fabric->Reaches(m_hosts.at(from), m_hosts.at(to));
+    }
 
   protected:
     std::string DefaultRankName(uint32_t r) const override;
@@ -47,8 +51,10 @@ class RdmaCollectiveTransport : public CollectiveTransport
 
   private:
     void Completed(const RdmaCompletion& c);
-    /// A staged transfer's end: hands on its outcome.
+    /// A staged transfer's end: hands on its outcome, then lets its connection go.
     void StagedDone(uint64_t id, const RdmaCompletion& c);
+    /// Staged transfer \p id's connection goes.
+    void Release(uint64_t id);
 
     /// A staged transfer in flight.
     struct Staged

@@ -43,6 +43,13 @@ class CollectiveTransport : public Object
         double bytesPerSecond{0};
     };
     virtual PathCost GetPathCost(uint32_t from, uint32_t to) const = 0;
+    /// Whether rank \p from can send to rank \p to at all (GetPathCost needs it).
+    virtual bool Reaches(uint32_t from, uint32_t to) const
+    {
+        (void)from;
+        (void)to;
+        return true;
+    }
 
   protected:
     /// A rank's name when none was set ("h3": the host it is on).

@@ -404,8 +404,22 @@ TopologySpec::NextHops() const
     return hops;
 }
 
+bool
+TopologySpec::Reaches(uint32_t a, uint32_t b) const
+{
+    return !FirstPath(a, b).empty() || a == b;
+}
+
 std::vector<uint32_t>
 TopologySpec::PathLinks(uint32_t a, uint32_t b) const
+{
+    std::vector<uint32_t> path = FirstPath(a, b);
+    NS_ABORT_MSG_IF(path.empty() && a != b, "no path from h" << a << " to h" << b);
+    return path;
+}
+
+std::vector<uint32_t>
+TopologySpec::FirstPath(uint32_t a, uint32_t b) const
 {
     // Breadth-first from host a over switches to host b, keeping the first path found.
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes.size());
@@ -438,8 +452,11 @@ TopologySpec::PathLinks(uint32_t a, uint32_t b) const
             }
         }
     }
-    NS_ABORT_MSG_IF(!seen[to], "no path from h" << a << " to h" << b);
     std::vector<uint32_t> path;
+    if (!seen[to])
+    {
+        return path;
+    }
     for (uint32_t n = to; n != from;)
     {
         const auto& l = m_links[via[n]];

@@ -88,8 +88,13 @@ class TopologySpec
     /// The links (indices into Links()) of one shortest path from host \p a to host
     /// \p b, in order from \p a; hosts do not forward. Aborts when there is none.
     std::vector<uint32_t> PathLinks(uint32_t a, uint32_t b) const;
+    /// Whether any path joins host \p a to host \p b (a rail-only cluster joins only the
+    /// NICs of one rail).
+    bool Reaches(uint32_t a, uint32_t b) const;
 
   private:
+    /// PathLinks's path; empty when there is none.
+    std::vector<uint32_t> FirstPath(uint32_t a, uint32_t b) const;
     uint32_t AddHost();
     uint32_t AddSwitch();
     void AddLink(uint32_t a, uint32_t b, LinkParams p);

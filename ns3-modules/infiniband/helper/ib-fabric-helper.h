@@ -64,6 +64,7 @@ class IbFabricHelper : public RdmaFabric
     Connection Connect(uint32_t a, uint32_t b) override;
     void Disconnect(const Connection& c) override;
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
+    bool Reaches(uint32_t a, uint32_t b) const override { return m_spec.Reaches(a, b); }
 
     /// A connection whose packets carry service level \p sl.
     Connection Connect(uint32_t a, uint32_t b, uint8_t sl) override;

@@ -65,6 +65,7 @@ class IwarpFabricHelper : public RdmaFabric
     /// Three round trips of propagation (TCP handshake, MPA request/reply, data and its
     /// acknowledgement) plus the bytes with all their framing at the slowest link.
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
+    bool Reaches(uint32_t a, uint32_t b) const override { return m_spec.Reaches(a, b); }
 
     /// TCP payload octets per segment.
     uint32_t GetMss() const { return m_options.mtu - 52; }

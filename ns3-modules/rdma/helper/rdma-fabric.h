@@ -45,6 +45,13 @@ class RdmaFabric
     /// one round trip of propagation plus the bytes, headers included, at the
     /// slowest link on the path (the "ideal FCT" of HPCC's FCT files).
     virtual Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const = 0;
+    /// Whether a path joins host \p a to host \p b (IdealFct and Connect need one).
+    virtual bool Reaches(uint32_t a, uint32_t b) const
+    {
+        (void)a;
+        (void)b;
+        return true;
+    }
 };
 
 } // namespace ns3

@@ -60,6 +60,7 @@ class RoceFabricHelper : public RdmaFabric
     Connection Connect(uint32_t a, uint32_t b) override;
     void Disconnect(const Connection& c) override;
     Time IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const override;
+    bool Reaches(uint32_t a, uint32_t b) const override { return m_spec.Reaches(a, b); }
 
     Ptr<Node> GetHost(uint32_t i) const { return m_hostNodes.Get(i); }
     /// Host \p i's simulated NIC; null for an external host.
