@@ -410,8 +410,9 @@ CollectivesTableMd(const json& collectives)
 {
     std::ostringstream md;
     md << "## Collectives\n\nTime from the first transfer posted to the last arrived; algBw = "
-          "size / time, busBw = algBw times nccl-tests' factor (2(n-1)/n for all-reduce, "
-          "(n-1)/n for the others), GB/s = 10^9 bytes/s. The alpha-beta column is the "
+          "size / time, busBw = algBw times nccl-tests' factor (2(n-1)/n for all-reduce; "
+          "(n-1)/n for reduce-scatter, all-gather, all-to-all; 1 for broadcast, reduce, "
+          "send-recv), GB/s = 10^9 bytes/s. The alpha-beta column is the "
           "analytical mode's time of the same operation on the same topology.\n\n"
           "| job | iteration | op | algorithm | ranks | bytes | state | time | algBw GB/s | busBw "
           "GB/s | alpha-beta |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
