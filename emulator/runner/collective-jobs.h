@@ -1,5 +1,5 @@
-// The scenario's collective workloads as jobs on the run's RDMA fabric: each a
-// communicator of hosts that runs its operation `iterations` times, one after another,
+// The scenario's collective workloads as jobs on the run's fabrics: each a communicator
+// of hosts or GPUs that runs its operation `iterations` times, one after another,
 // packet by packet (fidelity packet) or timed by the alpha-beta cost of the same
 // topology (analytical). Both times are kept, so every packet-mode result says how far
 // it is from the formula.
@@ -44,8 +44,10 @@ struct CollectiveResult
 class CollectiveJobs
 {
   public:
-    /// The jobs of \p s's collective workloads: ranks that are hosts on \p fabric, ranks
-    /// that are GPUs on the node fabric of \p nodes that joins them.
+    /// The jobs of \p s's collective workloads: ranks that are hosts on \p fabric, GPUs of
+    /// one server on the node fabric of \p nodes that joins them, GPUs of several servers
+    /// on both (ClusterCollectiveTransport). An algorithm with a pair of ranks that no
+    /// path joins fails its iterations before they start, with the pair named.
     CollectiveJobs(const Scenario& s, ns3::RdmaFabric* fabric,
                    const std::vector<std::unique_ptr<NodeFabric>>& nodes);
     ~CollectiveJobs();
