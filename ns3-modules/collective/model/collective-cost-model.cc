@@ -166,7 +166,7 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         {
             // A pipelined chain of m pieces: the first piece crosses every hop, each
             // other one follows a hop behind; the dearest hop paces the followers.
-            const uint32_t m = n * CollectiveSplit(bytes, n, 8);
+            const uint32_t m = n * CollectiveSplitOf(op, algorithm, n, bytes, layout);
             Time chain;
             Time dearest;
             for (uint32_t h = 0; h + 1 < n; ++h)
@@ -179,7 +179,7 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
             }
             return chain + dearest * static_cast<int64_t>(m - 1);
         }
-        const uint32_t c = CollectiveSplit(bytes, n, layout.RanksPerServer());
+        const uint32_t c = CollectiveSplitOf(op, algorithm, n, bytes, layout);
         const auto orders = CollectiveRingOrders(n, layout, c);
         // How many channels leave each rank inside its server, and out of it.
         std::vector<uint32_t> ways(2 * n, 0);
@@ -201,7 +201,7 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         return worst;
     }
     case CollectiveAlgorithm::Hierarchical: {
-        const uint32_t k = CollectiveSplit(bytes, n, layout.chunks);
+        const uint32_t k = CollectiveSplitOf(op, algorithm, n, bytes, layout);
         const uint32_t g = layout.RanksPerServer();
         const uint32_t servers = static_cast<uint32_t>(layout.servers.size());
         const double chunk = static_cast<double>(bytes) / k;
@@ -239,7 +239,7 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         // Each chunk climbs and descends the trees (2 x height steps of a piece); the
         // other chunks follow, paced by the rank whose way out carries the most pieces
         // per chunk (up to its parent and down to its children, in both trees).
-        const uint32_t k = std::max(1u, CollectiveSplit(bytes, 2, 16));
+        const uint32_t k = CollectiveSplitOf(op, algorithm, n, bytes, layout);
         const double p = static_cast<double>(bytes) / (2 * k);
         const auto trees = CollectiveTrees(n);
         Time slowest;  // one hop of the slowest edge

@@ -304,22 +304,24 @@ AddTrees(CollectiveSchedule& s)
             }
         }
         const uint32_t tall = height[root];
-        std::vector<uint32_t> first(chunks); // each chunk's first transfer
-        uint32_t perChunk = 0;
+        // Up leaves first, so a rank's children's transfers are made before its own; down
+        // root first.
+        std::vector<uint32_t> upOrder(n);
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            upOrder[r] = r;
+        }
+        std::vector<uint32_t> downOrder = upOrder;
+        std::stable_sort(upOrder.begin(), upOrder.end(),
+                         [&](uint32_t a, uint32_t b) { return height[a] < height[b]; });
+        std::stable_sort(downOrder.begin(), downOrder.end(),
+                         [&](uint32_t a, uint32_t b) { return depth[a] < depth[b]; });
         for (uint32_t c = 0; c < chunks; ++c)
         {
             const uint32_t piece = t * chunks + c;
-            first[c] = static_cast<uint32_t>(s.transfers.size());
+            const auto first = static_cast<uint32_t>(s.transfers.size());
             std::vector<std::vector<uint32_t>> up(n); // arrivals from each rank's children
-            // Up: leaves first, so a rank's children's transfers are made before its own.
-            std::vector<uint32_t> order(n);
-            for (uint32_t r = 0; r < n; ++r)
-            {
-                order[r] = r;
-            }
-            std::stable_sort(order.begin(), order.end(),
-                             [&](uint32_t a, uint32_t b) { return height[a] < height[b]; });
-            for (uint32_t r : order)
+            for (uint32_t r : upOrder)
             {
                 if (parent[r] < 0)
                 {
@@ -339,9 +341,7 @@ AddTrees(CollectiveSchedule& s)
             // Down: the root once its children's sums are in, every other rank once its
             // parent's copy is.
             std::vector<uint32_t> down(n, 0);
-            std::stable_sort(order.begin(), order.end(),
-                             [&](uint32_t a, uint32_t b) { return depth[a] < depth[b]; });
-            for (uint32_t r : order)
+            for (uint32_t r : downOrder)
             {
                 for (uint32_t child : children[r])
                 {
@@ -356,10 +356,10 @@ AddTrees(CollectiveSchedule& s)
                     s.transfers.push_back(std::move(x));
                 }
             }
-            perChunk = static_cast<uint32_t>(s.transfers.size()) - first[c];
+            const auto perChunk = static_cast<uint32_t>(s.transfers.size()) - first;
             if (c > 0)
             {
-                for (uint32_t i = first[c]; i < s.transfers.size(); ++i)
+                for (uint32_t i = first; i < s.transfers.size(); ++i)
                 {
                     s.transfers[i].after.push_back(i - perChunk);
                 }
@@ -683,6 +683,27 @@ CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want)
     return 1;
 }
 
+uint32_t
+CollectiveSplitOf(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes,
+                  const CollectiveLayout& layout)
+{
+    switch (algorithm)
+    {
+    case CollectiveAlgorithm::Ring:
+        // A chain pipelines its pieces: 8 per rank where the bytes cut so.
+        return CollectiveSplit(bytes, ranks,
+                               op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce
+                                   ? 8
+                                   : layout.RanksPerServer());
+    case CollectiveAlgorithm::Hierarchical:
+        return CollectiveSplit(bytes, ranks, layout.chunks);
+    case CollectiveAlgorithm::Tree:
+        return CollectiveSplit(bytes, 2, 16); // each tree takes half the buffer
+    default:
+        return 1;
+    }
+}
+
 void
 CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes,
                 const CollectiveLayout& layout)
@@ -776,22 +797,7 @@ CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32
     const bool reduces = op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter;
     const bool gathers = op == CollectiveOp::AllReduce || op == CollectiveOp::AllGather;
     const bool chain = op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce;
-    switch (algorithm)
-    {
-    case CollectiveAlgorithm::Ring:
-        // A chain pipelines its pieces: 8 per rank where the bytes cut so.
-        s.split = CollectiveSplit(bytes, ranks, chain ? 8 : layout.RanksPerServer());
-        break;
-    case CollectiveAlgorithm::Hierarchical:
-        s.split = CollectiveSplit(bytes, ranks, layout.chunks);
-        break;
-    case CollectiveAlgorithm::Tree:
-        // Each tree takes half the buffer, in up to 16 chunks (pieces 2 x chunks).
-        s.split = std::max(1u, CollectiveSplit(bytes, 2, 16));
-        break;
-    default:
-        break;
-    }
+    s.split = CollectiveSplitOf(op, algorithm, ranks, bytes, layout);
     s.pieces = op == CollectiveOp::AllToAll ? ranks * ranks : ranks * s.split;
     s.pieceBytes = bytes / (uint64_t{ranks} * s.split);
     if (algorithm == CollectiveAlgorithm::Tree)

@@ -88,6 +88,15 @@ std::vector<std::vector<uint32_t>> CollectiveRingOrders(uint32_t ranks,
 /// count up to \p want for which they cut into equal pieces, count x \p ranks of them.
 uint32_t CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want);
 
+/**
+ * \brief What \p algorithm cuts \p op of \p bytes into, as the schedule and the
+ * analytical mode both take it: ring channels (one per rank of a server on a Uniform()
+ * layout), a chain's pieces per rank (8), hierarchical's chunks (\p layout.chunks), the
+ * tree's chunks per tree (16); each fewer where the bytes do not cut so. 1 otherwise.
+ */
+uint32_t CollectiveSplitOf(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
+                           uint64_t bytes, const CollectiveLayout& layout);
+
 /// "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
 /// "send-recv".
 const char* CollectiveOpName(CollectiveOp op);
