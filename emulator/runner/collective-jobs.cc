@@ -65,54 +65,69 @@ Unreachable(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint6
     return "";
 }
 
+/// An algorithm as one size of a job would run it: its alpha-beta time, or why it cannot.
+struct Choice
+{
+    CollectiveAlgorithm algorithm;
+    Time analytical;         ///< zero where unreachable
+    std::string unreachable; ///< "" where every transfer has a path
+};
+
+Choice
+Weigh(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t bytes,
+      const CollectiveTransport& t, const CollectiveLayout& layout)
+{
+    Choice c{a, Time(0), Unreachable(op, a, w, bytes, t, layout)};
+    if (c.unreachable.empty())
+    {
+        c.analytical = AnalyticalTime(op, a, w, bytes, t, layout);
+    }
+    return c;
+}
+
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
 /// favours it, then to the earliest of halving-doubling, tree and hierarchical) among those
-/// whose transfers all have a path; the operations of one algorithm take it.
-CollectiveAlgorithm
+/// whose transfers all have a path (ring, and why it cannot run, where none has); the
+/// operations of one algorithm take it.
+Choice
 PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const CollectiveTransport& t,
               const CollectiveLayout& layout)
 {
     if (op != CollectiveOp::AllReduce && op != CollectiveOp::ReduceScatter &&
         op != CollectiveOp::AllGather)
     {
-        return CollectiveDefaultAlgorithm(op); // the one algorithm it has
+        return Weigh(op, CollectiveDefaultAlgorithm(op), w, bytes, t, layout);
     }
     const size_t n = w.hosts.size();
-    std::vector<CollectiveAlgorithm> candidates{CollectiveAlgorithm::Ring};
+    std::vector<CollectiveAlgorithm> others;
     if ((n & (n - 1)) == 0)
     {
-        candidates.push_back(CollectiveAlgorithm::HalvingDoubling);
+        others.push_back(CollectiveAlgorithm::HalvingDoubling);
     }
     if (op == CollectiveOp::AllReduce)
     {
-        candidates.push_back(CollectiveAlgorithm::Tree);
+        others.push_back(CollectiveAlgorithm::Tree);
     }
     if (op == CollectiveOp::AllReduce && layout.Uniform())
     {
-        candidates.push_back(CollectiveAlgorithm::Hierarchical);
+        others.push_back(CollectiveAlgorithm::Hierarchical);
     }
-    CollectiveAlgorithm best = candidates[0];
-    Time bestTime = Time::Max();
-    for (CollectiveAlgorithm a : candidates)
+    Choice best = Weigh(op, CollectiveAlgorithm::Ring, w, bytes, t, layout);
+    for (CollectiveAlgorithm a : others)
     {
-        if (!Unreachable(op, a, w, bytes, t, layout).empty())
+        Choice c = Weigh(op, a, w, bytes, t, layout);
+        if (c.unreachable.empty() && (!best.unreachable.empty() || c.analytical < best.analytical))
         {
-            continue;
-        }
-        const Time time = AnalyticalTime(op, a, w, bytes, t, layout);
-        if (time < bestTime)
-        {
-            best = a;
-            bestTime = time;
+            best = std::move(c);
         }
     }
-    return best; // ring when none has every path: the run says why it fails
+    return best;
 }
 
 /// GPU ranks on several servers: each server's ranks joined by that server's node
 /// fabric (NVLink), the pairs across servers by \p fabric, each GPU on its NIC's rail
 /// host with its WRITEs staged through the NIC's PCIe (GPUDirect RDMA).
-Ptr<CollectiveTransport>
+Ptr<ClusterCollectiveTransport>
 ClusterTransport(const Scenario& s, const WorkloadSpec& w, const std::vector<std::string>& names,
                  RdmaFabric* fabric, const std::vector<std::unique_ptr<NodeFabric>>& nodes)
 {
@@ -194,11 +209,11 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             t->Setup(fabric, w.hosts, names);
             job.transport = t;
         }
-        const auto servers = w.RanksByServer();
-        if (servers.size() > 1)
+        if (w.RanksByServer().size() > 1)
         {
-            job.transport = ClusterTransport(s, w, names, fabric, nodes);
-            job.layout.servers = servers;
+            Ptr<ClusterCollectiveTransport> cluster = ClusterTransport(s, w, names, fabric, nodes);
+            job.layout = cluster->GetLayout();
+            job.transport = cluster;
         }
         for (const auto& node : nodes)
         {
@@ -213,21 +228,14 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
         // algorithm than bandwidth-bound ones.
         for (uint64_t bytes : w.sizes.empty() ? std::vector<uint64_t>{w.bytes} : w.sizes)
         {
-            CollectiveAlgorithm algorithm{};
-            if (w.algorithm == "auto")
-            {
-                algorithm = PickAlgorithm(job.op, w, bytes, *job.transport, job.layout);
-            }
-            else
-            {
-                ParseCollectiveAlgorithm(w.algorithm, algorithm);
-            }
-            const std::string unreachable =
-                Unreachable(job.op, algorithm, w, bytes, *job.transport, job.layout);
-            const Time analytical =
-                unreachable.empty()
-                    ? AnalyticalTime(job.op, algorithm, w, bytes, *job.transport, job.layout)
-                    : Time(0);
+            CollectiveAlgorithm asked{};
+            ParseCollectiveAlgorithm(w.algorithm, asked);
+            const Choice choice = w.algorithm == "auto"
+                                      ? PickAlgorithm(job.op, w, bytes, *job.transport, job.layout)
+                                      : Weigh(job.op, asked, w, bytes, *job.transport, job.layout);
+            const CollectiveAlgorithm algorithm = choice.algorithm;
+            const std::string& unreachable = choice.unreachable;
+            const Time analytical = choice.analytical;
             for (uint32_t i = 0; i < w.iterations; ++i)
             {
                 CollectiveResult r;
