@@ -185,6 +185,13 @@ TEST_CASE("double binary tree: every rank a leaf of at most one tree, the all-re
         }
     }
     CHECK(CollectiveTrees(8)[0] == std::vector<int64_t>{1, 3, 1, 7, 5, 3, 5, -1});
+    // 9 bytes on 3 ranks cut into one piece per rank, but not into two halves: refused
+    // rather than a schedule that moves 8 of them.
+    CHECK_THROWS_WITH_AS(
+        CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Tree, 3, 9),
+        "tree halves the buffer between its two trees: 9 bytes do not halve (they are not "
+        "padded)",
+        std::invalid_argument);
     // Analytical: 2 x 3 hops of the first chunk, then 15 more paced by a rank that sends
     // one piece up and two down in one tree and one up in the other: 4 per chunk.
     const Time a = MicroSeconds(1);

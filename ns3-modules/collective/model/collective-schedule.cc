@@ -747,6 +747,13 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
             "all-to-all, send-recv: direct)",
             CollectiveOpName(op), CollectiveAlgorithmName(algorithm)));
     }
+    if (algorithm == CollectiveAlgorithm::Tree && bytes % 2 != 0)
+    {
+        throw std::invalid_argument(fmt::format(
+            "tree halves the buffer between its two trees: {} bytes do not halve (they are "
+            "not padded)",
+            bytes));
+    }
     if (algorithm == CollectiveAlgorithm::HalvingDoubling && (ranks & (ranks - 1)) != 0)
     {
         throw std::invalid_argument(

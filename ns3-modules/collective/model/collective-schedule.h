@@ -123,8 +123,8 @@ double CollectiveBusBwFactor(CollectiveOp op, uint32_t ranks);
  * on \p ranks ranks and \p bytes: fewer than 2 ranks, bytes not a multiple of the ranks
  * (pieces are equal; nothing is padded), halving-doubling on a rank count not a power of
  * 2, hierarchical on a \p layout that is not Uniform() or for another operation than
- * all-reduce, send-recv on other than 2 ranks, or an algorithm the operation does not
- * have.
+ * all-reduce, tree on an odd number of bytes (its two trees take half each), send-recv
+ * on other than 2 ranks, or an algorithm the operation does not have.
  */
 void CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, uint64_t bytes,
                      const CollectiveLayout& layout = {});
