@@ -305,6 +305,77 @@ TEST_CASE("a missing dependency, a lost transfer or a repeated one is caught")
     CHECK(RunShuffled(summedTwice, 1).find("summed twice") != std::string::npos);
 }
 
+TEST_CASE("NVLS: sums in the switch and multicasts leave each rank what it must")
+{
+    for (CollectiveOp op :
+         {CollectiveOp::AllReduce, CollectiveOp::ReduceScatter, CollectiveOp::AllGather})
+    {
+        for (uint32_t n : {2u, 3u, 8u, 16u, 70u})
+        {
+            const uint64_t bytes = 64000ull * n;
+            const auto s = CollectiveSchedule::Build(op, CollectiveAlgorithm::Nvls, n, bytes);
+            const std::string opName = CollectiveOpName(op);
+            CAPTURE(opName);
+            CAPTURE(n);
+            CHECK(s.split == 32);
+            for (uint32_t seed = 1; seed <= 3; ++seed)
+            {
+                CHECK(RunShuffled(s, seed) == "");
+            }
+            // Into each rank: its sums (S/n), and every multicast, its own too (S).
+            std::vector<uint64_t> in(n, 0);
+            for (const auto& t : s.transfers)
+            {
+                if (t.via == CollectiveVia::SwitchMulticast)
+                {
+                    CHECK(t.group.size() == n);
+                    for (uint32_t r : t.group)
+                    {
+                        in[r] += t.bytes;
+                    }
+                }
+                else
+                {
+                    CHECK(t.via == CollectiveVia::SwitchReduce);
+                    in[t.to] += t.bytes;
+                }
+            }
+            const uint64_t want = (op != CollectiveOp::AllGather ? bytes / n : 0) +
+                                  (op != CollectiveOp::ReduceScatter ? bytes : 0);
+            for (uint32_t r = 0; r < n; ++r)
+            {
+                CHECK(in[r] == want);
+            }
+        }
+    }
+    // A multicast that does not wait for its sum sends a rank's own data only.
+    auto early =
+        CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, 4, 4 << 10);
+    for (auto& t : early.transfers)
+    {
+        t.after.clear();
+    }
+    bool caught = false;
+    for (uint32_t seed = 1; seed <= 20 && !caught; ++seed)
+    {
+        caught = RunShuffled(early, seed) != "";
+    }
+    CHECK(caught);
+    // A sum that takes a rank twice is wrong before it is sent.
+    auto twice =
+        CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, 4, 4 << 10);
+    CollectiveHoldings held(twice);
+    auto sum = twice.transfers.front();
+    sum.group.push_back(sum.group.front());
+    std::string wrong;
+    held.Snapshot(sum, &wrong);
+    CHECK(wrong.find("summed twice") != std::string::npos);
+    // NVLS has no all-to-all, broadcast or send-recv.
+    CHECK_THROWS_WITH_AS(
+        CollectiveSchedule::Build(CollectiveOp::AllToAll, CollectiveAlgorithm::Nvls, 4, 4096),
+        doctest::Contains("all-to-all has no nvls algorithm"), std::invalid_argument);
+}
+
 TEST_CASE("impossible collectives are refused in words")
 {
     auto refused = [](CollectiveOp op, CollectiveAlgorithm a, uint32_t n, uint64_t bytes) {

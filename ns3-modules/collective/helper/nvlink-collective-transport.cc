@@ -1,6 +1,7 @@
 #include "ns3/nvlink-collective-transport.h"
 
 #include "ns3/abort.h"
+#include "ns3/double.h"
 #include "ns3/simulator.h"
 
 namespace ns3
@@ -81,6 +82,67 @@ NvlinkCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
         TimeValue latency;
         m_node->GetSwitch(0)->GetAttribute("Latency", latency);
         c.alpha += latency.Get();
+    }
+    return c;
+}
+
+std::vector<uint32_t>
+NvlinkCollectiveTransport::GpusOf(const std::vector<uint32_t>& ranks) const
+{
+    std::vector<uint32_t> gpus;
+    for (uint32_t r : ranks)
+    {
+        gpus.push_back(m_gpus.at(r));
+    }
+    return gpus;
+}
+
+std::string
+NvlinkCollectiveTransport::CheckInSwitch(const std::vector<uint32_t>& ranks) const
+{
+    return m_node->CheckNvls(GpusOf(ranks));
+}
+
+void
+NvlinkCollectiveTransport::SendInSwitch(CollectiveVia via, uint32_t from, uint32_t to,
+                                        const std::vector<uint32_t>& group, uint64_t bytes,
+                                        Done done)
+{
+    const std::string why =
+        via == CollectiveVia::Rank ? "not a transfer in the switch" : CheckInSwitch(group);
+    if (!why.empty())
+    {
+        Simulator::ScheduleNow([done, why] { done(false, why); });
+        return;
+    }
+    if (via == CollectiveVia::SwitchReduce)
+    {
+        m_node->SendReduced(GpusOf(group), m_gpus.at(to), bytes, MakeBoundCallback(&Arrived, done));
+    }
+    else
+    {
+        m_node->Multicast(m_gpus.at(from), GpusOf(group), bytes, MakeBoundCallback(&Arrived, done));
+    }
+}
+
+CollectiveTransport::PathCost
+NvlinkCollectiveTransport::GetInSwitchCost(uint32_t r) const
+{
+    if (!m_node->CheckNvls({m_gpus.at(r)}).empty())
+    {
+        return {};
+    }
+    DoubleValue efficiency;
+    m_node->GetSwitch(0)->GetAttribute("NvlsEfficiency", efficiency);
+    Ptr<NvlinkGpu> gpu = m_node->GetGpu(m_gpus.at(r));
+    PathCost c = GetPathCost(r, r == 0 ? 1 : 0); // the same ports, the same hops
+    c.bytesPerSecond = 0;
+    for (const auto& part : m_node->NvlsParts(m_gpus.at(r), 0))
+    {
+        Ptr<NvlinkLink> link = gpu->GetPort(part.port)->GetLink();
+        const double payload = link->GetMaxPayload();
+        c.bytesPerSecond += link->GetBytesPerSecond() * payload /
+                            (payload / efficiency.Get() + link->GetHeaderBytes());
     }
     return c;
 }

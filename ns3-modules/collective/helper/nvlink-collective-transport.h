@@ -2,7 +2,8 @@
  * Ranks on the GPUs of one server's NVLink (an NvlinkNode: NVSwitches or a direct
  * mesh): each transfer is an NVLink transfer, striped by the sending GPU over every
  * port that reaches the receiver, arrived when its last byte is in. A pair NVLink
- * does not join fails its transfers with the node's reason.
+ * does not join fails its transfers with the node's reason. Where the node's
+ * NVSwitches offer it, sums and multicasts run in the switches (NVLS).
  */
 #ifndef FABEMU_NVLINK_COLLECTIVE_TRANSPORT_H
 #define FABEMU_NVLINK_COLLECTIVE_TRANSPORT_H
@@ -34,12 +35,23 @@ class NvlinkCollectiveTransport : public CollectiveTransport
      * the NVSwitch's latency where the path crosses one.
      */
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
+    std::string CheckInSwitch(const std::vector<uint32_t>& ranks) const override;
+    void SendInSwitch(CollectiveVia via, uint32_t from, uint32_t to,
+                      const std::vector<uint32_t>& group, uint64_t bytes, Done done) override;
+    /**
+     * \brief The rate of what the switches make for rank \p r: each of its bundles'
+     * raw rate times MaxPayload / (MaxPayload / NvlsEfficiency + HeaderBytes), summed;
+     * alpha two hops and the switch's latency, as GetPathCost's.
+     */
+    PathCost GetInSwitchCost(uint32_t r) const override;
 
   protected:
     std::string DefaultRankName(uint32_t r) const override;
     void DoDispose() override;
 
   private:
+    std::vector<uint32_t> GpusOf(const std::vector<uint32_t>& ranks) const;
+
     Ptr<NvlinkNode> m_node;
     std::vector<uint32_t> m_gpus;
 };

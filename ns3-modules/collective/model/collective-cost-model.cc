@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 namespace ns3
@@ -144,7 +145,7 @@ HierarchicalPipeline(uint32_t k, double latency, double work, double ar)
 Time
 CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
                          uint64_t bytes, const CollectivePathCostFn& cost,
-                         const CollectiveLayout& layout)
+                         const CollectiveLayout& layout, const CollectiveRankCostFn& inSwitch)
 {
     CheckCollective(op, algorithm, ranks, bytes, layout);
     const uint32_t n = ranks;
@@ -274,6 +275,26 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
             perChunk = std::max(perChunk, t);
         }
         return slowest * static_cast<int64_t>(2 * tall) + perChunk * static_cast<int64_t>(k - 1);
+    }
+    case CollectiveAlgorithm::Nvls: {
+        if (!inSwitch)
+        {
+            throw std::invalid_argument("nvls needs the cost of the switch's sums and copies");
+        }
+        const bool reduces = op != CollectiveOp::AllGather;
+        const bool gathers = op != CollectiveOp::ReduceScatter;
+        const double total = static_cast<double>(bytes);
+        Time worst;
+        for (uint32_t r = 0; r < n; ++r)
+        {
+            const auto made = inSwitch(r);
+            const double out = (reduces ? total : 0) + (gathers ? piece : 0);
+            const double in = (reduces ? piece : 0) + (gathers ? total : 0);
+            const double busier =
+                std::max(out / cost(r, (r + 1) % n).bytesPerSecond, in / made.bytesPerSecond);
+            worst = std::max(worst, made.alpha * static_cast<int64_t>(phases) + Seconds(busier));
+        }
+        return worst;
     }
     case CollectiveAlgorithm::HalvingDoubling: {
         Time total;

@@ -27,6 +27,11 @@
  *                          reduce-scatter and all-gather, the rails every chunk's
  *                          all-reduce, and latency is paid once:
  *                          max(2 t_rs + 2 (k-1) b_rs, 2 t_rs + t_ar + (k-1) b_ar)
+ *   nvls                   each rank sends S (its share of every sum) and S/n (its
+ *                          sum, multicast) at B toward the switch, and takes in S/n
+ *                          (its sum) and S (every multicast) at the rate B_s of what
+ *                          the switch makes: per phase a_s, and the busier direction
+ *                          of the busiest rank; RS and AG carry one half each
  */
 #ifndef FABEMU_COLLECTIVE_COST_MODEL_H
 #define FABEMU_COLLECTIVE_COST_MODEL_H
@@ -40,11 +45,15 @@ namespace ns3
 {
 
 using CollectivePathCostFn = std::function<CollectiveTransport::PathCost(uint32_t, uint32_t)>;
+/// A rank's cost of what the switch makes for it (CollectiveTransport::GetInSwitchCost).
+using CollectiveRankCostFn = std::function<CollectiveTransport::PathCost(uint32_t)>;
 
-/// The ranks placed as \p layout says; throws where CheckCollective does.
+/// The ranks placed as \p layout says; throws where CheckCollective does, and for nvls
+/// without \p inSwitch.
 Time CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
                               uint64_t bytes, const CollectivePathCostFn& cost,
-                              const CollectiveLayout& layout = {});
+                              const CollectiveLayout& layout = {},
+                              const CollectiveRankCostFn& inSwitch = {});
 
 } // namespace ns3
 

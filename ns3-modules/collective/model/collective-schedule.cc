@@ -1,8 +1,10 @@
 #include "ns3/collective-schedule.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace ns3
@@ -13,8 +15,8 @@ namespace
 
 const char* const kOpNames[] = {"all-reduce", "reduce-scatter", "all-gather", "all-to-all",
                                 "broadcast",  "reduce",         "send-recv"};
-const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct", "hierarchical",
-                                       "tree"};
+const char* const kAlgorithmNames[] = {"ring", "halving-doubling", "direct", "hierarchical", "tree",
+                                       "nvls"};
 
 /// The enumerator whose name in \p names is \p name.
 template <class E, size_t N>
@@ -405,6 +407,61 @@ AddChain(CollectiveSchedule& s, bool reduce)
     s.steps = s.pieces + hops - 1;
 }
 
+/**
+ * NVLS: chunk c's piece of rank i is summed in the switch from every rank into i
+ * (after i's sum of chunk c-1: one sum in flight per rank), then multicast by i to
+ * every rank (after its sum; after its multicast of chunk c-1 when there is no sum).
+ */
+void
+AddNvls(CollectiveSchedule& s, bool reduces, bool gathers)
+{
+    const uint32_t n = s.ranks;
+    std::vector<uint32_t> all(n);
+    for (uint32_t r = 0; r < n; ++r)
+    {
+        all[r] = r;
+    }
+    std::vector<int64_t> last(n, -1); // each rank's previous transfer of its own pieces
+    for (uint32_t c = 0; c < s.split; ++c)
+    {
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            CollectiveTransfer t;
+            t.from = i;
+            t.to = i;
+            t.group = all;
+            t.pieces = {c * n + i};
+            t.bytes = s.pieceBytes;
+            t.step = c;
+            if (reduces)
+            {
+                t.via = CollectiveVia::SwitchReduce;
+                if (last[i] >= 0)
+                {
+                    t.after.push_back(static_cast<uint32_t>(last[i]));
+                }
+                last[i] = static_cast<int64_t>(s.transfers.size());
+                s.transfers.push_back(t);
+                t.after = {static_cast<uint32_t>(last[i])};
+            }
+            if (gathers)
+            {
+                t.via = CollectiveVia::SwitchMulticast;
+                if (!reduces && last[i] >= 0)
+                {
+                    t.after = {static_cast<uint32_t>(last[i])};
+                }
+                if (!reduces)
+                {
+                    last[i] = static_cast<int64_t>(s.transfers.size());
+                }
+                s.transfers.push_back(t);
+            }
+        }
+    }
+    s.steps = s.split;
+}
+
 void
 AddDirect(CollectiveSchedule& s)
 {
@@ -699,6 +756,8 @@ CollectiveSplitOf(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks
         return CollectiveSplit(bytes, ranks, layout.chunks);
     case CollectiveAlgorithm::Tree:
         return CollectiveSplit(bytes, 2, 16); // each tree takes half the buffer
+    case CollectiveAlgorithm::Nvls:
+        return CollectiveSplit(bytes, ranks, 32);
     default:
         return 1;
     }
@@ -735,16 +794,16 @@ CheckCollective(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks, 
     if (op == CollectiveOp::AllReduce || op == CollectiveOp::ReduceScatter ||
         op == CollectiveOp::AllGather)
     {
-        has = algorithm == A::Ring || algorithm == A::HalvingDoubling ||
+        has = algorithm == A::Ring || algorithm == A::HalvingDoubling || algorithm == A::Nvls ||
               ((algorithm == A::Hierarchical || algorithm == A::Tree) &&
                op == CollectiveOp::AllReduce);
     }
     if (!has)
     {
         throw std::invalid_argument(fmt::format(
-            "{} has no {} algorithm (all-reduce: ring, halving-doubling, hierarchical or tree; "
-            "reduce-scatter, all-gather: ring or halving-doubling; broadcast, reduce: ring; "
-            "all-to-all, send-recv: direct)",
+            "{} has no {} algorithm (all-reduce: ring, halving-doubling, hierarchical, tree or "
+            "nvls; reduce-scatter, all-gather: ring, halving-doubling or nvls; broadcast, "
+            "reduce: ring; all-to-all, send-recv: direct)",
             CollectiveOpName(op), CollectiveAlgorithmName(algorithm)));
     }
     if (algorithm == CollectiveAlgorithm::Tree && bytes % 2 != 0)
@@ -842,6 +901,9 @@ CollectiveSchedule::Build(CollectiveOp op, CollectiveAlgorithm algorithm, uint32
     case CollectiveAlgorithm::Tree:
         AddTrees(s);
         break;
+    case CollectiveAlgorithm::Nvls:
+        AddNvls(s, reduces, gathers);
+        break;
     case CollectiveAlgorithm::HalvingDoubling: {
         Received received(ranks);
         if (reduces)
@@ -915,13 +977,31 @@ CollectiveHoldings::CollectiveHoldings(const CollectiveSchedule& s) : m_schedule
 }
 
 std::vector<RankSet>
-CollectiveHoldings::Snapshot(const CollectiveTransfer& t) const
+CollectiveHoldings::Snapshot(const CollectiveTransfer& t, std::string* wrong) const
 {
     std::vector<RankSet> sent;
     sent.reserve(t.pieces.size());
     for (uint32_t p : t.pieces)
     {
-        sent.push_back(m_held[static_cast<size_t>(t.from) * m_schedule.pieces + p]);
+        if (t.via != CollectiveVia::SwitchReduce)
+        {
+            sent.push_back(m_held[static_cast<size_t>(t.from) * m_schedule.pieces + p]);
+            continue;
+        }
+        RankSet sum(m_schedule.ranks);
+        for (uint32_t r : t.group)
+        {
+            const RankSet& held = m_held[static_cast<size_t>(r) * m_schedule.pieces + p];
+            if (wrong && wrong->empty() && sum.Intersects(held))
+            {
+                *wrong = fmt::format("the switch sums piece {} of ranks {} at step {}: rank {} "
+                                     "holds {}, some of them summed already: some ranks summed "
+                                     "twice",
+                                     p, fmt::join(t.group, ","), t.step, r, held.ToString());
+            }
+            sum.Add(held);
+        }
+        sent.push_back(sum);
     }
     return sent;
 }
@@ -929,24 +1009,33 @@ CollectiveHoldings::Snapshot(const CollectiveTransfer& t) const
 std::string
 CollectiveHoldings::Apply(const CollectiveTransfer& t, const std::vector<RankSet>& sent)
 {
-    for (size_t i = 0; i < t.pieces.size(); ++i)
+    std::vector<uint32_t> receivers{t.to};
+    if (t.via == CollectiveVia::SwitchMulticast)
     {
-        RankSet& held = m_held[static_cast<size_t>(t.to) * m_schedule.pieces + t.pieces[i]];
-        if (t.reduce ? held.Intersects(sent[i]) : held.Contains(sent[i]))
+        receivers.clear();
+        std::copy_if(t.group.begin(), t.group.end(), std::back_inserter(receivers),
+                     [&t](uint32_t r) { return r != t.from; });
+    }
+    for (uint32_t to : receivers)
+    {
+        for (size_t i = 0; i < t.pieces.size(); ++i)
         {
-            return fmt::format("rank {} got piece {} from rank {} at step {} holding {} over {}: "
-                               "{}",
-                               t.to, t.pieces[i], t.from, t.step, sent[i].ToString(),
-                               held.ToString(),
-                               t.reduce ? "some ranks summed twice" : "nothing new (a duplicate)");
-        }
-        if (t.reduce)
-        {
-            held.Add(sent[i]);
-        }
-        else
-        {
-            held = sent[i];
+            RankSet& held = m_held[static_cast<size_t>(to) * m_schedule.pieces + t.pieces[i]];
+            if (t.reduce ? held.Intersects(sent[i]) : held.Contains(sent[i]))
+            {
+                return fmt::format(
+                    "rank {} got piece {} from rank {} at step {} holding {} over {}: {}", to,
+                    t.pieces[i], t.from, t.step, sent[i].ToString(), held.ToString(),
+                    t.reduce ? "some ranks summed twice" : "nothing new (a duplicate)");
+            }
+            if (t.reduce)
+            {
+                held.Add(sent[i]);
+            }
+            else
+            {
+                held = sent[i];
+            }
         }
     }
     return "";

@@ -42,6 +42,19 @@ enum class CollectiveAlgorithm : uint8_t
     /// buffer to its root and broadcasting it back, pipelined in chunks; a rank that is
     /// a leaf of one tree is inside the other.
     Tree,
+    /// NVLS (NVLink SHARP), on the GPUs of one server's NVSwitches: for each chunk, the
+    /// switch sums every rank's copy of a rank's piece and hands the sum to it
+    /// (reduce-scatter), which multicasts it through the switch to every rank
+    /// (all-gather); chunks pipelined.
+    Nvls,
+};
+
+/// How a transfer travels.
+enum class CollectiveVia : uint8_t
+{
+    Rank,            ///< from one rank to another
+    SwitchReduce,    ///< the switch sums the pieces of every rank of `group`, the sum to `to`
+    SwitchMulticast, ///< the switch copies `from`'s pieces to every rank of `group`
 };
 
 /**
@@ -100,7 +113,7 @@ uint32_t CollectiveSplitOf(CollectiveOp op, CollectiveAlgorithm algorithm, uint3
 /// "all-reduce", "reduce-scatter", "all-gather", "all-to-all", "broadcast", "reduce",
 /// "send-recv".
 const char* CollectiveOpName(CollectiveOp op);
-/// "ring", "halving-doubling", "direct", "hierarchical", "tree".
+/// "ring", "halving-doubling", "direct", "hierarchical", "tree", "nvls".
 const char* CollectiveAlgorithmName(CollectiveAlgorithm a);
 /// Every name CollectiveOpName gives, in order; ParseCollectiveOp reads them back.
 std::vector<std::string> CollectiveOpNames();
@@ -149,11 +162,18 @@ class RankSet
     std::vector<uint64_t> m_words;
 };
 
-/// One transfer: \p pieces of the buffer from rank \p from to rank \p to.
+/**
+ * \brief One transfer: \p pieces of the buffer from rank \p from to rank \p to; or, in
+ * the switch (NVLS), summed from the ranks of \p group into \p to, or copied from \p from
+ * to the ranks of \p group (\p from's own copy comes back to it; only the others'
+ * holdings change).
+ */
 struct CollectiveTransfer
 {
     uint32_t from{0};
     uint32_t to{0};
+    CollectiveVia via{CollectiveVia::Rank};
+    std::vector<uint32_t> group; ///< SwitchReduce: the ranks summed; SwitchMulticast: receivers
     std::vector<uint32_t> pieces;
     uint64_t bytes{0};
     bool reduce{false};          ///< summed into the receiver's pieces; else copied over them
@@ -177,7 +197,7 @@ class CollectiveSchedule
     uint32_t ranks{0};
     uint64_t bytes{0};      ///< the operation's size, as nccl-tests gives it
     uint32_t pieces{0};     ///< how many equal pieces the buffer is cut into
-    uint32_t split{1};      ///< ring: channels; hierarchical: chunks; else 1
+    uint32_t split{1};      ///< ring: channels; hierarchical, nvls: chunks; else 1
     uint64_t pieceBytes{0}; ///< bytes of each
     uint32_t steps{0};
     std::vector<CollectiveTransfer> transfers;
@@ -196,10 +216,15 @@ class CollectiveHoldings
 {
   public:
     explicit CollectiveHoldings(const CollectiveSchedule& s);
-    /// What the sender of transfer \p t holds of its pieces now (it is being sent).
-    std::vector<RankSet> Snapshot(const CollectiveTransfer& t) const;
     /**
-     * \brief Transfer \p t arrived with \p sent (its Snapshot when sent). Returns "" or
+     * \brief What the sender of transfer \p t holds of its pieces now (it is being sent);
+     * for a sum in the switch, what its ranks hold together. \p wrong, if given, gets why
+     * such a sum is wrong (some ranks in it twice), else "".
+     */
+    std::vector<RankSet> Snapshot(const CollectiveTransfer& t, std::string* wrong = nullptr) const;
+    /**
+     * \brief Transfer \p t arrived with \p sent (its Snapshot when sent) at its rank, or
+     * at each rank of a multicast's group but its sender. Returns "" or
      * why it is wrong: a reduced piece already holding some of the same ranks (counted
      * twice), or a copied piece bringing nothing new (a duplicate).
      */

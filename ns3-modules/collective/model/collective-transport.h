@@ -8,6 +8,7 @@
 #define FABEMU_COLLECTIVE_TRANSPORT_H
 
 #include "ns3/callback.h"
+#include "ns3/collective-schedule.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
@@ -50,6 +51,21 @@ class CollectiveTransport : public Object
         (void)to;
         return true;
     }
+
+    /// "" when a switch joining \p ranks can sum and multicast among them (NVLS), else
+    /// why not. None can unless the transport says so.
+    virtual std::string CheckInSwitch(const std::vector<uint32_t>& ranks) const;
+    /**
+     * \brief A transfer in the switch (CheckInSwitch first): SwitchReduce sums \p bytes of
+     * every rank of \p group and hands the sum to \p to; SwitchMulticast copies \p bytes
+     * of \p from to every rank of \p group. \p done once all of it is in. Fails unless
+     * the transport says otherwise.
+     */
+    virtual void SendInSwitch(CollectiveVia via, uint32_t from, uint32_t to,
+                              const std::vector<uint32_t>& group, uint64_t bytes, Done done);
+    /// What rank \p r takes in from the switch when it sums or copies (alpha, and the
+    /// rate of what the switch makes for it); zero where CheckInSwitch fails.
+    virtual PathCost GetInSwitchCost(uint32_t r) const;
 
   protected:
     /// A rank's name when none was set ("h3": the host it is on).

@@ -78,7 +78,7 @@ Collective::Start()
         const uint32_t from = transfers[i].from;
         if (from < m_delays.size() && m_delays[from].IsStrictlyPositive())
         {
-            Simulator::Schedule(m_delays[from], &Collective::PostIfRunning, this, i);
+            Simulator::Schedule(m_delays[from], &Collective::Post, this, i);
         }
         else
         {
@@ -90,22 +90,28 @@ Collective::Start()
 void
 Collective::Post(uint32_t i)
 {
+    if (m_state != State::Running)
+    {
+        return; // it failed while posting the first transfers
+    }
     const auto& t = m_schedule->transfers[i];
-    auto sent = std::make_shared<std::vector<RankSet>>(m_holdings->Snapshot(t));
+    std::string wrong;
+    auto sent = std::make_shared<std::vector<RankSet>>(m_holdings->Snapshot(t, &wrong));
+    if (!wrong.empty())
+    {
+        Fail(wrong);
+        return;
+    }
     m_records[i].sent = true;
     m_records[i].posted = Simulator::Now();
     m_sentTrace(m_records[i]);
-    m_transport->Send(t.from, t.to, t.bytes,
-                      MakeCallback(&Collective::Arrived, this).Bind(i, sent));
-}
-
-void
-Collective::PostIfRunning(uint32_t i)
-{
-    if (m_state == State::Running)
+    auto arrived = MakeCallback(&Collective::Arrived, this).Bind(i, sent);
+    if (t.via != CollectiveVia::Rank)
     {
-        Post(i);
+        m_transport->SendInSwitch(t.via, t.from, t.to, t.group, t.bytes, arrived);
+        return;
     }
+    m_transport->Send(t.from, t.to, t.bytes, arrived);
 }
 
 void
@@ -119,8 +125,14 @@ Collective::Arrived(uint32_t i, std::shared_ptr<std::vector<RankSet>> sent, bool
     const auto& t = m_schedule->transfers[i];
     if (!ok)
     {
-        Fail("the transfer from " + m_transport->GetRankName(t.from) + " to " +
-             m_transport->GetRankName(t.to) + " failed: " + why);
+        const std::string what =
+            t.via == CollectiveVia::SwitchReduce ? "the sum in the switch into "
+            : t.via == CollectiveVia::SwitchMulticast
+                ? "the multicast through the switch from "
+                : "the transfer from " + m_transport->GetRankName(t.from) + " to ";
+        Fail(what +
+             m_transport->GetRankName(t.via == CollectiveVia::SwitchMulticast ? t.from : t.to) +
+             " failed: " + why);
         return;
     }
     const std::string wrong = m_holdings->Apply(t, *sent);
@@ -148,7 +160,18 @@ Collective::Ready(uint32_t i)
         return;
     }
     m_records[i].arrived = Simulator::Now();
-    m_bytesIn[m_records[i].to] += m_records[i].bytes;
+    const auto& t = m_schedule->transfers[i];
+    if (t.via == CollectiveVia::SwitchMulticast)
+    {
+        for (uint32_t r : t.group)
+        {
+            m_bytesIn[r] += t.bytes; // every copy crosses its rank's links, the sender's too
+        }
+    }
+    else
+    {
+        m_bytesIn[m_records[i].to] += m_records[i].bytes;
+    }
     m_arrivedTrace(m_records[i]);
     for (uint32_t d : m_dependents[i])
     {

@@ -73,8 +73,7 @@ class Collective : public Object
     void DoDispose() override;
 
   private:
-    void Post(uint32_t i);
-    void PostIfRunning(uint32_t i); ///< a straggler's first send: not after a failure
+    void Post(uint32_t i); ///< nothing once the collective failed
     void Arrived(uint32_t i, std::shared_ptr<std::vector<RankSet>> sent, bool ok,
                  const std::string& why);
     void Ready(uint32_t i);

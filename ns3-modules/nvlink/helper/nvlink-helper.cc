@@ -102,6 +102,7 @@ NvlinkHelper::InstallSwitched(uint32_t gpus, const std::vector<uint32_t>& split)
             node->AddLink(link, "gpu" + std::to_string(g) + "-nvs" + std::to_string(s));
             const uint32_t port = node->GetGpu(g)->AddPort(gp);
             sw->AddPort(sp, g);
+            node->AddSwitchPort(g, static_cast<uint32_t>(s), port);
             for (uint32_t peer = 0; peer < gpus; ++peer)
             {
                 if (peer != g)

@@ -1,6 +1,7 @@
 #include "ns3/nvlink-node.h"
 
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 namespace ns3
 {
@@ -35,6 +36,7 @@ NvlinkNode::DoDispose()
     m_gpus.clear();
     m_switches.clear();
     m_done.clear();
+    m_nvls.clear();
     Object::DoDispose();
 }
 
@@ -78,9 +80,120 @@ NvlinkNode::Send(uint32_t src, uint32_t dst, uint64_t bytes,
     return id;
 }
 
+std::string
+NvlinkNode::CheckNvls(const std::vector<uint32_t>& gpus) const
+{
+    if (m_switches.empty())
+    {
+        return "NVLS needs NVSwitches; this server's GPUs are joined directly";
+    }
+    for (const auto& sw : m_switches)
+    {
+        if (!sw->OffersNvls())
+        {
+            UintegerValue g;
+            sw->GetAttribute("Generation", g);
+            return "NVLS needs NVSwitch gen3 or later (NVLink SHARP); this server's are gen" +
+                   std::to_string(g.Get());
+        }
+    }
+    for (uint32_t g : gpus)
+    {
+        if (g >= m_gpus.size())
+        {
+            return "no GPU " + std::to_string(g) + " (there are " + std::to_string(m_gpus.size()) +
+                   ")";
+        }
+        for (uint32_t s = 0; s < m_switches.size(); ++s)
+        {
+            const auto it = m_switchPorts.find({g, s});
+            const auto first = m_switchPorts.find({gpus.front(), s});
+            if (it == m_switchPorts.end() || first == m_switchPorts.end() ||
+                m_gpus[g]->GetPort(it->second)->GetLink()->GetBytesPerSecond() !=
+                    m_gpus[gpus.front()]->GetPort(first->second)->GetLink()->GetBytesPerSecond())
+            {
+                return "NVLS needs every GPU linked alike to every NVSwitch; GPU " +
+                       std::to_string(g) + " and GPU " + std::to_string(gpus.front()) +
+                       " differ at switch " + std::to_string(s);
+            }
+        }
+    }
+    return "";
+}
+
+std::vector<NvlinkGpu::Part>
+NvlinkNode::NvlsParts(uint32_t gpu, uint64_t bytes) const
+{
+    std::vector<double> rates;
+    double total = 0;
+    for (uint32_t s = 0; s < m_switches.size(); ++s)
+    {
+        const uint32_t port = m_switchPorts.at({gpu, s});
+        rates.push_back(m_gpus[gpu]->GetPort(port)->GetLink()->GetBytesPerSecond());
+        total += rates.back();
+    }
+    std::vector<NvlinkGpu::Part> parts;
+    uint64_t offset = 0;
+    for (uint32_t s = 0; s < m_switches.size(); ++s)
+    {
+        const uint64_t share = s + 1 == m_switches.size()
+                                   ? bytes - offset
+                                   : static_cast<uint64_t>(bytes * (rates[s] / total));
+        parts.push_back({m_switchPorts.at({gpu, s}), offset, share});
+        offset += share;
+    }
+    return parts;
+}
+
+void
+NvlinkNode::SendReduced(const std::vector<uint32_t>& sources, uint32_t dst, uint64_t bytes,
+                        Callback<void, const NvlinkTransfer&> done)
+{
+    const uint64_t id = m_nextNvls++;
+    m_nvls[id] = Nvls{1, Simulator::Now(), done};
+    for (uint32_t g : sources)
+    {
+        m_gpus.at(g)->SendParts(NvlinkKind::Reduce, dst, id, bytes,
+                                static_cast<uint32_t>(sources.size()), NvlsParts(g, bytes));
+    }
+}
+
+void
+NvlinkNode::Multicast(uint32_t src, const std::vector<uint32_t>& targets, uint64_t bytes,
+                      Callback<void, const NvlinkTransfer&> done)
+{
+    const uint64_t id = m_nextNvls++;
+    m_nvls[id] = Nvls{static_cast<uint32_t>(targets.size()), Simulator::Now(), done};
+    for (const auto& sw : m_switches)
+    {
+        sw->AddGroup(id, targets);
+    }
+    m_gpus.at(src)->SendParts(NvlinkKind::Multicast, src, id, bytes, 0, NvlsParts(src, bytes));
+}
+
 void
 NvlinkNode::Received(const NvlinkTransfer& t)
 {
+    if (const auto nvls = m_nvls.find(t.id); nvls != m_nvls.end())
+    {
+        if (--nvls->second.waiting > 0)
+        {
+            return;
+        }
+        NvlinkTransfer full = t;
+        full.started = nvls->second.started;
+        auto done = nvls->second.done;
+        m_nvls.erase(nvls);
+        for (const auto& sw : m_switches)
+        {
+            sw->RemoveGroup(t.id);
+        }
+        if (!done.IsNull())
+        {
+            done(full);
+        }
+        return;
+    }
     const auto it = m_done.find({t.src, t.id});
     if (it == m_done.end())
     {

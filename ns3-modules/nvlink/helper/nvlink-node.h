@@ -37,6 +37,20 @@ class NvlinkNode : public Object
     /// last byte is in. Returns 0 (and does nothing) if CheckTransfer fails.
     uint64_t Send(uint32_t src, uint32_t dst, uint64_t bytes,
                   Callback<void, const NvlinkTransfer&> done);
+    /// "" if the switches can sum and multicast among GPUs \p gpus (NVLS: NVSwitch gen3
+    /// on, every GPU with the same links to every switch), else why not.
+    std::string CheckNvls(const std::vector<uint32_t>& gpus) const;
+    /// NVLS: the switches sum \p bytes of each GPU of \p sources; \p done once the sum is
+    /// in \p dst (its src is kNvlinkSwitchSource). Call CheckNvls first.
+    void SendReduced(const std::vector<uint32_t>& sources, uint32_t dst, uint64_t bytes,
+                     Callback<void, const NvlinkTransfer&> done);
+    /// NVLS: the switches copy \p bytes of \p src to every GPU of \p targets; \p done once
+    /// every copy is in. Call CheckNvls first.
+    void Multicast(uint32_t src, const std::vector<uint32_t>& targets, uint64_t bytes,
+                   Callback<void, const NvlinkTransfer&> done);
+    /// How GPU \p gpu cuts an NVLS transfer of \p bytes: a part per switch, in proportion
+    /// to its links' rate, the same on every GPU that CheckNvls accepts.
+    std::vector<NvlinkGpu::Part> NvlsParts(uint32_t gpu, uint64_t bytes) const;
     /// Bytes of transfer \p id from \p src that have arrived so far (0 once done).
     uint64_t GetDelivered(uint32_t src, uint32_t dst, uint64_t id) const;
     /// Sums over every port of every link.
@@ -47,6 +61,11 @@ class NvlinkNode : public Object
     // Building (NvlinkHelper).
     void AddGpu(Ptr<NvlinkGpu> gpu);
     void AddSwitch(Ptr<NvSwitch> sw) { m_switches.push_back(sw); }
+    /// GPU \p gpu's port \p port goes to switch \p sw.
+    void AddSwitchPort(uint32_t gpu, uint32_t sw, uint32_t port)
+    {
+        m_switchPorts[{gpu, sw}] = port;
+    }
     void AddLink(Ptr<NvlinkLink> link, const std::string& name)
     {
         m_links.push_back(link);
@@ -64,6 +83,15 @@ class NvlinkNode : public Object
     std::vector<Ptr<NvlinkLink>> m_links;
     std::vector<std::string> m_linkNames;
     std::map<std::pair<uint32_t, uint64_t>, Callback<void, const NvlinkTransfer&>> m_done;
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_switchPorts; ///< (GPU, switch) -> port
+    struct Nvls
+    {
+        uint32_t waiting; ///< copies (multicast) or sums (reduce) not yet in
+        Time started;
+        Callback<void, const NvlinkTransfer&> done;
+    };
+    std::map<uint64_t, Nvls> m_nvls;
+    uint64_t m_nextNvls{uint64_t{1} << 62}; ///< apart from the GPUs' own transfer ids
 };
 
 } // namespace ns3

@@ -72,13 +72,41 @@ NvlinkGpu::Send(uint32_t dst, uint64_t bytes)
         return 0;
     }
     const uint64_t id = m_nextId++;
-    m_out[id] = Outgoing{dst, bytes, 0, Simulator::Now()};
+    Outgoing o{dst, bytes, 0, Simulator::Now()};
+    o.transfer = id;
+    o.total = bytes;
+    m_out[id] = o;
     m_started[id] = Simulator::Now();
     for (uint32_t port : m_routes.at(dst))
     {
         Refill(m_ports[port]);
     }
     return id;
+}
+
+void
+NvlinkGpu::SendParts(NvlinkKind kind, uint32_t dst, uint64_t transfer, uint64_t bytes,
+                     uint32_t fanout, const std::vector<Part>& parts)
+{
+    for (const Part& part : parts)
+    {
+        if (part.bytes == 0)
+        {
+            continue;
+        }
+        Outgoing o{dst, part.bytes, 0, Simulator::Now()};
+        o.kind = kind;
+        o.transfer = transfer;
+        o.total = bytes;
+        o.offset = part.offset;
+        o.fanout = fanout;
+        o.port = part.port;
+        m_out[m_nextId++] = o;
+    }
+    for (const Part& part : parts)
+    {
+        Refill(m_ports.at(part.port));
+    }
 }
 
 void
@@ -97,6 +125,15 @@ NvlinkGpu::Refill(Ptr<NvlinkPort> port)
             {
                 it = m_out.begin();
             }
+            if (it->second.port >= 0)
+            {
+                if (it->second.port == index)
+                {
+                    found = true;
+                    break;
+                }
+                continue;
+            }
             const auto& ports = m_routes.at(it->second.dst);
             if (std::find(ports.begin(), ports.end(), index) != ports.end())
             {
@@ -112,8 +149,11 @@ NvlinkGpu::Refill(Ptr<NvlinkPort> port)
         NvlinkPacket p;
         p.src = m_id;
         p.dst = o.dst;
-        p.transfer = it->first;
-        p.bytes = o.bytes;
+        p.transfer = o.transfer;
+        p.bytes = o.total;
+        p.kind = o.kind;
+        p.offset = o.offset + o.next;
+        p.fanout = o.fanout;
         p.payload = static_cast<uint32_t>(std::min<uint64_t>(max, o.bytes - o.next));
         o.next += p.payload;
         m_turn = it->first;

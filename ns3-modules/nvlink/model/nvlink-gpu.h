@@ -50,6 +50,22 @@ class NvlinkGpu : public Object
 
     /// Sends \p bytes to GPU \p dst; returns the transfer's id (0: \p dst unreachable).
     uint64_t Send(uint32_t dst, uint64_t bytes);
+    /// One share of an NVLS transfer: \p bytes from \p offset on, all through port \p port.
+    struct Part
+    {
+        uint32_t port;
+        uint64_t offset;
+        uint64_t bytes;
+    };
+    /**
+     * \brief Sends an NVLS transfer of \p bytes in all, with id \p transfer: Reduce
+     * packets toward \p dst (the switch sums them with the other \p fanout - 1 GPUs'
+     * and sends the sum on), or Multicast packets (the switch copies them to its group
+     * \p transfer). Each part goes through its own port, so that every GPU cutting a
+     * reduction the same way meets the others' same bytes in the same switch.
+     */
+    void SendParts(NvlinkKind kind, uint32_t dst, uint64_t transfer, uint64_t bytes,
+                   uint32_t fanout, const std::vector<Part>& parts);
     /// A transfer to this GPU has all its bytes (called on the receiver).
     void SetReceivedCallback(Callback<void, const NvlinkTransfer&> cb) { m_received = cb; }
     /// Bytes of transfer \p id from \p src received so far.
@@ -64,9 +80,15 @@ class NvlinkGpu : public Object
     struct Outgoing
     {
         uint32_t dst;
-        uint64_t bytes;
+        uint64_t bytes;   ///< of this part
         uint64_t next{0}; ///< bytes already cut into packets
         Time started;
+        NvlinkKind kind{NvlinkKind::Unicast};
+        uint64_t transfer{0}; ///< the id its packets carry
+        uint64_t total{0};    ///< the whole transfer's bytes
+        uint64_t offset{0};   ///< where this part starts in it
+        uint32_t fanout{0};
+        int64_t port{-1}; ///< the only port it may take; -1: any toward dst
     };
     void Refill(Ptr<NvlinkPort> port);
     void Received(const NvlinkPacket& p, Ptr<NvlinkPort> port);

@@ -1,6 +1,7 @@
 #include "ns3/nvswitch.h"
 
 #include "ns3/abort.h"
+#include "ns3/double.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -35,9 +36,19 @@ NvSwitch::GetTypeId()
                           "NVSwitch generation: its port count (1: 18, 2: 36, 3: 64, 4: 72)",
                           UintegerValue(3), MakeUintegerAccessor(&NvSwitch::m_generation),
                           MakeUintegerChecker<uint32_t>())
+            .AddAttribute("NvlsEfficiency",
+                          "NVLS: the share of an egress link's rate that the sums and multicast "
+                          "copies the switch makes get (each costs payload / efficiency of wire "
+                          "time). Calibrated to NCCL's ~480 GB/s NVLS all-reduce busBw on 8 "
+                          "H100 (nccl-tests#212); NCCL's own model takes 0.85 on Hopper",
+                          DoubleValue(0.83), MakeDoubleAccessor(&NvSwitch::m_nvlsEfficiency),
+                          MakeDoubleChecker<double>(0.01, 1.0))
             .AddTraceSource("Forward", "A packet left for its GPU: (packet, in port, out port)",
                             MakeTraceSourceAccessor(&NvSwitch::m_forwardTrace),
-                            "ns3::NvSwitch::ForwardTracedCallback");
+                            "ns3::NvSwitch::ForwardTracedCallback")
+            .AddTraceSource("Reduce", "NVLS: the last contribution came in and the sum left",
+                            MakeTraceSourceAccessor(&NvSwitch::m_reduceTrace),
+                            "ns3::NvSwitch::ReduceTracedCallback");
     return tid;
 }
 
@@ -46,6 +57,9 @@ NvSwitch::DoDispose()
 {
     m_ports.clear();
     m_index.clear();
+    m_owners.clear();
+    m_groups.clear();
+    m_sums.clear();
     Object::DoDispose();
 }
 
@@ -83,22 +97,88 @@ NvSwitch::Received(const NvlinkPacket& p, Ptr<NvlinkPort> in)
 void
 NvSwitch::Forward(NvlinkPacket p, uint32_t in)
 {
+    switch (p.kind)
+    {
+    case NvlinkKind::Reduce:
+        Sum(p, in);
+        return;
+    case NvlinkKind::Multicast:
+        Copy(p, in);
+        return;
+    case NvlinkKind::Unicast:
+        break;
+    }
     const auto it = m_route.find(p.dst);
     NS_ABORT_MSG_IF(it == m_route.end(), "NVSwitch: no port toward GPU " << p.dst);
-    ++m_forwarded;
     m_forwardTrace(p, in, it->second);
-    m_owners[it->second].push_back(in);
-    m_ports[it->second]->Enqueue(p);
+    Emit(p, it->second, Owner{in, nullptr});
+}
+
+void
+NvSwitch::Sum(const NvlinkPacket& p, uint32_t in)
+{
+    NS_ABORT_MSG_IF(!OffersNvls(), "NVSwitch gen" << m_generation << " cannot sum packets");
+    m_ports[in]->Release(); // it is in the sum
+    uint32_t& summed = m_sums[{p.transfer, p.offset}];
+    if (++summed < p.fanout)
+    {
+        return;
+    }
+    m_sums.erase({p.transfer, p.offset});
+    const auto it = m_route.find(p.dst);
+    NS_ABORT_MSG_IF(it == m_route.end(), "NVSwitch: no port toward GPU " << p.dst);
+    NvlinkPacket sum = p;
+    sum.kind = NvlinkKind::Unicast;
+    sum.src = kNvlinkSwitchSource;
+    sum.extra = static_cast<uint32_t>(p.payload * (1.0 / m_nvlsEfficiency - 1.0) + 0.5);
+    ++m_reduced;
+    m_reduceTrace(sum);
+    m_forwardTrace(sum, in, it->second);
+    Emit(sum, it->second, Owner{kNone, nullptr});
+}
+
+void
+NvSwitch::Copy(const NvlinkPacket& p, uint32_t in)
+{
+    NS_ABORT_MSG_IF(!OffersNvls(), "NVSwitch gen" << m_generation << " cannot multicast");
+    const auto group = m_groups.find(p.transfer);
+    NS_ABORT_MSG_IF(group == m_groups.end(), "NVSwitch: no multicast group " << p.transfer);
+    auto copies = std::make_shared<uint32_t>(static_cast<uint32_t>(group->second.size()));
+    for (uint32_t gpu : group->second)
+    {
+        const auto it = m_route.find(gpu);
+        NS_ABORT_MSG_IF(it == m_route.end(), "NVSwitch: no port toward GPU " << gpu);
+        NvlinkPacket copy = p;
+        copy.kind = NvlinkKind::Unicast;
+        copy.dst = gpu;
+        copy.extra = static_cast<uint32_t>(p.payload * (1.0 / m_nvlsEfficiency - 1.0) + 0.5);
+        ++m_copies;
+        m_forwardTrace(copy, in, it->second);
+        Emit(copy, it->second, Owner{in, copies});
+    }
+}
+
+void
+NvSwitch::Emit(NvlinkPacket p, uint32_t out, Owner owner)
+{
+    ++m_forwarded;
+    m_owners[out].push_back(std::move(owner));
+    m_ports[out]->Enqueue(p);
 }
 
 void
 NvSwitch::Dequeued(Ptr<NvlinkPort> out)
 {
-    // The packet is on its way out: its ingress buffer is free again.
+    // The packet is on its way out: its ingress buffer is free again (a multicast
+    // packet's once its last copy left; a sum holds none).
     auto& owners = m_owners[m_index.at(PeekPointer(out))];
-    const uint32_t in = owners.front();
+    const Owner owner = owners.front();
     owners.pop_front();
-    m_ports[in]->Release();
+    if (owner.in == kNone || (owner.copies && --*owner.copies > 0))
+    {
+        return;
+    }
+    m_ports[owner.in]->Release();
 }
 
 } // namespace ns3
