@@ -40,15 +40,27 @@ AnalyticalTime(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, ui
 {
     return CollectiveAnalyticalTime(
         op, a, static_cast<uint32_t>(w.hosts.size()), bytes,
-        [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); }, layout);
+        [&t](uint32_t x, uint32_t y) { return t.GetPathCost(x, y); }, layout,
+        [&t](uint32_t r) { return t.GetInSwitchCost(r); });
 }
 
 /// "" when \p t can carry every transfer \p a makes of \p op; else the first pair it cannot
-/// (a rail-only cluster joins GPUs of different servers on one rail only).
+/// (a rail-only cluster joins GPUs of different servers on one rail only), or why no switch
+/// sums among the ranks (nvls).
 std::string
 Unreachable(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t bytes,
             const CollectiveTransport& t, const CollectiveLayout& layout)
 {
+    if (a == CollectiveAlgorithm::Nvls)
+    {
+        std::vector<uint32_t> ranks(w.hosts.size());
+        for (uint32_t r = 0; r < ranks.size(); ++r)
+        {
+            ranks[r] = r;
+        }
+        const std::string why = t.CheckInSwitch(ranks);
+        return why.empty() ? "" : "nvls: " + why;
+    }
     const auto s =
         CollectiveSchedule::Build(op, a, static_cast<uint32_t>(w.hosts.size()), bytes, layout);
     std::set<std::pair<uint32_t, uint32_t>> pairs;
@@ -86,7 +98,7 @@ Weigh(CollectiveOp op, CollectiveAlgorithm a, const WorkloadSpec& w, uint64_t by
 }
 
 /// auto: the algorithm of least alpha-beta time on this topology (ties to ring, as NCCL
-/// favours it, then to the earliest of halving-doubling, tree and hierarchical) among those
+/// favours it, then to the earliest of halving-doubling, tree, hierarchical and nvls) among those
 /// whose transfers all have a path (ring, and why it cannot run, where none has); the
 /// operations of one algorithm take it.
 Choice
@@ -112,6 +124,7 @@ PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const Coll
     {
         others.push_back(CollectiveAlgorithm::Hierarchical);
     }
+    others.push_back(CollectiveAlgorithm::Nvls); // where the switches sum (Unreachable says)
     Choice best = Weigh(op, CollectiveAlgorithm::Ring, w, bytes, t, layout);
     for (CollectiveAlgorithm a : others)
     {

@@ -487,13 +487,15 @@ CollectiveWorkloadKeys()
     using W = WorkloadSpec;
     return {
         MakeKey<W>("algorithm", KeyKind::Choice,
-                   "ring|halving-doubling|direct|hierarchical|tree|auto", "auto",
+                   "ring|halving-doubling|direct|hierarchical|tree|nvls|auto", "auto",
                    "How the collective runs; auto: the fastest by the alpha-beta cost on this "
                    "topology (all-to-all, send-recv: direct; broadcast, reduce: ring, a "
                    "pipelined chain from the first rank, the root). On GPUs of several servers a "
                    "ring has one "
                    "channel per rail; hierarchical (all-reduce): inside each server, then on "
-                   "the rails, then inside; tree (all-reduce): NCCL's double binary tree")
+                   "the rails, then inside; tree (all-reduce): NCCL's double binary tree; nvls "
+                   "(all-reduce, reduce-scatter, all-gather on the GPUs of one server with "
+                   "NVSwitch gen3 on): sums and multicasts in the switches")
             .Only({"collective"})
             .Choices(CollectiveAlgorithmChoices())
             .Field(&W::algorithm)

@@ -326,6 +326,45 @@ ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, cons
 /// A collective's ranks: hosts of the network (no servers inside), or GPUs that NVLink
 /// joins inside each server, on one server or, over a network that their NICs reach
 /// through PCIe (GPUDirect RDMA), on several; every rank simulated.
+/// nvls: GPU ranks of one server whose NVSwitches sum (gen3 on).
+void
+ValidateNvls(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
+{
+    const std::string where = "workload 'collective'.algorithm nvls";
+    const NodeYaml& node = s.topology.node;
+    const std::string server = node.preset.empty() ? "the server" : node.preset;
+    if (wl.rankDevices.empty())
+    {
+        FailAt(r, item["algorithm"],
+               fmt::format("{}: NVLS sums in a server's NVSwitches; the ranks are hosts, give "
+                           "GPUs (h0.gpu0)",
+                           where));
+    }
+    for (uint32_t h : wl.hosts)
+    {
+        if (h != wl.hosts.front())
+        {
+            FailAt(r, item["algorithm"],
+                   fmt::format("{}: the ranks are on h{} and h{}; NVLS across servers (NCCL's "
+                               "NVLS with a tree) is not built, only inside one server",
+                               where, wl.hosts.front(), h));
+        }
+    }
+    if (!node.hasNvlink || node.nvlink.split.empty())
+    {
+        FailAt(r, item["algorithm"],
+               fmt::format("{}: {} has no NVSwitch ({}); NVLS sums in NVSwitches", where, server,
+                           node.hasNvlink ? "its GPUs' NVLinks join them directly" : "no NVLink"));
+    }
+    if (node.nvlink.switchGeneration < 3)
+    {
+        FailAt(r, item["algorithm"],
+               fmt::format("{}: {}'s NVSwitches are gen{}; NVLS needs gen3 or later (NVLink "
+                           "SHARP, from H100 on)",
+                           where, server, node.nvlink.switchGeneration));
+    }
+}
+
 void
 ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                    const WorkloadSpec& wl)
@@ -403,6 +442,10 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                                "hosts",
                                where, h));
         }
+    }
+    if (wl.algorithm == "nvls")
+    {
+        ValidateNvls(r, item, s, wl);
     }
 }
 

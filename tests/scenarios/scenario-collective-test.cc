@@ -171,3 +171,39 @@ TEST_CASE("GPU ranks: GPUs that NVLink joins inside each server, refused otherwi
     CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, ranks: [h0.gpu0, h1.gpu0]}"))
               .find("GPU ranks need servers (topology.node)") != std::string::npos);
 }
+
+TEST_CASE("nvls: GPUs of one server whose NVSwitches sum; refused elsewhere at the algorithm")
+{
+    const auto node = [](const std::string& preset, const std::string& ranks) {
+        return "name: c\ntopology: {builder: node, node: " + preset +
+               "}\nworkloads:\n  - {type: collective, algorithm: nvls, bytes: 8MB, ranks: " +
+               ranks + "}\n";
+    };
+    const Scenario s =
+        ParseScenario(node("dgx-h100", "[h0.gpu0, h0.gpu1, h0.gpu2, h0.gpu3]"), "n.yaml");
+    CHECK(s.workloads[0].algorithm == "nvls");
+    CHECK(ResolvedYaml(s).find("algorithm: nvls") != std::string::npos);
+    // A server without NVSwitch: dgx-1 joins its GPUs directly; dgx-a100's are gen2.
+    CHECK(ParseErrorOf(node("dgx-1", "[h0.gpu0, h0.gpu1]"))
+              .find("bad.yaml:4:35: workload 'collective'.algorithm nvls: dgx-1 has no NVSwitch "
+                    "(its GPUs' NVLinks join them directly); NVLS sums in NVSwitches") == 0);
+    CHECK(ParseErrorOf(node("dgx-a100", "[h0.gpu0, h0.gpu1]"))
+              .find("bad.yaml:4:35: workload 'collective'.algorithm nvls: dgx-a100's NVSwitches "
+                    "are gen2; NVLS needs gen3 or later") == 0);
+    // pcie-8gpu has no NVLink at all: its GPUs are refused before the algorithm.
+    CHECK(ParseErrorOf(node("pcie-8gpu", "[h0.gpu0, h0.gpu1]"))
+              .find("NVLink does not join h0.gpu0 and h0.gpu1") != std::string::npos);
+    // Hosts as ranks, and GPUs of several servers.
+    CHECK(ParseErrorOf(Workload("{type: collective, algorithm: nvls, bytes: 6MB}"))
+              .find("bad.yaml:5:35: workload 'collective'.algorithm nvls: NVLS sums in a "
+                    "server's NVSwitches; the ranks are hosts") == 0);
+    CHECK(ParseErrorOf("name: c\nfabric: {type: infiniband}\ntopology: {builder: rail, nodes: 2, "
+                       "node: dgx-h100}\nworkloads:\n  - {type: collective, algorithm: nvls, "
+                       "bytes: 8MB, ranks: [h0.gpu0, h1.gpu0]}\n")
+              .find("the ranks are on h0 and h1; NVLS across servers") != std::string::npos);
+    // Operations NVLS does not have.
+    CHECK(ParseErrorOf("name: c\ntopology: {builder: node, node: dgx-h100}\nworkloads:\n  - "
+                       "{type: collective, op: broadcast, algorithm: nvls, bytes: 8MB, ranks: "
+                       "[h0.gpu0, h0.gpu1]}\n")
+              .find("broadcast has no nvls algorithm") != std::string::npos);
+}

@@ -409,9 +409,12 @@ AddChain(CollectiveSchedule& s, bool reduce)
 
 /**
  * NVLS: chunk c's piece of rank i is summed in the switch from every rank into i
- * (after i's sum of chunk c-1: one sum in flight per rank), then multicast by i to
- * every rank (after its sum; after its multicast of chunk c-1 when there is no sum).
+ * (after i's sum of chunk c - kNvlsWindow: that many sums in flight per rank), then
+ * multicast by i to every rank (after its sum; with no sum, after its multicast of
+ * chunk c - kNvlsWindow).
  */
+constexpr uint32_t kNvlsWindow = 1;
+
 void
 AddNvls(CollectiveSchedule& s, bool reduces, bool gathers)
 {
@@ -421,7 +424,8 @@ AddNvls(CollectiveSchedule& s, bool reduces, bool gathers)
     {
         all[r] = r;
     }
-    std::vector<int64_t> last(n, -1); // each rank's previous transfer of its own pieces
+    // each rank's transfers of its own pieces (sums, or multicasts without sums), by chunk
+    std::vector<std::vector<uint32_t>> own(n);
     for (uint32_t c = 0; c < s.split; ++c)
     {
         for (uint32_t i = 0; i < n; ++i)
@@ -433,28 +437,20 @@ AddNvls(CollectiveSchedule& s, bool reduces, bool gathers)
             t.pieces = {c * n + i};
             t.bytes = s.pieceBytes;
             t.step = c;
+            if (c >= kNvlsWindow)
+            {
+                t.after = {own[i][c - kNvlsWindow]};
+            }
+            own[i].push_back(static_cast<uint32_t>(s.transfers.size()));
             if (reduces)
             {
                 t.via = CollectiveVia::SwitchReduce;
-                if (last[i] >= 0)
-                {
-                    t.after.push_back(static_cast<uint32_t>(last[i]));
-                }
-                last[i] = static_cast<int64_t>(s.transfers.size());
                 s.transfers.push_back(t);
-                t.after = {static_cast<uint32_t>(last[i])};
+                t.after = {own[i].back()};
             }
             if (gathers)
             {
                 t.via = CollectiveVia::SwitchMulticast;
-                if (!reduces && last[i] >= 0)
-                {
-                    t.after = {static_cast<uint32_t>(last[i])};
-                }
-                if (!reduces)
-                {
-                    last[i] = static_cast<int64_t>(s.transfers.size());
-                }
                 s.transfers.push_back(t);
             }
         }

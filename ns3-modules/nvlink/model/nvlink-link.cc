@@ -4,6 +4,7 @@
 #include "ns3/nvlink-port.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ns3
@@ -107,12 +108,21 @@ NvlinkLink::GetPort(uint32_t i) const
 double
 NvlinkLink::GetHeaderBytes() const
 {
+    return GetHeaderBytes(m_maxPayload);
+}
+
+double
+NvlinkLink::GetHeaderBytes(uint32_t payload) const
+{
     if (m_headerBytes >= 0)
     {
         return m_headerBytes;
     }
-    // A full packet at NCCL's usable rate: payload / (payload + h) = efficiency.
-    return m_maxPayload * (1.0 / NvlinkNcclEfficiency(m_generation) - 1.0);
+    // A full packet at NCCL's usable rate: payload / (payload + h) = efficiency; each real
+    // packet (256 bytes at most) a coarse one stands for pays its own.
+    const uint32_t unit = std::min<uint32_t>(m_maxPayload, 256);
+    const uint32_t packets = std::max<uint32_t>(1, (payload + unit - 1) / unit);
+    return packets * unit * (1.0 / NvlinkNcclEfficiency(m_generation) - 1.0);
 }
 
 double
@@ -122,9 +132,10 @@ NvlinkLink::GetBytesPerSecond() const
 }
 
 Time
-NvlinkLink::WireTime(uint32_t payload) const
+NvlinkLink::WireTime(uint32_t payload, uint32_t extra) const
 {
-    return Time::FromDouble((payload + GetHeaderBytes()) / GetBytesPerSecond() * 1e12, Time::PS);
+    return Time::FromDouble(
+        (payload + extra + GetHeaderBytes(payload)) / GetBytesPerSecond() * 1e12, Time::PS);
 }
 
 } // namespace ns3

@@ -42,12 +42,19 @@ class NvlinkLink : public Object
     Time GetDelay() const { return m_delay; }
     double GetBitErrorRate() const { return m_ber; }
     uint32_t GetMaxPayload() const { return m_maxPayload; }
-    /// The header bytes each packet costs (HeaderBytes, or the generation's calibrated value).
+    /// The header bytes a full packet costs (HeaderBytes, or the generation's calibrated value).
     double GetHeaderBytes() const;
+    /**
+     * \brief The header bytes a packet of \p payload costs: HeaderBytes when set; else the
+     * calibrated value for each NVLink packet of up to 256 bytes (or MaxPayload, if less)
+     * it stands for. A MaxPayload above 256 coarsens packets for speed; a packet that is
+     * not full then costs what its real packets would, not a whole coarse header.
+     */
+    double GetHeaderBytes(uint32_t payload) const;
     /// Raw bytes per second of the bundle, one direction.
     double GetBytesPerSecond() const;
-    /// Serialisation time of a packet with \p payload bytes.
-    Time WireTime(uint32_t payload) const;
+    /// Serialisation time of a packet with \p payload bytes and \p extra wire bytes (NVLS).
+    Time WireTime(uint32_t payload, uint32_t extra = 0) const;
 
   protected:
     void DoDispose() override;

@@ -142,9 +142,9 @@ void
 NvlinkPort::Send(const NvlinkPacket& p, bool replay)
 {
     m_txTrace(p, replay);
-    const double bytes = p.payload + p.extra + m_link->GetHeaderBytes();
+    const double bytes = p.payload + p.extra + m_link->GetHeaderBytes(p.payload);
     m_wireBytes += bytes;
-    const Time wire = m_link->WireTime(p.payload + p.extra);
+    const Time wire = m_link->WireTime(p.payload, p.extra);
     bool corrupted = false;
     const double ber = m_link->GetBitErrorRate();
     if (ber > 0)
