@@ -166,17 +166,78 @@ TEST_CASE("GPUDirect RDMA from the scenario: line rate on Gen5 x16, the PCIe lim
     CHECK(std::stoull(Row(dir / "fast", "h1", "rc-sw0", "down")[5]) == 0);
 }
 
-TEST_CASE("a mistake in topology.node: exit 2, FILE:LINE:COL, no results folder")
+TEST_CASE("mistakes in topology.node and dma: exit 2, FILE:LINE:COL, no results folder")
 {
     const ScratchDir dir("pcie-bad");
-    const fs::path file = dir / "bad.yaml";
-    std::ofstream(file) << "name: bad\ntopology:\n  builder: node\n  node:\n    pcie: {lanes: 3}\n"
-                        << "workloads:\n  - {type: dma, src: h0.gpu0, dst: h0.mem, bytes: 1MB}\n";
-    const RunOutcome r = RunInProcess(file, dir / "out");
-    CHECK(r.code == kExitBadInput);
-    CHECK(r.err.find("bad.yaml:5:19: topology.node.pcie.lanes: x3 is not a PCIe link width") !=
-          std::string::npos);
-    CHECK(!fs::exists(dir / "out"));
+    const std::string dma = "workloads:\n  - {type: dma, src: h0.gpu0, dst: h0.mem, bytes: 1MB}\n";
+    struct Bad
+    {
+        const char* name;
+        std::string text;
+        const char* error;
+    };
+    const Bad cases[] = {
+        {"lanes", "topology:\n  builder: node\n  node:\n    pcie: {lanes: 3}\n" + dma,
+         "lanes.yaml:5:19: topology.node.pcie.lanes: x3 is not a PCIe link width"},
+        {"generation", "topology:\n  builder: node\n  node:\n    pcie: {generation: 7}\n" + dma,
+         "generation.yaml:5:24: topology.node.pcie.generation must be 1..6, not 7"},
+        {"mps", "topology:\n  builder: node\n  node:\n    pcie: {mps: 384}\n" + dma,
+         "mps.yaml:5:17: topology.node.pcie.mps must be a power of two from 128 to 4096 bytes, "
+         "not 384"},
+        {"switch", "topology:\n  builder: node\n  node:\n    pcie: {gpus: [{under: sw9}]}\n" + dma,
+         "switch.yaml:5:27: topology.node.pcie.gpus.0: no switch 'sw9' in the tree"},
+        {"servers",
+         "topology:\n  builder: pair\n  node:\n    pcie: {preset: gpudirect}\nworkloads:\n  - "
+         "{type: dma, src: h0.gpu0, dst: h1.mem, bytes: 1MB}\n",
+         "servers.yaml:7:36: workload 'dma': a dma stays inside one server, but src is in h0 and "
+         "dst in h1"},
+    };
+    for (const Bad& b : cases)
+    {
+        CAPTURE(b.name);
+        const fs::path file = dir / (std::string(b.name) + ".yaml");
+        std::ofstream(file) << "name: bad\n" << b.text;
+        const RunOutcome r = RunInProcess(file, dir / b.name);
+        CHECK(r.code == kExitBadInput);
+        CHECK_MESSAGE(r.err.find(b.error) != std::string::npos, r.err);
+        CHECK(!fs::exists(dir / b.name));
+    }
+}
+
+TEST_CASE("data credits below the link's bandwidth-delay product: credit-starved in the totals")
+{
+    const ScratchDir dir("pcie-credits");
+    const fs::path freeOut = dir / "free";
+    const fs::path heldOut = dir / "held";
+    const RunOutcome free = RunInProcess(WriteNode(dir, 4, "4MB"), freeOut);
+    REQUIRE_MESSAGE(free.code == kExitOk, free.err);
+    // 1 us links and 128 credits of 16 bytes: 2 KiB a credit loop of a little over 2 us.
+    const RunOutcome held = RunInProcess(
+        WriteNode(
+            dir, 4, "4MB",
+            "fabric:\n  set:\n    ns3::PcieLink::Delay: 1us\n    ns3::PciePort::InitPD: 128\n"),
+        heldOut);
+    REQUIRE_MESSAGE(held.code == kExitOk, held.err);
+    const auto f = Summary(freeOut);
+    const auto h = Summary(heldOut);
+    CHECK(f["totals"]["credit_starved_s"].get<double>() == 0);
+    const double starved = h["totals"]["credit_starved_s"].get<double>();
+    CHECK(starved > 0);
+    // The total is pcie.csv's column summed.
+    double sum = 0;
+    for (const auto& r : ReadCsv(heldOut / "pcie.csv"))
+    {
+        if (r.size() == 11 && r[0] == "h0")
+        {
+            sum += std::stod(r[10]);
+        }
+    }
+    CHECK(sum == doctest::Approx(starved).epsilon(1e-6));
+    // At most the credits per loop (2 KiB / 2 us = 8.19 Gb/s), and not far below it.
+    REQUIRE(h["flows"][0]["state"] == "completed");
+    const double gbps = h["flows"][0]["throughput_gbps"].get<double>();
+    CHECK(gbps <= 128 * 16 * 8 / 2e-6 / 1e9);
+    CHECK(gbps >= 0.9 * 128 * 16 * 8 / 2e-6 / 1e9);
 }
 
 TEST_CASE("record.pcie_trace: every TLP of the host's links, a line each, as pcie.csv counts them")
