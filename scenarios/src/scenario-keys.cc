@@ -425,7 +425,8 @@ TopologyKeys()
                                "hgx-b200, dgx-1, pcie-8gpu) or a map {preset, pcie, nvlink}. pcie: "
                                "a preset (gpudirect, pcie-8gpu, host-nic) or a map {preset, "
                                "generation, lanes, mps, mrrs, acs, switch_latency, root_complex: "
-                               "{intel_p2p}, switches, gpus, nics}; docs/pcie.md. nvlink: "
+                               "{intel_p2p}, switches, gpus, nics (each sw0.., root or {under, "
+                               "generation, lanes, serves: [gpuK]})}; docs/pcie.md. nvlink: "
                                "{generation, gpus, switch_generation, links_per_gpu, split, mesh}; "
                                "docs/nvlink.md")
                         .Own(ReadNode, WriteNode)

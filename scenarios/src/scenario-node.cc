@@ -29,15 +29,15 @@ PciePresets()
         eight.switches.assign(4, PcieLinkYaml{});
         for (uint32_t k = 0; k < 8; ++k)
         {
-            eight.gpus.push_back(PcieDeviceYaml{"sw" + std::to_string(k / 2), {}});
+            eight.gpus.push_back(PcieDeviceYaml{"sw" + std::to_string(k / 2), {}, {}});
         }
         for (uint32_t k = 0; k < 4; ++k)
         {
-            eight.nics.push_back(PcieDeviceYaml{"sw" + std::to_string(k), {}});
+            eight.nics.push_back(PcieDeviceYaml{"sw" + std::to_string(k), {}, {}});
         }
         p["pcie-8gpu"] = eight;
         PcieNodeYaml host; // Gen5 x16: nic0 on a root port, no GPU: RDMA from host memory
-        host.nics = {PcieDeviceYaml{"root", {}}};
+        host.nics = {PcieDeviceYaml{"root", {}, {}}};
         p["host-nic"] = host;
         return p;
     }();
@@ -129,26 +129,63 @@ ReadSwitches(const Reader& r, const YAML::Node& n)
 }
 
 /// gpus: or nics:, each item the switch it sits under ("sw0", "root") or a map with it.
+/// A NIC's `serves`: gpuK, or a list of them.
+std::vector<uint32_t>
+ReadServes(const Reader& r, const YAML::Node& n, const std::string& where)
+{
+    std::vector<YAML::Node> items;
+    for (size_t i = 0; n.IsSequence() && i < n.size(); ++i)
+    {
+        items.push_back(n[i]);
+    }
+    if (!n.IsSequence())
+    {
+        items.push_back(n);
+    }
+    std::vector<uint32_t> gpus;
+    for (const auto& item : items)
+    {
+        const std::string name = item.IsScalar() ? item.Scalar() : "";
+        if (name.rfind("gpu", 0) != 0 || name.size() < 4 || name.size() > 5 ||
+            name.find_first_not_of("0123456789", 3) != std::string::npos)
+        {
+            r.Fail(item,
+                   fmt::format("{} names GPUs of the server: gpuK, or a list of them", where));
+        }
+        gpus.push_back(DeviceNumber(name));
+    }
+    return gpus;
+}
+
 std::vector<PcieDeviceYaml>
 ReadDevices(const Reader& r, const YAML::Node& n, const std::string& key, size_t switches)
 {
     const std::string what = kPcie + "." + key;
+    const bool nics = key == "nics";
     if (!n.IsSequence() || n.size() > 64)
     {
-        r.Fail(n, what + " is a list of at most 64 items, each sw0.. or root, or a map {under, "
-                         "generation, lanes}");
+        r.Fail(n, what +
+                      " is a list of at most 64 items, each sw0.. or root, or a map {under, "
+                      "generation, lanes" +
+                      (nics ? ", serves}" : "}"));
     }
     std::vector<PcieDeviceYaml> out;
     for (size_t i = 0; i < n.size(); ++i)
     {
         const std::string where = fmt::format("{}.{}", what, i);
         PcieDeviceYaml d;
-        YAML::Node under = n[i];
+        // One Node, never assigned again: yaml-cpp's operator= would write into n[i].
+        const YAML::Node under = n[i].IsMap() ? n[i]["under"] : n[i];
         if (n[i].IsMap())
         {
-            r.CheckMap(n[i], where, {"under", "generation", "lanes"});
+            r.CheckMap(n[i], where,
+                       nics ? std::vector<std::string>{"under", "generation", "lanes", "serves"}
+                            : std::vector<std::string>{"under", "generation", "lanes"});
             d.link = ReadLink(r, n[i], where);
-            under = n[i]["under"];
+            if (n[i]["serves"])
+            {
+                d.serves = ReadServes(r, n[i]["serves"], where + ".serves");
+            }
             if (!under)
             {
                 r.Fail(n[i], where + " needs 'under' (sw0.. or root)");
@@ -169,6 +206,35 @@ ReadDevices(const Reader& r, const YAML::Node& n, const std::string& key, size_t
         out.push_back(d);
     }
     return out;
+}
+
+/// Each GPU a NIC serves exists, and no other NIC serves it too.
+void
+CheckServes(const Reader& r, const YAML::Node& n, const PcieNodeYaml& p)
+{
+    std::map<uint32_t, size_t> servedBy;
+    for (size_t i = 0; i < p.nics.size(); ++i)
+    {
+        for (size_t j = 0; j < p.nics[i].serves.size(); ++j)
+        {
+            const uint32_t g = p.nics[i].serves[j];
+            const YAML::Node serves = n["nics"][i]["serves"];
+            const YAML::Node at = serves.IsSequence() ? serves[j] : serves;
+            const std::string where = fmt::format("{}.nics.{}.serves", kPcie, i);
+            if (g >= p.gpus.size())
+            {
+                r.Fail(at,
+                       fmt::format("{}: there is no gpu{}: the tree has {}", where, g,
+                                   p.gpus.empty() ? std::string("no GPU")
+                                                  : fmt::format("gpu0..gpu{}", p.gpus.size() - 1)));
+            }
+            if (const auto [it, fresh] = servedBy.emplace(g, i); !fresh)
+            {
+                r.Fail(at,
+                       fmt::format("{}: gpu{} is served by nic{} already", where, g, it->second));
+            }
+        }
+    }
 }
 
 PcieNodeYaml
@@ -238,6 +304,7 @@ ReadPcie(const Reader& r, const YAML::Node& n)
     {
         p.nics = ReadDevices(r, n["nics"], "nics", p.switches.size());
     }
+    CheckServes(r, n, p);
     return p;
 }
 
@@ -260,13 +327,22 @@ WriteDevices(YAML::Emitter& y, const std::string& key, const std::vector<PcieDev
     y << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const auto& d : devices)
     {
-        if (!d.link.generation && !d.link.lanes)
+        if (!d.link.generation && !d.link.lanes && d.serves.empty())
         {
             y << d.under;
             continue;
         }
         y << YAML::Flow << YAML::BeginMap << YAML::Key << "under" << YAML::Value << d.under;
         WriteLinkKeys(y, d.link);
+        if (!d.serves.empty())
+        {
+            y << YAML::Key << "serves" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (uint32_t g : d.serves)
+            {
+                y << "gpu" + std::to_string(g);
+            }
+            y << YAML::EndSeq;
+        }
         y << YAML::EndMap;
     }
     y << YAML::EndSeq;
@@ -446,11 +522,11 @@ ServerPresets()
             p.switches.assign(4, PcieLinkYaml{});
             for (uint32_t k = 0; k < 8; ++k)
             {
-                p.gpus.push_back(PcieDeviceYaml{"sw" + std::to_string(k / 2), {}});
+                p.gpus.push_back(PcieDeviceYaml{"sw" + std::to_string(k / 2), {}, {}});
             }
             for (uint32_t k = 0; k < 4 * nicsPerSwitch; ++k)
             {
-                p.nics.push_back(PcieDeviceYaml{"sw" + std::to_string(k / nicsPerSwitch), {}});
+                p.nics.push_back(PcieDeviceYaml{"sw" + std::to_string(k / nicsPerSwitch), {}, {}});
             }
             return p;
         };

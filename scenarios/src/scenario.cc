@@ -125,6 +125,14 @@ NodeYaml::Endpoints() const
 uint32_t
 NodeYaml::ServingNic(uint32_t gpu) const
 {
+    for (uint32_t n = 0; hasPcie && n < pcie.nics.size(); ++n)
+    {
+        const auto& serves = pcie.nics[n].serves;
+        if (std::find(serves.begin(), serves.end(), gpu) != serves.end())
+        {
+            return n;
+        }
+    }
     if (!hasPcie || gpu >= pcie.gpus.size() || pcie.gpus[gpu].under == "root")
     {
         return 0;

@@ -83,6 +83,7 @@ struct PcieDeviceYaml
 {
     std::string under{"sw0"};
     PcieLinkYaml link;
+    std::vector<uint32_t> serves; ///< a NIC: the GPUs it serves, as given (empty: by position)
 };
 
 /// topology.node.pcie: every server's PCIe tree (ns3-modules/pcie).
@@ -141,9 +142,9 @@ struct NodeYaml
     bool NvlinkJoins(const std::string& srcGpu, const std::string& dstGpu) const;
     /// The names a workload may give inside a server: "mem", "gpuK", "nicK".
     std::vector<std::string> Endpoints() const;
-    /// The NIC that serves GPU \p gpu: the one under its PCIe switch in the same position
-    /// among that switch's NICs as the GPU among its GPUs (GPU k -> NIC k on dgx-h100); nic0
-    /// if no NIC shares its switch.
+    /// The NIC that serves GPU \p gpu: the one whose `serves` names it; else the one under
+    /// its PCIe switch in the same position among that switch's NICs as the GPU among its
+    /// GPUs (GPU k -> NIC k on dgx-h100); nic0 if no NIC shares its switch.
     uint32_t ServingNic(uint32_t gpu) const;
 };
 

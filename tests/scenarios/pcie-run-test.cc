@@ -186,6 +186,11 @@ TEST_CASE("mistakes in topology.node and dma: exit 2, FILE:LINE:COL, no results 
          "not 384"},
         {"switch", "topology:\n  builder: node\n  node:\n    pcie: {gpus: [{under: sw9}]}\n" + dma,
          "switch.yaml:5:27: topology.node.pcie.gpus.0: no switch 'sw9' in the tree"},
+        {"serves",
+         "topology:\n  builder: node\n  node:\n    pcie: {preset: gpudirect, nics: [{under: sw0, "
+         "serves: gpu4}]}\n" +
+             dma,
+         "serves.yaml:5:59: topology.node.pcie.nics.0.serves: there is no gpu4"},
         {"servers",
          "topology:\n  builder: pair\n  node:\n    pcie: {preset: gpudirect}\nworkloads:\n  - "
          "{type: dma, src: h0.gpu0, dst: h1.mem, bytes: 1MB}\n",

@@ -212,3 +212,37 @@ TEST_CASE("every server preset reads back the same from its resolved file")
         CHECK(h100.topology.node.ServingNic(g) == g); // GPU k beside NIC k
     }
 }
+
+TEST_CASE("nics.serves names the GPUs a NIC serves; a GPU not there, or served twice, refused")
+{
+    const auto node = [](const std::string& nics) {
+        return "name: s\ntopology:\n  builder: node\n  node:\n    pcie:\n      switches: [{}]\n"
+               "      gpus: [sw0, sw0]\n      nics: " +
+               nics + "\n";
+    };
+    // By position gpu1 takes nic1; serves gives both GPUs to nic0.
+    const Scenario plain = ParseScenario(node("[sw0, sw0]"), "p.yaml");
+    CHECK(plain.topology.node.ServingNic(1) == 1);
+    const Scenario s = ParseScenario(node("[{under: sw0, serves: [gpu0, gpu1]}, sw0]"), "s.yaml");
+    CHECK(s.topology.node.pcie.nics[0].serves == std::vector<uint32_t>{0, 1});
+    CHECK(s.topology.node.ServingNic(0) == 0);
+    CHECK(s.topology.node.ServingNic(1) == 0);
+    const std::string resolved = ResolvedYaml(s);
+    CHECK(resolved.find("serves: [gpu0, gpu1]") != std::string::npos);
+    CHECK(ResolvedYaml(ParseScenario(resolved, "r.yaml")) == resolved);
+    // One GPU alone, without a list.
+    CHECK(ParseScenario(node("[sw0, {under: sw0, serves: gpu0}]"), "o.yaml")
+              .topology.node.ServingNic(0) == 1);
+    CHECK(ParseErrorOf(node("[{under: sw0, serves: [gpu0, gpu2]}]"))
+              .find("bad.yaml:8:42: topology.node.pcie.nics.0.serves: there is no gpu2: the tree "
+                    "has gpu0..gpu1") == 0);
+    CHECK(ParseErrorOf(node("[{under: sw0, serves: gpu1}, {under: sw0, serves: [gpu1]}]"))
+              .find("bad.yaml:8:64: topology.node.pcie.nics.1.serves: gpu1 is served by nic0 "
+                    "already") == 0);
+    CHECK(ParseErrorOf(node("[{under: sw0, serves: nic1}]"))
+              .find("serves names GPUs of the server: gpuK, or a list of them") !=
+          std::string::npos);
+    CHECK(ParseErrorOf("name: s\ntopology:\n  builder: node\n  node:\n    pcie:\n      gpus: "
+                       "[{under: root, serves: gpu0}]\n")
+              .find("unknown key 'serves' in topology.node.pcie.gpus.0") != std::string::npos);
+}
