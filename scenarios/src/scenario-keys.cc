@@ -407,7 +407,10 @@ TopologyKeys()
                 .Field(&T::k)
                 .Example("6"),
         };
-        AddLink(k, "link", &T::link, "{100Gbps, 1us}", "the host links", {}, "");
+        AddLink(k, "link", &T::link, "{100Gbps, 1us}",
+                "the host links (rate: a server preset's NICs' where topology.node names one: "
+                "dgx-h100 and hgx-b200 400Gbps, dgx-a100 200Gbps, dgx-1 100Gbps)",
+                {}, "");
         AddLink(k, "uplink", &T::uplink, "= link", "the switch-to-switch links",
                 {"leaf-spine", "fat-tree", "ring", "rail"}, "link");
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},

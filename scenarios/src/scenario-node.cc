@@ -531,9 +531,10 @@ ServerPresets()
             return p;
         };
         const auto server = [](const std::string& name, PcieNodeYaml pcie, NvlinkNodeYaml nv,
-                               bool nvlink) {
+                               bool nvlink, const std::string& nicRate) {
             NodeYaml n;
             n.preset = name;
+            n.nicRate = nicRate;
             n.hasPcie = true;
             n.pcie = std::move(pcie);
             n.hasNvlink = nvlink;
@@ -545,17 +546,17 @@ ServerPresets()
         h100.generation = 4;
         h100.switchGeneration = 3;
         h100.split = {5, 4, 4, 5};
-        m["dgx-h100"] = server("dgx-h100", paired(5, 2), h100, true);
+        m["dgx-h100"] = server("dgx-h100", paired(5, 2), h100, true, "400Gbps"); // ConnectX-7
         NvlinkNodeYaml a100; // NVLink3, 12 links, two to each of six gen2 NVSwitches
         a100.generation = 3;
         a100.switchGeneration = 2;
         a100.split = {2, 2, 2, 2, 2, 2};
-        m["dgx-a100"] = server("dgx-a100", paired(4, 2), a100, true);
+        m["dgx-a100"] = server("dgx-a100", paired(4, 2), a100, true, "200Gbps"); // ConnectX-6
         NvlinkNodeYaml b200; // NVLink5, 18 links, nine to each of two NVLink Switch chips
         b200.generation = 5;
         b200.switchGeneration = 4;
         b200.split = {9, 9};
-        m["hgx-b200"] = server("hgx-b200", paired(5, 2), b200, true);
+        m["hgx-b200"] = server("hgx-b200", paired(5, 2), b200, true, "400Gbps"); // ConnectX-7
         NvlinkNodeYaml cube; // DGX-1 (P100): NVLink1 hybrid cube mesh, 4 links per GPU
         cube.generation = 1;
         for (uint32_t q : {0u, 4u})
@@ -572,8 +573,8 @@ ServerPresets()
         {
             cube.mesh.push_back({a, a + 4, 1});
         }
-        m["dgx-1"] = server("dgx-1", paired(3, 1), cube, true);
-        m["pcie-8gpu"] = server("pcie-8gpu", PciePresets().at("pcie-8gpu"), {}, false);
+        m["dgx-1"] = server("dgx-1", paired(3, 1), cube, true, "100Gbps"); // 4 x EDR InfiniBand
+        m["pcie-8gpu"] = server("pcie-8gpu", PciePresets().at("pcie-8gpu"), {}, false, "");
         return m;
     }();
     return presets;

@@ -641,6 +641,31 @@ ReadFabricSet(const ReadContext& c, const YAML::Node& set, FabricSpec& fab)
     }
 }
 
+/// A server preset's NIC rate is its host links' rate (and what inherits it: uplinks, a
+/// dumbbell's bottleneck) unless the file gives one.
+void
+ApplyNicRate(const YAML::Node& t, TopologyYaml& top)
+{
+    const auto given = [&t](const char* link) { return t[link] && t[link]["rate"]; };
+    if (top.node.nicRate.empty() || given("link"))
+    {
+        return;
+    }
+    const uint64_t before = top.link.bitsPerSecond;
+    uint64_t bps = 0;
+    ParseRate(top.node.nicRate, bps);
+    for (const auto& [name, link] : {std::pair<const char*, LinkSpec*>{"link", &top.link},
+                                     {"uplink", &top.uplink},
+                                     {"bottleneck", &top.bottleneck}})
+    {
+        if (link == &top.link || (!given(name) && link->bitsPerSecond == before))
+        {
+            link->rate = top.node.nicRate;
+            link->bitsPerSecond = bps;
+        }
+    }
+}
+
 void
 ReadTopology(const ReadContext& c, const YAML::Node& t, Scenario& s)
 {
@@ -672,6 +697,7 @@ ReadTopology(const ReadContext& c, const YAML::Node& t, Scenario& s)
                                         : fmt::format(" (it takes {})", fmt::join(takes, ", "))));
     };
     ReadKeys(c, TopologyKeys(), t, "", "topology", "topology.", top.builder, refuse, top);
+    ApplyNicRate(t, top);
     ValidateTopology(c.r, t, s);
 }
 

@@ -131,6 +131,9 @@ uint32_t DeviceNumber(const std::string& name);
 struct NodeYaml
 {
     std::string preset; ///< the server preset it started from ("" for none)
+    /// The preset's NIC rate ("400Gbps"; "" for none): the host links' rate on a network
+    /// of such servers unless topology.link.rate says otherwise.
+    std::string nicRate;
     bool hasPcie{false};
     PcieNodeYaml pcie;
     bool hasNvlink{false};

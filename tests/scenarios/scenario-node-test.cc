@@ -246,3 +246,34 @@ TEST_CASE("nics.serves names the GPUs a NIC serves; a GPU not there, or served t
                        "[{under: root, serves: gpu0}]\n")
               .find("unknown key 'serves' in topology.node.pcie.gpus.0") != std::string::npos);
 }
+
+TEST_CASE("a server preset's NICs set the host links' rate unless the file gives one")
+{
+    const auto rail = [](const std::string& preset, const std::string& links) {
+        return ParseScenario("name: r\nfabric: {type: infiniband}\ntopology: {builder: rail, "
+                             "nodes: 2, node: " +
+                                 preset + links + "}\n",
+                             "r.yaml")
+            .topology;
+    };
+    // dgx-h100 and hgx-b200: 400 Gb/s (ConnectX-7); dgx-a100: 200; dgx-1: 100 (EDR).
+    CHECK(rail("dgx-h100", "").link.bitsPerSecond == 400'000'000'000);
+    CHECK(rail("hgx-b200", "").link.bitsPerSecond == 400'000'000'000);
+    const auto a100 = rail("dgx-a100", "");
+    CHECK(a100.link.rate == "200Gbps");
+    CHECK(a100.uplink.bitsPerSecond == 200'000'000'000); // the uplinks inherit it
+    CHECK(rail("dgx-1", "").link.bitsPerSecond == 100'000'000'000);
+    // What the file says wins, and the resolved file keeps it.
+    const auto given = rail("dgx-a100", ", link: {rate: 50Gbps}, uplink: {rate: 800Gbps}");
+    CHECK(given.link.bitsPerSecond == 50'000'000'000);
+    CHECK(given.uplink.bitsPerSecond == 800'000'000'000);
+    CHECK(rail("dgx-a100", ", uplink: {rate: 800Gbps}").link.bitsPerSecond == 200'000'000'000);
+    // pcie-8gpu names no NIC rate: the default stays.
+    CHECK(rail("pcie-8gpu", "").link.bitsPerSecond == 100'000'000'000);
+    const Scenario s = ParseScenario(
+        "name: r\nfabric: {type: infiniband}\ntopology: {builder: rail, nodes: 2, node: "
+        "dgx-a100}\n",
+        "r.yaml");
+    CHECK(ParseScenario(ResolvedYaml(s), "again.yaml").topology.link.bitsPerSecond ==
+          200'000'000'000);
+}
