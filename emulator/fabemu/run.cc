@@ -426,6 +426,11 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         summary["totals"]["bytes_delivered"] =
             summary["totals"]["bytes_delivered"].get<uint64_t>() + delivered;
         WriteCollectivesCsv(dir / "collectives.csv", results);
+        if (const auto steps = collectives->TrainingSteps(); !steps.empty())
+        {
+            summary["training"] = TrainingJson(steps);
+            WriteTrainingCsv(dir / "training.csv", steps);
+        }
         if (s.fidelity == "packet")
         {
             collectives->WriteSteps(dir);
@@ -505,6 +510,10 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
     {
         out << fmt::format("collectives ({}; * picked by auto):\n", s.fidelity)
             << CollectivesTable(CollectiveResultsOf(summary));
+    }
+    if (summary.contains("training"))
+    {
+        out << TrainingTable(summary["training"]);
     }
     for (const auto& e : summary["expect"])
     {

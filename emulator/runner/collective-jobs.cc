@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -29,6 +30,32 @@ struct CollectiveJobs::Job
     CollectiveLayout layout;                      ///< which ranks share a server
     std::unique_ptr<CollectiveSchedule> schedule; ///< packet mode: the last one built
     Ptr<Collective> running;
+
+    /// A training step's job: compute time, and each iteration's buckets.
+    bool Training() const { return spec->computePs > 0 || spec->buckets > 1; }
+    /// When result \p i's bucket is ready: its step's start and (k+1)/buckets of compute.
+    Time Ready(size_t i, Time stepStart) const
+    {
+        const uint32_t k = results[i].bucket;
+        return stepStart + PicoSeconds(spec->computePs * (k + 1) / spec->buckets);
+    }
+    /// When iteration \p it's step ended (its buckets all completed, at or after
+    /// \p stepStart + compute); zero if it has not.
+    Time StepEnd(uint32_t it, Time stepStart) const
+    {
+        Time end = stepStart + PicoSeconds(spec->computePs);
+        for (uint32_t k = 0; k < spec->buckets; ++k)
+        {
+            const auto& r = results[size_t{it} * spec->buckets + k];
+            if (r.state != "completed")
+            {
+                return Time(0);
+            }
+            end = std::max(end, Seconds(r.startS + r.timeS));
+        }
+        return end;
+    }
+    Time stepStart; ///< packet mode: when the running iteration's step began
 };
 
 namespace
@@ -239,7 +266,8 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
         NS_ABORT_MSG_IF(!job.transport, "no fabric joins the ranks of collective " << w.job);
         // auto picks per size, as NCCL's tuner does: latency-bound sizes may take another
         // algorithm than bandwidth-bound ones.
-        for (uint64_t bytes : w.sizes.empty() ? std::vector<uint64_t>{w.bytes} : w.sizes)
+        for (uint64_t bytes :
+             w.sizes.empty() ? std::vector<uint64_t>{w.bytes / w.buckets} : w.sizes)
         {
             CollectiveAlgorithm asked{};
             ParseCollectiveAlgorithm(w.algorithm, asked);
@@ -249,11 +277,12 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             const CollectiveAlgorithm algorithm = choice.algorithm;
             const std::string& unreachable = choice.unreachable;
             const Time analytical = choice.analytical;
-            for (uint32_t i = 0; i < w.iterations; ++i)
+            for (uint32_t n = 0; n < w.iterations * w.buckets; ++n)
             {
                 CollectiveResult r;
                 r.job = w.job;
-                r.iteration = i;
+                r.iteration = n / w.buckets;
+                r.bucket = n % w.buckets;
                 r.op = w.op;
                 r.algorithm = CollectiveAlgorithmName(algorithm);
                 r.autoPicked = w.algorithm == "auto";
@@ -298,6 +327,7 @@ CollectiveJobs::Start(Callback<void> allDone)
     m_open = m_jobs.size();
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
+        m_jobs[j].stepStart = PicoSeconds(m_jobs[j].spec->startPs);
         Simulator::Schedule(PicoSeconds(m_jobs[j].spec->startPs), &CollectiveJobs::Launch, this, j);
     }
 }
@@ -316,6 +346,13 @@ CollectiveJobs::Launch(size_t j)
         {
             m_allDone();
         }
+        return;
+    }
+    if (job.Training() && job.Ready(job.next, job.stepStart) > Simulator::Now())
+    {
+        // The bucket's gradients are not computed yet.
+        Simulator::Schedule(job.Ready(job.next, job.stepStart) - Simulator::Now(),
+                            &CollectiveJobs::Launch, this, j);
         return;
     }
     const uint64_t bytes = job.results[job.next].bytes;
@@ -371,6 +408,10 @@ CollectiveJobs::Ended(size_t j, Ptr<Collective> c)
     }
     if (r.state == "completed" && job.next < job.results.size())
     {
+        if (job.Training() && r.bucket + 1 == job.spec->buckets)
+        {
+            job.stepStart = job.StepEnd(r.iteration, job.stepStart); // the next step's start
+        }
         Simulator::ScheduleNow(&CollectiveJobs::Launch, this, j); // the next iteration
         return;
     }
@@ -386,16 +427,27 @@ CollectiveJobs::Estimate()
     for (auto& job : m_jobs)
     {
         double at = PicoSeconds(job.spec->startPs).GetSeconds();
-        for (auto& r : job.results)
+        Time stepStart = PicoSeconds(job.spec->startPs);
+        for (size_t i = 0; i < job.results.size(); ++i)
         {
+            auto& r = job.results[i];
             if (r.state == "failed")
             {
                 continue; // a pair without a path: no time to give
+            }
+            if (job.Training())
+            {
+                at = std::max(at, job.Ready(i, stepStart).GetSeconds());
             }
             r.state = "completed";
             r.startS = at;
             Finish(r, job.op, r.analyticalS);
             at += r.timeS;
+            if (job.Training() && r.bucket + 1 == job.spec->buckets)
+            {
+                stepStart = job.StepEnd(r.iteration, stepStart);
+                at = stepStart.GetSeconds();
+            }
         }
     }
 }
@@ -407,6 +459,48 @@ CollectiveJobs::Results() const
     for (const auto& job : m_jobs)
     {
         out.insert(out.end(), job.results.begin(), job.results.end());
+    }
+    return out;
+}
+
+std::vector<TrainingStep>
+CollectiveJobs::TrainingSteps() const
+{
+    std::vector<TrainingStep> out;
+    for (const auto& job : m_jobs)
+    {
+        if (!job.Training())
+        {
+            continue;
+        }
+        Time start = PicoSeconds(job.spec->startPs);
+        bool failed = false;
+        for (uint32_t it = 0; it < job.spec->iterations; ++it)
+        {
+            TrainingStep st;
+            st.job = job.spec->job;
+            st.iteration = it;
+            st.computeS = PicoSeconds(job.spec->computePs).GetSeconds();
+            for (uint32_t k = 0; k < job.spec->buckets; ++k)
+            {
+                failed =
+                    failed || job.results[size_t{it} * job.spec->buckets + k].state == "failed";
+            }
+            const Time end = failed ? Time(0) : job.StepEnd(it, start);
+            st.state = failed ? "failed" : end.IsZero() ? "pending" : "completed";
+            if (st.state == "completed")
+            {
+                st.startS = start.GetSeconds();
+                st.stepS = (end - start).GetSeconds();
+                st.exposedS = st.stepS - st.computeS;
+                start = end;
+            }
+            out.push_back(st);
+            if (st.state != "completed")
+            {
+                start = Time(0); // the steps after it never began
+            }
+        }
     }
     return out;
 }
@@ -462,16 +556,104 @@ CollectiveJobs::WriteSteps(const std::filesystem::path& dir) const
 }
 
 nlohmann::json
+TrainingJson(const std::vector<TrainingStep>& steps)
+{
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& st : steps)
+    {
+        const bool done = st.state == "completed";
+        list.push_back({{"job", st.job},
+                        {"iteration", st.iteration},
+                        {"state", st.state},
+                        {"compute_s", st.computeS},
+                        {"start_s", done ? nlohmann::json(st.startS) : nlohmann::json()},
+                        {"step_s", done ? nlohmann::json(st.stepS) : nlohmann::json()},
+                        {"exposed_s", done ? nlohmann::json(st.exposedS) : nlohmann::json()}});
+    }
+    return list;
+}
+
+void
+WriteTrainingCsv(const std::filesystem::path& file, const std::vector<TrainingStep>& steps)
+{
+    std::ofstream f(file);
+    f << "job,iteration,state,start_s,compute_s,step_s,exposed_s\n";
+    for (const auto& st : steps)
+    {
+        const bool done = st.state == "completed";
+        f << fmt::format("{},{},{},{},{:.9g},{},{}\n", st.job, st.iteration, st.state,
+                         done ? fmt::format("{:.9g}", st.startS) : "", st.computeS,
+                         done ? fmt::format("{:.9g}", st.stepS) : "",
+                         done ? fmt::format("{:.9g}", st.exposedS) : "");
+    }
+}
+
+std::string
+TrainingTable(const nlohmann::json& training)
+{
+    std::ostringstream t;
+    std::vector<std::string> jobs;
+    for (const auto& st : training)
+    {
+        if (std::find(jobs.begin(), jobs.end(), st["job"]) == jobs.end())
+        {
+            jobs.push_back(st["job"]);
+        }
+    }
+    for (const auto& job : jobs)
+    {
+        size_t done = 0;
+        size_t all = 0;
+        double step = 0;
+        double exposed = 0;
+        double compute = 0;
+        for (const auto& st : training)
+        {
+            if (st["job"] != job)
+            {
+                continue;
+            }
+            ++all;
+            compute = st["compute_s"].get<double>();
+            if (st["state"] == "completed")
+            {
+                ++done;
+                step += st["step_s"].get<double>();
+                exposed += st["exposed_s"].get<double>();
+            }
+        }
+        if (done == 0)
+        {
+            t << fmt::format("training {}: 0 of {} steps completed\n", job, all);
+            continue;
+        }
+        step /= static_cast<double>(done);
+        exposed /= static_cast<double>(done);
+        t << fmt::format("training {}: {} of {} steps, {:.3f} ms each: compute {:.3f} ms, "
+                         "communication exposed {:.3f} ms ({:.0f} % of the step)\n",
+                         job, done, all, step * 1e3, compute * 1e3, exposed * 1e3,
+                         exposed / step * 100);
+    }
+    return t.str();
+}
+
+nlohmann::json
 CollectivesJson(const std::vector<CollectiveResult>& results)
 {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& r : results)
     {
-        nlohmann::json e{{"job", r.job},         {"iteration", r.iteration},
-                         {"op", r.op},           {"algorithm", r.algorithm},
-                         {"auto", r.autoPicked}, {"ranks", r.ranks},
-                         {"bytes", r.bytes},     {"state", r.state},
-                         {"start_s", r.startS},  {"analytical_time_s", r.analyticalS}};
+        nlohmann::json e{{"job", r.job},
+                         {"iteration", r.iteration},
+                         {"bucket", r.bucket},
+                         {"op", r.op},
+                         {"algorithm", r.algorithm},
+                         {"auto", r.autoPicked},
+                         {"ranks", r.ranks},
+                         {"bytes", r.bytes},
+                         {"state", r.state},
+                         {"start_s", r.startS},
+                         {"analytical_time_s", r.analyticalS}};
         if (r.state == "completed")
         {
             e["time_s"] = r.timeS;

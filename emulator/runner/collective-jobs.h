@@ -26,6 +26,7 @@ struct CollectiveResult
 {
     std::string job;
     uint32_t iteration{0};
+    uint32_t bucket{0}; ///< a training step's: which of its buckets
     std::string op;
     std::string algorithm;
     bool autoPicked{false}; ///< the job said auto; algorithm is what the cost model chose
@@ -39,6 +40,18 @@ struct CollectiveResult
     double algBwGbs{0};    ///< bytes / time, GB/s (10^9 bytes/s)
     double busBwGbs{0};    ///< algBw * nccl-tests' factor
     uint64_t delivered{0}; ///< packet mode: bytes the ranks received, summed
+};
+
+/// One iteration of a training-step job (a collective workload with compute).
+struct TrainingStep
+{
+    std::string job;
+    uint32_t iteration{0};
+    std::string state{"pending"}; ///< completed (every bucket) | failed (one) | pending
+    double startS{0};
+    double computeS{0};
+    double stepS{0};    ///< completed: start to the later of compute's end and the last bucket's
+    double exposedS{0}; ///< completed: what communication added to the compute
 };
 
 class CollectiveJobs
@@ -57,8 +70,13 @@ class CollectiveJobs
     void Start(ns3::Callback<void> allDone);
     /// Analytical mode: every iteration timed back to back, nothing simulated.
     void Estimate();
-    /// Every iteration, in job order; pending ones included (after the run).
+    /// Every iteration (each bucket of a training step), in job order; pending ones
+    /// included (after the run).
     std::vector<CollectiveResult> Results() const;
+    /// Every iteration of the training-step jobs, from Results(): each starts when the one
+    /// before ended, computes for its compute time, and its bucket k's collective starts
+    /// once (k+1)/buckets of that is done and bucket k-1 has ended.
+    std::vector<TrainingStep> TrainingSteps() const;
     /**
      * \brief Packet mode, after the run: every transfer of every ended iteration into
      * \p dir's collective-steps.csv (job, iteration, from, to, step, bytes, posted_s,
@@ -85,6 +103,14 @@ class CollectiveJobs
     ns3::Callback<void> m_allDone;
     size_t m_open{0};
 };
+
+/// summary.json's training list.
+nlohmann::json TrainingJson(const std::vector<TrainingStep>& steps);
+/// training.csv.
+void WriteTrainingCsv(const std::filesystem::path& file, const std::vector<TrainingStep>& steps);
+/// A line per training job of summary.json's \p training: its completed steps' mean time
+/// and exposed communication.
+std::string TrainingTable(const nlohmann::json& training);
 
 /// summary.json's collectives list.
 nlohmann::json CollectivesJson(const std::vector<CollectiveResult>& results);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -1053,6 +1054,82 @@ CollectiveBusBw(const fs::path& /*dir: the results are in summary.json*/, const 
     figs.push_back(std::move(f));
 }
 
+/// Training steps: each step's time and the communication it exposed, per job, against the
+/// iteration; the compute's time beside them.
+void
+TrainingSteps(const fs::path& /*dir: the results are in summary.json*/, const json& summary,
+              std::vector<Figure>& figs)
+{
+    std::vector<std::string> jobs;
+    std::map<std::string, std::vector<std::array<double, 3>>> byJob; // iteration, step, exposed
+    size_t notDone = 0;
+    for (const auto& st : summary.value("training", json::array()))
+    {
+        const std::string job = st["job"].get<std::string>();
+        if (byJob.find(job) == byJob.end())
+        {
+            jobs.push_back(job);
+            byJob[job];
+        }
+        if (st.value("state", std::string()) != "completed")
+        {
+            ++notDone;
+            continue;
+        }
+        byJob[job].push_back({st["iteration"].get<double>(), st["step_s"].get<double>() * 1e3,
+                              st["exposed_s"].get<double>() * 1e3});
+    }
+    Figure f;
+    f.name = "training-steps";
+    size_t colour = 0;
+    for (const auto& job : jobs)
+    {
+        const std::string c = kColours[colour++ % 8];
+        Series step{job + " step", {}, fmt::format("linespoints lw 2 pt 7 lc rgb '{}'", c)};
+        Series exposed{job + " exposed communication",
+                       {},
+                       fmt::format("linespoints lw 2 dt 2 pt 5 lc rgb '{}'", c)};
+        for (const auto& [it, stepMs, exposedMs] : byJob[job])
+        {
+            step.points.emplace_back(it, stepMs);
+            exposed.points.emplace_back(it, exposedMs);
+        }
+        if (!step.points.empty())
+        {
+            f.series.push_back(std::move(step));
+            f.series.push_back(std::move(exposed));
+        }
+    }
+    if (f.series.empty())
+    {
+        f.emptyWhy = "no training step completed";
+        figs.push_back(std::move(f));
+        return;
+    }
+    f.xlabel = "iteration";
+    f.ylabel = "time (ms)";
+    f.extra = "set xtics 1\n";
+    f.xmin = -0.5;
+    double last = 0;
+    f.ymaxForced = 0;
+    for (const auto& [job, points] : byJob)
+    {
+        for (const auto& p : points)
+        {
+            last = std::max(last, p[0]);
+            f.ymaxForced = std::max(f.ymaxForced, p[1]);
+        }
+    }
+    f.xmax = last + 0.5;
+    const std::string apart =
+        notDone ? fmt::format("; {} that did not complete are not shown", notDone) : "";
+    f.title = fmt::format("Training steps: step time and exposed communication{}", apart);
+    f.caption = fmt::format("Each training job's step time (solid) and the part of it that "
+                            "communication added to the compute (dashed), by iteration{}.",
+                            apart);
+    figs.push_back(std::move(f));
+}
+
 /// Each rank's progress: the transfers that have arrived at it (collective-steps.csv) over
 /// time, a staircase per rank of every job in the scenario's order (eight at most).
 void
@@ -1303,7 +1380,7 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
     PlotOutcome out;
     fs::create_directories(dir / "plots");
     for (const char* name : {"throughput", "queue", "pause", "fct-slowdown", "dcqcn-rate",
-                             "collective-busbw", "collective-steps"})
+                             "collective-busbw", "collective-steps", "training-steps"})
     {
         fs::remove(dir / "plots" / (std::string(name) + ".gp")); // an older rendering's
         fs::remove(dir / "plots" / (std::string(name) + ".png"));
@@ -1321,7 +1398,8 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
                                                     {"fct.csv", Slowdown},
                                                     {"rate.csv", Rates},
                                                     {"collectives.csv", CollectiveBusBw},
-                                                    {"collective-steps.csv", CollectiveSteps}};
+                                                    {"collective-steps.csv", CollectiveSteps},
+                                                    {"training.csv", TrainingSteps}};
     for (const auto& [csv, make] : makers)
     {
         if (fs::exists(dir / csv))

@@ -433,6 +433,31 @@ CollectivesTableMd(const json& collectives)
     return md.str();
 }
 
+/// report.md's table of training steps: one row per iteration of every training job.
+std::string
+TrainingTableMd(const json& training)
+{
+    std::ostringstream md;
+    md << "## Training steps\n\nEach step computes for its compute time while its collective's "
+          "buckets become ready; a bucket's collective starts once it is ready and the one "
+          "before it has ended. Exposed is what communication added to the compute.\n\n"
+          "| job | iteration | state | compute | step | exposed | exposed share |\n"
+          "|---|---|---|---|---|---|---|\n";
+    for (const auto& st : training)
+    {
+        const bool done = st.value("state", std::string()) == "completed";
+        const double step = done ? st["step_s"].get<double>() : 0;
+        const double exposed = done ? st["exposed_s"].get<double>() : 0;
+        md << fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", st.value("job", std::string()),
+                          st.value("iteration", 0), st.value("state", std::string()),
+                          HumanDuration(st.value("compute_s", 0.0)),
+                          done ? HumanDuration(step) : "-", done ? HumanDuration(exposed) : "-",
+                          done && step > 0 ? fmt::format("{:.0f} %", exposed / step * 100) : "-");
+    }
+    md << "\n";
+    return md.str();
+}
+
 } // namespace
 
 std::vector<std::string>
@@ -525,6 +550,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
     {
         md << CollectivesTableMd(summary["collectives"]);
     }
+    if (summary.contains("training") && !summary["training"].empty())
+    {
+        md << TrainingTableMd(summary["training"]);
+    }
     if (summary.contains("lag"))
     {
         md << fmt::format(
@@ -559,9 +588,12 @@ RenderReport(const fs::path& dir, std::ostream& err)
         md << "## Expectations\n\n| metric | want | value | ok |\n|---|---|---|---|\n";
         for (const auto& e : summary["expect"])
         {
-            md << "| " << e["metric"].get<std::string>() << " | " << e["want"].get<std::string>()
-               << " | " << Human(e["value"]) << " | " << (e["ok"].get<bool>() ? "yes" : "**NO**")
-               << " |\n";
+            const std::string metric = e["metric"].get<std::string>();
+            const bool seconds = metric.size() > 2 && metric.substr(metric.size() - 2) == "_s" &&
+                                 e["value"].is_number();
+            md << "| " << metric << " | " << e["want"].get<std::string>() << " | "
+               << (seconds ? HumanDuration(e["value"].get<double>()) : Human(e["value"])) << " | "
+               << (e["ok"].get<bool>() ? "yes" : "**NO**") << " |\n";
         }
         md << "\n";
     }

@@ -524,6 +524,25 @@ CollectiveWorkloadKeys()
             .Range(1, 100000)
             .Field(&W::iterations)
             .Example("5"),
+        MakeKey<W>("compute", KeyKind::Time, "time", "0s",
+                   "A training step: each iteration computes this long (forward and "
+                   "backward), its gradients ready in `buckets` one after another as it goes; "
+                   "each bucket's collective starts once it is ready and the one before it has "
+                   "ended. training.csv and summary.json's training give each step's time and "
+                   "the communication it exposes (the step's end after the compute's)")
+            .Only({"collective"})
+            .Range(0, 3600 * kPsPerSecond)
+            .InNs()
+            .Field(&W::computePs)
+            .Example("20ms"),
+        MakeKey<W>("buckets", KeyKind::Integer, "1..1024", "1",
+                   "A training step's collective in this many buckets of bytes/buckets, "
+                   "bucket k ready after (k+1)/buckets of the compute (PyTorch DDP's gradient "
+                   "buckets); 1: after all of it, nothing overlapped")
+            .Only({"collective"})
+            .Range(1, 1024)
+            .Field(&W::buckets)
+            .Example("4"),
         MakeKey<W>("chunks", KeyKind::Integer, "1..64", "8",
                    "hierarchical: the chunks the buffer is pipelined in through its three "
                    "phases (fewer when the bytes do not cut into that many)")

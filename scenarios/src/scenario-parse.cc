@@ -334,22 +334,39 @@ ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& wh
     }
     ns3::CollectiveLayout layout;
     layout.servers = wl.RanksByServer();
+    if ((wl.computePs > 0 || wl.buckets > 1) && !wl.sizes.empty())
+    {
+        r.Fail(item["bytes"], fmt::format("{}: a training step (compute, buckets) has one size; "
+                                          "give bytes one value, not a sweep",
+                                          where));
+    }
+    if (wl.bytes % wl.buckets != 0)
+    {
+        r.Fail(item["buckets"], fmt::format("{}: {} bytes do not cut into {} equal buckets (they "
+                                            "are not padded)",
+                                            where, wl.bytes, wl.buckets));
+    }
     try
     {
         for (uint64_t bytes : wl.sizes.empty() ? std::vector<uint64_t>{wl.bytes} : wl.sizes)
         {
-            ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()), bytes,
-                                 layout);
+            ns3::CheckCollective(op, algorithm, static_cast<uint32_t>(wl.hosts.size()),
+                                 bytes / wl.buckets, layout);
         }
     }
     catch (const std::invalid_argument& e)
     {
         const std::string why = e.what();
-        const char* culprit = why.find("bytes") != std::string::npos ? "bytes"
-                              : why.find("ranks") != std::string::npos && !item["algorithm"]
-                                  ? "ranks"
-                                  : "algorithm";
-        r.Fail(item[culprit] ? item[culprit] : item, fmt::format("{}: {}", where, why));
+        const char* culprit =
+            why.find("bytes") != std::string::npos ? (wl.buckets > 1 ? "buckets" : "bytes")
+            : why.find("ranks") != std::string::npos && !item["algorithm"] ? "ranks"
+                                                                           : "algorithm";
+        r.Fail(item[culprit] ? item[culprit] : item,
+               fmt::format("{}: {}{}", where,
+                           wl.buckets > 1
+                               ? fmt::format("a bucket of {} bytes: ", wl.bytes / wl.buckets)
+                               : "",
+                           why));
     }
 }
 

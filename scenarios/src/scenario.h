@@ -241,7 +241,11 @@ struct WorkloadSpec
     /// number: the j-th of every server is on rail j. Empty when the ranks are hosts.
     std::vector<std::vector<uint32_t>> RanksByServer() const;
     uint32_t iterations{1};
-    std::string job; ///< "" until resolved: jobN
+    /// A training step: each iteration computes this long (ps; 0: no compute) while its
+    /// collective's buckets become ready one after another.
+    int64_t computePs{0};
+    uint32_t buckets{1}; ///< the collective's bytes in this many (DDP's gradient buckets)
+    std::string job;     ///< "" until resolved: jobN
 };
 
 /// What results call \p w's flows: its tag, else its type.

@@ -3,6 +3,7 @@
 // both slow down, losslessly under PFC, and DCQCN changes what each gets; a collective
 // that fails fails the run, one that cannot finish is pending, and neither has a time.
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/runner/collective-jobs.h"
 #include "run-text.h"
 #include "scenarios/src/results.h"
 
@@ -295,4 +296,77 @@ TEST_CASE("a collective that fails fails the run; one that cannot finish is pend
     std::getline(csv, row);
     CHECK(row.find(",pending,") != std::string::npos);
     CHECK(row.find(",pending,0,,,,") != std::string::npos); // no time, algBw or busBw
+}
+
+TEST_CASE("a training step: compute, buckets overlapping it, the communication it exposes")
+{
+    ScratchDir dir("collective-training");
+    // 4 hosts at 100 Gb/s: a 16 MB ring all-reduce takes about 2.1 ms, a little more than
+    // the 2 ms of compute between buckets, so each bucket waits for the one before.
+    const std::string head = "duration: 200ms\nfabric: {type: roce, mtu: 4096}\n"
+                             "topology: {builder: star, hosts: 4}\nworkloads:\n";
+    const std::string ddp = "  - {type: collective, job: ddp, algorithm: ring, bytes: 64MB, "
+                            "compute: 8ms, buckets: 4, iterations: 3}\n";
+    const std::string serial = "  - {type: collective, job: serial, algorithm: ring, bytes: "
+                               "64MB, compute: 8ms, iterations: 2, start: 100ms}\n";
+    for (const std::string fidelity : {"packet", "analytical"})
+    {
+        CAPTURE(fidelity);
+        const std::string text =
+            (fidelity == "analytical" ? "fidelity: analytical\n" : "") + head + ddp + serial;
+        const Run r = RunText(dir, fidelity, text);
+        REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+        const auto& steps = r.summary["training"];
+        REQUIRE(steps.size() == 5);
+        const auto& c = r.summary["collectives"];
+        REQUIRE(c.size() == 3 * 4 + 2);
+        // DDP: bucket k (16 MB) ready at 2 (k+1) ms into the step, each after the one before.
+        for (uint32_t it = 0; it < 3; ++it)
+        {
+            CAPTURE(it);
+            const auto& st = steps[it];
+            CHECK(st["job"] == "ddp");
+            CHECK(st["state"] == "completed");
+            const double start = st["start_s"].get<double>();
+            double end = start;
+            for (uint32_t k = 0; k < 4; ++k)
+            {
+                const auto& b = c[it * 4 + k];
+                CHECK(b["bucket"] == k);
+                CHECK(b["bytes"] == (64u << 20) / 4);
+                const double ready = start + 0.002 * (k + 1);
+                CHECK(b["start_s"].get<double>() ==
+                      doctest::Approx(std::max(ready, end)).epsilon(1e-6));
+                end = b["start_s"].get<double>() + Time(b);
+            }
+            CHECK(st["step_s"].get<double>() ==
+                  doctest::Approx(std::max(end, start + 0.008) - start).epsilon(1e-6));
+            CHECK(st["exposed_s"].get<double>() ==
+                  doctest::Approx(st["step_s"].get<double>() - 0.008).epsilon(1e-6));
+            if (it > 0)
+            {
+                CHECK(start == doctest::Approx(steps[it - 1]["start_s"].get<double>() +
+                                               steps[it - 1]["step_s"].get<double>())
+                                   .epsilon(1e-9));
+            }
+        }
+        // Without buckets the whole all-reduce follows the compute: all of it exposed.
+        const auto& first = steps[3];
+        CHECK(first["job"] == "serial");
+        CHECK(first["exposed_s"].get<double>() == doctest::Approx(Time(c[12])).epsilon(1e-6));
+        CHECK(c[12]["start_s"].get<double>() == doctest::Approx(0.108).epsilon(1e-9));
+        // Buckets hide most of it: the last bucket and what queued behind it stay exposed.
+        CHECK(steps[0]["exposed_s"].get<double>() < 0.5 * first["exposed_s"].get<double>());
+        CHECK(steps[0]["exposed_s"].get<double>() > Time(c[3]));
+        const auto csv = ReadCsv(dir / fidelity / "training.csv");
+        REQUIRE(csv.size() == 5);
+        CHECK(csv[0][0] == "ddp");
+        CHECK(std::stod(csv[0][6]) == doctest::Approx(steps[0]["exposed_s"].get<double>()));
+        std::ifstream report(dir / fidelity / "report.md");
+        const std::string md{std::istreambuf_iterator<char>(report), {}};
+        CHECK(md.find("## Training steps") != std::string::npos);
+        CHECK(md.find("| serial | 1 | completed | 8 ms |") != std::string::npos);
+        // The terminal says it too.
+        CHECK(TrainingTable(r.summary["training"]).find("training ddp: 3 of 3 steps") == 0);
+    }
 }

@@ -96,6 +96,32 @@ TEST_CASE("collective mistakes: FILE:LINE:COL and the culprit named")
               .find("bad.yaml:5:53: workload 'collective'.stragglers.h2 must be a time") == 0);
 }
 
+TEST_CASE("a training step: compute and buckets read back; their mistakes refused")
+{
+    const Scenario s = ParseScenario(
+        Workload("{type: collective, bytes: 6MB, compute: 20ms, buckets: 4, iterations: 3}"),
+        "t.yaml");
+    CHECK(s.workloads[0].computePs == 20'000'000'000);
+    CHECK(s.workloads[0].buckets == 4);
+    const std::string resolved = ResolvedYaml(s);
+    CHECK(ParseScenario(resolved, "r.yaml").workloads[0].computePs == 20'000'000'000);
+    CHECK(ResolvedYaml(ParseScenario(resolved, "r.yaml")) == resolved);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: {from: 6MB, to: 24MB, factor: 2}, "
+                                "compute: 1ms}"))
+              .find("bad.yaml:5:31: workload 'collective': a training step (compute, buckets) "
+                    "has one size") == 0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, buckets: 7}"))
+              .find("bad.yaml:5:45: workload 'collective': 6291456 bytes do not cut into 7 "
+                    "equal buckets (they are not padded)") == 0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6000, buckets: 3}"))
+              .find("bad.yaml:5:46: workload 'collective': a bucket of 2000 bytes: 2000 bytes "
+                    "do not cut into 6 equal pieces") == 0);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, compute: -1ms}"))
+              .find("compute must be a time with a unit") != std::string::npos);
+    CHECK(ParseErrorOf(Workload("{type: bulk, src: h0, dst: h1, bytes: 6MB, buckets: 2}"))
+              .find("unknown key 'buckets' in workload 'bulk'") != std::string::npos);
+}
+
 TEST_CASE("fidelity analytical times collectives only")
 {
     CHECK(ParseScenario(std::string("fidelity: analytical\n") +
