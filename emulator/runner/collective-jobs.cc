@@ -474,19 +474,20 @@ CollectiveJobs::TrainingSteps() const
             continue;
         }
         Time start = PicoSeconds(job.spec->startPs);
-        bool failed = false;
+        bool began = true; // every step before this one completed
         for (uint32_t it = 0; it < job.spec->iterations; ++it)
         {
             TrainingStep st;
             st.job = job.spec->job;
             st.iteration = it;
             st.computeS = PicoSeconds(job.spec->computePs).GetSeconds();
+            bool failed = false;
             for (uint32_t k = 0; k < job.spec->buckets; ++k)
             {
                 failed =
                     failed || job.results[size_t{it} * job.spec->buckets + k].state == "failed";
             }
-            const Time end = failed ? Time(0) : job.StepEnd(it, start);
+            const Time end = began && !failed ? job.StepEnd(it, start) : Time(0);
             st.state = failed ? "failed" : end.IsZero() ? "pending" : "completed";
             if (st.state == "completed")
             {
@@ -495,11 +496,8 @@ CollectiveJobs::TrainingSteps() const
                 st.exposedS = st.stepS - st.computeS;
                 start = end;
             }
+            began = began && st.state == "completed"; // the steps after it never began
             out.push_back(st);
-            if (st.state != "completed")
-            {
-                start = Time(0); // the steps after it never began
-            }
         }
     }
     return out;
@@ -700,12 +698,22 @@ CollectivesTable(const std::vector<CollectiveResult>& results)
     t << fmt::format("#{:>11} {:>5} {:>15} {:>17} {:>6} {:>13} {:>11} {:>12} {:>12}\n", "job",
                      "iter", "op", "algorithm", "ranks", "size(B)", "time(us)", "algbw(GB/s)",
                      "busbw(GB/s)");
+    std::set<std::string> bucketed; // training jobs: their rows say iteration.bucket
+    for (const auto& r : results)
+    {
+        if (r.bucket > 0)
+        {
+            bucketed.insert(r.job);
+        }
+    }
     for (const auto& r : results)
     {
         const bool done = r.state == "completed";
         t << fmt::format(" {:>11} {:>5} {:>15} {:>17} {:>6} {:>13} {:>11} {:>12} {:>12}\n", r.job,
-                         r.iteration, r.op, r.algorithm + (r.autoPicked ? "*" : ""), r.ranks.size(),
-                         r.bytes, done ? fmt::format("{:.1f}", r.timeS * 1e6) : r.state,
+                         bucketed.count(r.job) ? fmt::format("{}.{}", r.iteration, r.bucket)
+                                               : std::to_string(r.iteration),
+                         r.op, r.algorithm + (r.autoPicked ? "*" : ""), r.ranks.size(), r.bytes,
+                         done ? fmt::format("{:.1f}", r.timeS * 1e6) : r.state,
                          done ? fmt::format("{:.2f}", r.algBwGbs) : "-",
                          done ? fmt::format("{:.2f}", r.busBwGbs) : "-");
     }

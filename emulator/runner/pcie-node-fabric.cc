@@ -8,6 +8,7 @@
 
 #include "ns3/boolean.h"
 #include "ns3/nstime.h"
+#include "ns3/pcie-collective-transport.h"
 #include "ns3/pcie-helper.h"
 #include "ns3/pcie-nic-interface.h"
 #include "ns3/pcie-spec.h"
@@ -120,6 +121,7 @@ class PcieNodeFabric : public NodeFabricFlows
     void Build(const Scenario& s) override
     {
         m_pcie = s.topology.node.pcie;
+        m_hasNvlink = s.topology.node.hasNvlink;
         m_railsPerServer = s.topology.RailsPerServer();
         const PcieHelper h = Helper(m_pcie);
         const PcieTreeSpec spec = TreeSpec(m_pcie);
@@ -153,6 +155,25 @@ class PcieNodeFabric : public NodeFabricFlows
                 }
             }
         }
+    }
+
+    /// GPUs of a server without NVLink: collectives over its PCIe tree.
+    Ptr<ns3::CollectiveTransport> CollectiveTransport(
+        uint32_t host, const std::vector<std::string>& gpus,
+        const std::vector<std::string>& names) const override
+    {
+        if (m_hasNvlink)
+        {
+            return nullptr; // NVLink joins this server's GPUs
+        }
+        std::vector<PcieCollectiveTransport::Rank> ranks;
+        for (const auto& g : gpus)
+        {
+            ranks.push_back({g, Device(g)->under});
+        }
+        Ptr<PcieCollectiveTransport> t = CreateObject<PcieCollectiveTransport>();
+        t->Setup(m_trees.at(host), ranks, m_pcie.acs, m_pcie.mps, names);
+        return t;
     }
 
     void AttachNics(FlowRunner& runner) const override
@@ -353,6 +374,7 @@ class PcieNodeFabric : public NodeFabricFlows
     }
 
     PcieNodeYaml m_pcie;
+    bool m_hasNvlink{false}; ///< the servers' GPUs are on NVLink too: it joins them
     std::vector<Ptr<PcieTree>> m_trees;
     std::vector<std::unique_ptr<std::ofstream>> m_traces; ///< record.pcie_trace's files
     uint32_t m_railsPerServer{1};

@@ -407,10 +407,7 @@ TopologyKeys()
                 .Field(&T::k)
                 .Example("6"),
         };
-        AddLink(k, "link", &T::link, "{100Gbps, 1us}",
-                "the host links (rate: a server preset's NICs' where topology.node names one: "
-                "dgx-h100 and hgx-b200 400Gbps, dgx-a100 200Gbps, dgx-1 100Gbps)",
-                {}, "");
+        AddLink(k, "link", &T::link, "{100Gbps, 1us}", "the host links", {}, "");
         AddLink(k, "uplink", &T::uplink, "= link", "the switch-to-switch links",
                 {"leaf-spine", "fat-tree", "ring", "rail"}, "link");
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
@@ -425,7 +422,9 @@ TopologyKeys()
                         .Example("{h1.nic3-s3: {rate: 200Gbps}}"));
         k.push_back(MakeKey<T>("node", KeyKind::Section, "map", "{}",
                                "Every server's inside: a server preset (dgx-h100, dgx-a100, "
-                               "hgx-b200, dgx-1, pcie-8gpu) or a map {preset, pcie, nvlink}. pcie: "
+                               "hgx-b200, dgx-1, pcie-8gpu) or a map {preset, pcie, nvlink}; a "
+                               "preset's NICs set link.rate unless it is given (dgx-h100, "
+                               "hgx-b200 400Gbps, dgx-a100 200Gbps, dgx-1 100Gbps). pcie: "
                                "a preset (gpudirect, pcie-8gpu, host-nic) or a map {preset, "
                                "generation, lanes, mps, mrrs, acs, switch_latency, root_complex: "
                                "{intel_p2p}, switches, gpus, nics (each sw0.., root or {under, "

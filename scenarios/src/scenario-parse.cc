@@ -340,6 +340,13 @@ ResolveCollective(const Reader& r, const YAML::Node& item, const std::string& wh
                                           "give bytes one value, not a sweep",
                                           where));
     }
+    if (uint64_t{wl.iterations} * wl.buckets > 100000)
+    {
+        r.Fail(item["buckets"] ? item["buckets"] : item["iterations"],
+               fmt::format("{}: {} iterations of {} buckets are {} collectives; a job runs at most "
+                           "100000",
+                           where, wl.iterations, wl.buckets, uint64_t{wl.iterations} * wl.buckets));
+    }
     if (wl.bytes % wl.buckets != 0)
     {
         r.Fail(item["buckets"], fmt::format("{}: {} bytes do not cut into {} equal buckets (they "

@@ -420,14 +420,17 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                                        where));
                 }
             }
-            for (size_t j = 0; j < i; ++j)
+            for (size_t j = 0; j < i && node.hasNvlink; ++j)
             {
+                // Without NVLink the server's PCIe tree joins its GPUs; with it, NVLink must
+                // join every pair.
                 if (wl.hosts[j] == wl.hosts[i] &&
                     !node.NvlinkJoins(wl.rankDevices[j], wl.rankDevices[i]))
                 {
                     FailAt(r, ranks[i],
                            fmt::format("{}: NVLink does not join {} and {}; collectives over "
-                                       "PCIe inside a server are not built yet",
+                                       "NVLink and PCIe at once inside a server are not built "
+                                       "yet (a server without NVLink runs them on PCIe)",
                                        where, wl.RankName(j), name));
                 }
             }

@@ -138,6 +138,37 @@ TEST_CASE("dgx-h100: NVLS all-reduce of 1 GB beats ring and reaches NCCL's ~480 
     CHECK(nvls.overflows == 0);
 }
 
+TEST_CASE("an NVLS sum waits for its latest rank: a straggler holds every rank's first sum")
+{
+    NvlinkHelper h;
+    h.SetLinkAttribute("MaxPayload", UintegerValue(65536));
+    NvlinkHelper::Node n = h.InstallSwitched(8, {5, 4, 4, 5});
+    REQUIRE(n.Ok());
+    std::vector<uint32_t> gpus(8);
+    std::iota(gpus.begin(), gpus.end(), 0);
+    Ptr<NvlinkCollectiveTransport> t = CreateObject<NvlinkCollectiveTransport>();
+    t->Setup(n.node, gpus);
+    Ptr<Collective> c = CreateObject<Collective>();
+    c->SetTransport(t);
+    c->SetSchedule(CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, 8,
+                                             64ull << 20));
+    std::vector<Time> delays(8);
+    delays[3] = MilliSeconds(1); // gpu3 is late
+    c->SetRankDelays(delays);
+    Simulator::ScheduleNow(&Collective::Start, c);
+    Simulator::Run();
+    REQUIRE(c->GetState() == Collective::State::Completed);
+    // Every sum needs gpu3's bytes: none, into any rank, arrives before it sends them.
+    for (const auto& x : c->GetTransfers())
+    {
+        CHECK(x.posted >= MilliSeconds(1));
+        CHECK(x.arrived > MilliSeconds(1));
+    }
+    c->Dispose();
+    t->Dispose();
+    Simulator::Destroy();
+}
+
 TEST_CASE("8 x H800 (8 NVLinks a GPU): NVLS predicts NCCL's measured 215 GB/s, not fitted to it")
 {
     // H800 has 8 NVLink4 links per GPU (reference 2.2; SimAI's H800_NVLINKS); the split

@@ -184,6 +184,36 @@ TEST_CASE("GPU ranks on one dgx-h100: NCCL's ~370 GB/s ring busBw, both modes")
     CHECK(packet.summary["totals"]["nvlink_replays"] == 0);
 }
 
+TEST_CASE("GPUs without NVLink (pcie-8gpu): collectives over PCIe at its framing rate, both modes")
+{
+    ScratchDir dir("collective-pcie");
+    const std::string body =
+        "duration: 50ms\ntopology: {builder: node, node: pcie-8gpu}\nworkloads:\n"
+        "  - {type: collective, algorithm: ring, bytes: 64MB, ranks: [h0.gpu0, h0.gpu1, "
+        "h0.gpu2, h0.gpu3, h0.gpu4, h0.gpu5, h0.gpu6, h0.gpu7]}\n"
+        "  - {type: collective, job: pair, op: all-gather, algorithm: ring, bytes: 64MB, "
+        "start: 20ms, ranks: [h0.gpu0, h0.gpu1]}\n";
+    const Run packet = RunText(dir, "packet", body);
+    REQUIRE_MESSAGE(packet.code == kExitOk, packet.err);
+    const Run analytical = RunText(dir, "analytical", "fidelity: analytical\n" + body);
+    REQUIRE_MESSAGE(analytical.code == kExitOk, analytical.err);
+    // Every link is Gen5 x16: 256-byte TLPs with their framing, F(5, 16, 256) = 58.449 GB/s
+    // (docs/pcie.md). A ring's busBw is its slowest edge's rate: gpu1 -> gpu2 crosses sw0's
+    // uplink, the root complex and sw1's, each carrying one flow each way.
+    const double framing = 58.449;
+    const auto& ring = packet.summary["collectives"][0];
+    MESSAGE("pcie-8gpu ring all-reduce 64 MB: busBw " << ring["busbw_gbs"].get<double>()
+                                                      << " GB/s, framing " << framing);
+    CHECK(ring["busbw_gbs"].get<double>() == doctest::Approx(framing).epsilon(0.05));
+    CHECK(ring["busbw_gbs"].get<double>() < framing);
+    CHECK(Time(ring) == doctest::Approx(Time(analytical.summary["collectives"][0])).epsilon(0.05));
+    // Two GPUs under one switch: peer to peer, nothing through the root complex.
+    const auto& pair = packet.summary["collectives"][1];
+    CHECK(pair["state"] == "completed");
+    CHECK(Time(pair) == doctest::Approx(Time(analytical.summary["collectives"][1])).epsilon(0.05));
+    CHECK(packet.summary["totals"]["pcie_replays"] == 0);
+}
+
 TEST_CASE("a straggler holds up every iteration by at least its delay")
 {
     ScratchDir dir("collective-straggler");
@@ -366,6 +396,8 @@ TEST_CASE("a training step: compute, buckets overlapping it, the communication i
         const std::string md{std::istreambuf_iterator<char>(report), {}};
         CHECK(md.find("## Training steps") != std::string::npos);
         CHECK(md.find("| serial | 1 | completed | 8 ms |") != std::string::npos);
+        CHECK(md.find("| ddp | 2.3 | all-reduce |") != std::string::npos); // iteration.bucket
+        CHECK(md.find("| serial | 1 | all-reduce |") != std::string::npos);
         // The terminal says it too.
         CHECK(TrainingTable(r.summary["training"]).find("training ddp: 3 of 3 steps") == 0);
     }

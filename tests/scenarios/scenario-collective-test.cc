@@ -118,6 +118,9 @@ TEST_CASE("a training step: compute and buckets read back; their mistakes refuse
                     "do not cut into 6 equal pieces") == 0);
     CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, compute: -1ms}"))
               .find("compute must be a time with a unit") != std::string::npos);
+    CHECK(ParseErrorOf(Workload("{type: collective, bytes: 6MB, buckets: 8, iterations: 20000}"))
+              .find("bad.yaml:5:45: workload 'collective': 20000 iterations of 8 buckets are "
+                    "160000 collectives; a job runs at most 100000") == 0);
     CHECK(ParseErrorOf(Workload("{type: bulk, src: h0, dst: h1, bytes: 6MB, buckets: 2}"))
               .find("unknown key 'buckets' in workload 'bulk'") != std::string::npos);
 }
@@ -187,8 +190,14 @@ TEST_CASE("GPU ranks: GPUs that NVLink joins inside each server, refused otherwi
     // dgx-1's hybrid cube mesh: gpu0 and gpu5 share no NVLink (docs/nvlink.md).
     CHECK(ParseErrorOf("name: c\ntopology: {builder: node, node: dgx-1}\nworkloads:\n  - "
                        "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n")
-              .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over PCIe inside a "
-                    "server are not built yet") != std::string::npos);
+              .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over NVLink and PCIe "
+                    "at once inside a server are not built yet") != std::string::npos);
+    // pcie-8gpu has no NVLink: its PCIe tree joins the GPUs.
+    CHECK(ParseScenario("name: c\ntopology: {builder: node, node: pcie-8gpu}\nworkloads:\n  - "
+                        "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n",
+                        "p.yaml")
+              .workloads[0]
+              .rankDevices.size() == 2);
     // send-recv is between two ranks.
     CHECK(ParseErrorOf(Workload("{type: collective, op: send-recv, bytes: 6MB, ranks: [h0, h1, "
                                 "h2]}"))
@@ -216,9 +225,9 @@ TEST_CASE("nvls: GPUs of one server whose NVSwitches sum; refused elsewhere at t
     CHECK(ParseErrorOf(node("dgx-a100", "[h0.gpu0, h0.gpu1]"))
               .find("bad.yaml:4:35: workload 'collective'.algorithm nvls: dgx-a100's NVSwitches "
                     "are gen2; NVLS needs gen3 or later") == 0);
-    // pcie-8gpu has no NVLink at all: its GPUs are refused before the algorithm.
     CHECK(ParseErrorOf(node("pcie-8gpu", "[h0.gpu0, h0.gpu1]"))
-              .find("NVLink does not join h0.gpu0 and h0.gpu1") != std::string::npos);
+              .find("bad.yaml:4:35: workload 'collective'.algorithm nvls: pcie-8gpu has no "
+                    "NVSwitch (no NVLink)") == 0);
     // Hosts as ranks, and GPUs of several servers.
     CHECK(ParseErrorOf(Workload("{type: collective, algorithm: nvls, bytes: 6MB}"))
               .find("bad.yaml:5:35: workload 'collective'.algorithm nvls: NVLS sums in a "

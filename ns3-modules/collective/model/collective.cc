@@ -75,10 +75,18 @@ Collective::Start()
         {
             continue;
         }
-        const uint32_t from = transfers[i].from;
-        if (from < m_delays.size() && m_delays[from].IsStrictlyPositive())
+        // A straggler's first sends leave late; a sum in the switch waits for the latest
+        // of its ranks.
+        const auto& t = transfers[i];
+        Time delay;
+        for (uint32_t r :
+             t.via == CollectiveVia::SwitchReduce ? t.group : std::vector<uint32_t>{t.from})
         {
-            Simulator::Schedule(m_delays[from], &Collective::Post, this, i);
+            delay = std::max(delay, r < m_delays.size() ? m_delays[r] : Time(0));
+        }
+        if (delay.IsStrictlyPositive())
+        {
+            Simulator::Schedule(delay, &Collective::Post, this, i);
         }
         else
         {

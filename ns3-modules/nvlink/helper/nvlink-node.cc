@@ -1,5 +1,6 @@
 #include "ns3/nvlink-node.h"
 
+#include "ns3/abort.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -108,9 +109,15 @@ NvlinkNode::CheckNvls(const std::vector<uint32_t>& gpus) const
         {
             const auto it = m_switchPorts.find({g, s});
             const auto first = m_switchPorts.find({gpus.front(), s});
+            const auto link = [this](uint32_t gpu, uint32_t port) {
+                return m_gpus[gpu]->GetPort(port)->GetLink();
+            };
+            // Alike: the same rate and packets, so the same bytes meet in the same switch.
             if (it == m_switchPorts.end() || first == m_switchPorts.end() ||
-                m_gpus[g]->GetPort(it->second)->GetLink()->GetBytesPerSecond() !=
-                    m_gpus[gpus.front()]->GetPort(first->second)->GetLink()->GetBytesPerSecond())
+                link(g, it->second)->GetBytesPerSecond() !=
+                    link(gpus.front(), first->second)->GetBytesPerSecond() ||
+                link(g, it->second)->GetMaxPayload() !=
+                    link(gpus.front(), first->second)->GetMaxPayload())
             {
                 return "NVLS needs every GPU linked alike to every NVSwitch; GPU " +
                        std::to_string(g) + " and GPU " + std::to_string(gpus.front()) +
@@ -149,6 +156,7 @@ void
 NvlinkNode::SendReduced(const std::vector<uint32_t>& sources, uint32_t dst, uint64_t bytes,
                         Callback<void, const NvlinkTransfer&> done)
 {
+    NS_ABORT_MSG_IF(sources.empty() || bytes == 0, "NvlinkNode::SendReduced: nothing to sum");
     const uint64_t id = m_nextNvls++;
     m_nvls[id] = Nvls{1, Simulator::Now(), done};
     for (uint32_t g : sources)
@@ -162,6 +170,7 @@ void
 NvlinkNode::Multicast(uint32_t src, const std::vector<uint32_t>& targets, uint64_t bytes,
                       Callback<void, const NvlinkTransfer&> done)
 {
+    NS_ABORT_MSG_IF(targets.empty() || bytes == 0, "NvlinkNode::Multicast: nothing to copy");
     const uint64_t id = m_nextNvls++;
     m_nvls[id] = Nvls{static_cast<uint32_t>(targets.size()), Simulator::Now(), done};
     for (const auto& sw : m_switches)

@@ -118,10 +118,10 @@ void
 NvSwitch::Sum(const NvlinkPacket& p, uint32_t in)
 {
     NS_ABORT_MSG_IF(!OffersNvls(), "NVSwitch gen" << m_generation << " cannot sum packets");
-    m_ports[in]->Release(); // it is in the sum
     uint32_t& summed = m_sums[{p.transfer, p.offset}];
     if (++summed < p.fanout)
     {
+        m_ports[in]->Release(); // it is in the sum
         return;
     }
     m_sums.erase({p.transfer, p.offset});
@@ -134,7 +134,9 @@ NvSwitch::Sum(const NvlinkPacket& p, uint32_t in)
     ++m_reduced;
     m_reduceTrace(sum);
     m_forwardTrace(sum, in, it->second);
-    Emit(sum, it->second, Owner{kNone, nullptr});
+    // The last contribution's buffer holds the sum until it leaves: a busy egress backs up
+    // into the contributors.
+    Emit(sum, it->second, Owner{in, nullptr});
 }
 
 void
@@ -170,7 +172,7 @@ void
 NvSwitch::Dequeued(Ptr<NvlinkPort> out)
 {
     // The packet is on its way out: its ingress buffer is free again (a multicast
-    // packet's once its last copy left; a sum holds none).
+    // packet's once its last copy left; a sum's, its last contribution's).
     auto& owners = m_owners[m_index.at(PeekPointer(out))];
     const Owner owner = owners.front();
     owners.pop_front();

@@ -8,7 +8,8 @@
  *
  * NVLS (gen3 on: NVLink SHARP): a Reduce packet is summed with the same bytes
  * of the other contributors, its ingress credit returned once it is in the sum;
- * the sum goes to its GPU when the last contribution is in. A Multicast packet
+ * the sum goes to its GPU when the last contribution is in, which holds its
+ * credit until the sum has left. A Multicast packet
  * is copied to every GPU of its group, its ingress credit returned when the last
  * copy has left. What the switch makes costs NvlsEfficiency of the egress link's
  * rate (docs/nvlink.md, "NVLS").
