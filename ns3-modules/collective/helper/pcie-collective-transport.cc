@@ -59,8 +59,8 @@ PcieCollectiveTransport::Send(uint32_t from, uint32_t to, uint64_t bytes, Done d
 {
     const std::string& src = m_ranks.at(from).device;
     const std::string& dst = m_ranks.at(to).device;
-    const std::string why = from == to ? src + " cannot send to itself"
-                                       : m_tree->CheckTransfer(src, dst, 0, bytes);
+    const std::string why =
+        from == to ? src + " cannot send to itself" : m_tree->CheckTransfer(src, dst, 0, bytes);
     if (!why.empty())
     {
         Simulator::ScheduleNow([done, why] { done(false, why); });
