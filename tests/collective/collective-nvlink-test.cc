@@ -14,18 +14,38 @@
 
 using namespace ns3;
 
-TEST_CASE("dgx-h100: 8-GPU ring all-reduce of 1 GB reaches NCCL's ~370 GB/s busBw")
+namespace
+{
+
+/// A server of 8 GPUs on NVSwitches, \p split links from each to each switch, every GPU
+/// a rank. 64 KiB packets: HeaderBytes scales with MaxPayload, so the usable rate stays
+/// NCCL's and a run takes a second instead of minutes (docs/performance.md).
+struct Server
+{
+    NvlinkHelper::Node n;
+    Ptr<NvlinkCollectiveTransport> t;
+};
+
+Server
+SwitchedServer(const std::vector<uint32_t>& split)
 {
     NvlinkHelper h;
-    // 64 KiB packets: HeaderBytes scales with MaxPayload, so the usable rate stays NCCL's
-    // and the run takes a second instead of minutes (docs/performance.md).
     h.SetLinkAttribute("MaxPayload", UintegerValue(65536));
-    NvlinkHelper::Node n = h.InstallSwitched(8, {5, 4, 4, 5});
-    REQUIRE(n.Ok());
+    Server s{h.InstallSwitched(8, split), CreateObject<NvlinkCollectiveTransport>()};
+    REQUIRE(s.n.Ok());
     std::vector<uint32_t> gpus(8);
     std::iota(gpus.begin(), gpus.end(), 0);
-    Ptr<NvlinkCollectiveTransport> t = CreateObject<NvlinkCollectiveTransport>();
-    t->Setup(n.node, gpus);
+    s.t->Setup(s.n.node, gpus);
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("dgx-h100: 8-GPU ring all-reduce of 1 GB reaches NCCL's ~370 GB/s busBw")
+{
+    const Server s = SwitchedServer({5, 4, 4, 5});
+    const auto& n = s.n;
+    const Ptr<NvlinkCollectiveTransport> t = s.t;
     const uint64_t bytes = 1ull << 30;
     Ptr<Collective> c = CreateObject<Collective>();
     c->SetTransport(t);
@@ -74,15 +94,10 @@ NvlsRun
 RunNvlsServer(CollectiveOp op, CollectiveAlgorithm algorithm, uint64_t bytes,
               const std::vector<uint32_t>& split)
 {
-    NvlinkHelper h;
-    h.SetLinkAttribute("MaxPayload", UintegerValue(65536));
-    NvlinkHelper::Node n = h.InstallSwitched(8, split);
-    REQUIRE(n.Ok());
-    std::vector<uint32_t> gpus(8);
-    std::iota(gpus.begin(), gpus.end(), 0);
-    Ptr<NvlinkCollectiveTransport> t = CreateObject<NvlinkCollectiveTransport>();
-    t->Setup(n.node, gpus);
-    REQUIRE(t->CheckInSwitch(gpus).empty());
+    const Server s = SwitchedServer(split);
+    const auto& n = s.n;
+    const Ptr<NvlinkCollectiveTransport> t = s.t;
+    REQUIRE(t->CheckInSwitch({0, 1, 2, 3, 4, 5, 6, 7}).empty());
     Ptr<Collective> c = CreateObject<Collective>();
     c->SetTransport(t);
     c->SetSchedule(CollectiveSchedule::Build(op, algorithm, 8, bytes));
@@ -97,10 +112,10 @@ RunNvlsServer(CollectiveOp op, CollectiveAlgorithm algorithm, uint64_t bytes,
             {}, [&](uint32_t a) { return t->GetInSwitchCost(a); })
             .GetSeconds();
     r.received = c->GetBytesReceived();
-    for (uint32_t s = 0; s < n.node->GetNSwitches(); ++s)
+    for (uint32_t k = 0; k < n.node->GetNSwitches(); ++k)
     {
-        r.sums += n.node->GetSwitch(s)->GetReduced();
-        r.copies += n.node->GetSwitch(s)->GetMulticastCopies();
+        r.sums += n.node->GetSwitch(k)->GetReduced();
+        r.copies += n.node->GetSwitch(k)->GetMulticastCopies();
     }
     r.overflows = n.node->GetOverflows();
     c->Dispose();
@@ -140,14 +155,8 @@ TEST_CASE("dgx-h100: NVLS all-reduce of 1 GB beats ring and reaches NCCL's ~480 
 
 TEST_CASE("an NVLS sum waits for its latest rank: a straggler holds every rank's first sum")
 {
-    NvlinkHelper h;
-    h.SetLinkAttribute("MaxPayload", UintegerValue(65536));
-    NvlinkHelper::Node n = h.InstallSwitched(8, {5, 4, 4, 5});
-    REQUIRE(n.Ok());
-    std::vector<uint32_t> gpus(8);
-    std::iota(gpus.begin(), gpus.end(), 0);
-    Ptr<NvlinkCollectiveTransport> t = CreateObject<NvlinkCollectiveTransport>();
-    t->Setup(n.node, gpus);
+    const Server s = SwitchedServer({5, 4, 4, 5});
+    const Ptr<NvlinkCollectiveTransport> t = s.t;
     Ptr<Collective> c = CreateObject<Collective>();
     c->SetTransport(t);
     c->SetSchedule(CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Nvls, 8,
