@@ -1,0 +1,75 @@
+/*
+ * Builds CXL memory systems: a host's load/store client joined by a CXL link
+ * to a Type-3 memory expander, with every part's attributes set beforehand
+ * as ns-3 helpers do.
+ */
+#ifndef FABEMU_CXL_HELPER_H
+#define FABEMU_CXL_HELPER_H
+
+#include "ns3/cxl-link.h"
+#include "ns3/cxl-memory-client.h"
+#include "ns3/cxl-memory-expander.h"
+#include "ns3/cxl-switch.h"
+#include "ns3/object-factory.h"
+
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+class CxlHelper
+{
+  public:
+    CxlHelper();
+
+    void SetLinkAttribute(const std::string& name, const AttributeValue& value);
+    void SetExpanderAttribute(const std::string& name, const AttributeValue& value);
+    void SetClientAttribute(const std::string& name, const AttributeValue& value);
+    void SetSwitchAttribute(const std::string& name, const AttributeValue& value);
+
+    /// A client, its link and the expander at its other end.
+    struct Direct
+    {
+        Ptr<CxlMemoryClient> client;
+        Ptr<CxlLink> link;
+        Ptr<CxlMemoryExpander> expander;
+        std::string error; ///< why nothing was built ("" when built)
+        bool Ok() const { return error.empty(); }
+    };
+
+    /// One host attached directly (no switch) to one expander.
+    Direct InstallDirect() const;
+
+    /// Hosts that pool one multi-logical-device expander through a switch.
+    struct Pool
+    {
+        std::vector<Ptr<CxlMemoryClient>> clients;
+        std::vector<Ptr<CxlLink>> hostLinks; ///< host i to the switch
+        Ptr<CxlSwitch> cxlSwitch;
+        Ptr<CxlLink> deviceLink; ///< the switch to the expander
+        Ptr<CxlMemoryExpander> expander;
+        std::string error;
+        bool Ok() const { return error.empty(); }
+    };
+
+    /// \p hosts hosts, each bound by the fabric manager to its own logical device of one
+    /// expander behind a switch; every link has the link attributes.
+    Pool InstallPool(uint32_t hosts) const;
+
+    /// The idle latency of one read through \p d, summed from its parts: the host's round
+    /// trip, the link's delay both ways, one request flit and the two flits a line's
+    /// header and data take back, the controller, one line's DRAM time and the DRAM's
+    /// latency.
+    static Time IdleReadLatency(const Direct& d);
+
+  private:
+    ObjectFactory m_link;
+    ObjectFactory m_expander;
+    ObjectFactory m_client;
+    ObjectFactory m_switch;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * One CXL.mem message as the link layer carries it: its class, a tag the
+ * requester matches responses by, the logical device a switch stamps on it
+ * (MLD pooling) and when its requester issued the access.
+ */
+#ifndef FABEMU_CXL_MESSAGE_H
+#define FABEMU_CXL_MESSAGE_H
+
+#include "ns3/cxl-spec.h"
+#include "ns3/nstime.h"
+
+namespace ns3
+{
+
+struct CxlMessage
+{
+    CxlMessageType type{CxlMessageType::M2sReq};
+    uint64_t tag{0};
+    uint32_t logicalDevice{0};
+    Time issued;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * One end of a CxlLink. It packs queued CXL.mem messages into flits and sends
+ * a flit whenever the link is free and a message waits, so at light load a
+ * flit leaves part-filled and at heavy load the slots fill:
+ * - a header slot holds up to CxlHeadersPerSlot of one class, taken in order
+ *   from the queue's head;
+ * - the data slots of those messages follow, and may run on into the next
+ *   flits (all-data flits);
+ * - the peer receives a message with the flit that carries its last slot,
+ *   once the whole flit is in and its CRC checked (Delay after it left).
+ */
+#ifndef FABEMU_CXL_PORT_H
+#define FABEMU_CXL_PORT_H
+
+#include "ns3/callback.h"
+#include "ns3/cxl-message.h"
+#include "ns3/object.h"
+#include "ns3/traced-callback.h"
+
+#include <deque>
+#include <vector>
+
+namespace ns3
+{
+
+class CxlLink;
+
+class CxlPort : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    CxlPort();
+    ~CxlPort() override;
+
+    /// Called by CxlLink::Connect: the flit format and delay are read from \p link here.
+    void Attach(Ptr<const CxlLink> link, Ptr<CxlPort> peer);
+
+    /// Queues \p m for the peer.
+    void Enqueue(const CxlMessage& m);
+    /// What receives the messages the peer sent.
+    void SetReceiveCallback(Callback<void, const CxlMessage&> cb) { m_receive = cb; }
+
+    uint64_t GetFlitsSent() const { return m_flits; }
+    /// Slots of the flits sent that carried a header or data.
+    uint64_t GetSlotsUsed() const { return m_slotsUsed; }
+    /// Messages waiting for a slot.
+    size_t GetQueued() const { return m_queue.size(); }
+
+    using FlitTracedCallback = void (*)(uint32_t slotsUsed, uint32_t messagesDone);
+    using MessageTracedCallback = void (*)(const CxlMessage& m);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Pending
+    {
+        CxlMessage message;
+        uint32_t slots; ///< data slots still to send
+    };
+    void SendFlit();
+    void FlitSent();
+    void Deliver(const std::vector<CxlMessage>& done);
+
+    Ptr<CxlPort> m_peer;
+    uint32_t m_slots{0}; ///< of a flit, read from the link when attached
+    Time m_flitTime;
+    Time m_delay;
+    Callback<void, const CxlMessage&> m_receive;
+    std::deque<CxlMessage> m_queue;
+    std::deque<Pending> m_data; ///< headers sent, data slots not all sent
+    bool m_busy{false};
+    uint64_t m_flits{0};
+    uint64_t m_slotsUsed{0};
+
+    TracedCallback<uint32_t, uint32_t> m_flitTrace;
+    TracedCallback<const CxlMessage&> m_rxTrace;
+};
+
+} // namespace ns3
+
+#endif

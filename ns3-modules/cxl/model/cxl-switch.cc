@@ -1,0 +1,114 @@
+#include "ns3/cxl-switch.h"
+
+#include "ns3/abort.h"
+#include "ns3/simulator.h"
+
+#include <fmt/format.h>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(CxlSwitch);
+
+TypeId
+CxlSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::CxlSwitch")
+            .SetParent<Object>()
+            .SetGroupName("Cxl")
+            .AddConstructor<CxlSwitch>()
+            .AddAttribute("Latency",
+                          "Port-to-port traversal, each way (no primary source; docs/cxl.md)",
+                          TimeValue(NanoSeconds(50)), MakeTimeAccessor(&CxlSwitch::m_latency),
+                          MakeTimeChecker(Time(0)))
+            .AddTraceSource("Forward", "A message crossed the switch",
+                            MakeTraceSourceAccessor(&CxlSwitch::m_forwardTrace),
+                            "ns3::CxlSwitch::ForwardTracedCallback");
+    return tid;
+}
+
+CxlSwitch::CxlSwitch() = default;
+CxlSwitch::~CxlSwitch() = default;
+
+Ptr<CxlPort>
+CxlSwitch::AddUpstreamPort()
+{
+    Ptr<CxlPort> p = CreateObject<CxlPort>();
+    p->SetReceiveCallback(
+        MakeCallback(&CxlSwitch::FromHost, this).Bind(static_cast<uint32_t>(m_up.size())));
+    m_up.push_back(p);
+    return p;
+}
+
+Ptr<CxlPort>
+CxlSwitch::AddDownstreamPort()
+{
+    Ptr<CxlPort> p = CreateObject<CxlPort>();
+    p->SetReceiveCallback(
+        MakeCallback(&CxlSwitch::FromDevice, this).Bind(static_cast<uint32_t>(m_down.size())));
+    m_down.push_back(p);
+    return p;
+}
+
+std::string
+CxlSwitch::Bind(uint32_t host, uint32_t device, uint32_t ld)
+{
+    if (host >= m_up.size() || device >= m_down.size())
+    {
+        return fmt::format("upstream port {} or downstream port {}: the switch has {} and {}",
+                           host, device, m_up.size(), m_down.size());
+    }
+    if (m_hostBinding.count(host))
+    {
+        return fmt::format("upstream port {} is bound already", host);
+    }
+    const auto key = std::make_pair(device, ld);
+    if (m_ldOwner.count(key))
+    {
+        return fmt::format("logical device {} of downstream port {} is bound to upstream port {}",
+                           ld, device, m_ldOwner[key]);
+    }
+    m_hostBinding[host] = key;
+    m_ldOwner[key] = host;
+    return "";
+}
+
+void
+CxlSwitch::FromHost(uint32_t host, const CxlMessage& m)
+{
+    auto it = m_hostBinding.find(host);
+    NS_ABORT_MSG_IF(it == m_hostBinding.end(),
+                    "CxlSwitch: upstream port " << host << " is bound to no device");
+    CxlMessage out = m;
+    out.logicalDevice = it->second.second;
+    m_forwardTrace(out, host, it->second.first);
+    Simulator::Schedule(m_latency, &CxlPort::Enqueue, m_down[it->second.first], out);
+}
+
+void
+CxlSwitch::FromDevice(uint32_t device, const CxlMessage& m)
+{
+    auto it = m_ldOwner.find({device, m.logicalDevice});
+    NS_ABORT_MSG_IF(it == m_ldOwner.end(), "CxlSwitch: logical device "
+                                               << m.logicalDevice << " of downstream port "
+                                               << device << " is bound to no host");
+    m_forwardTrace(m, it->second, device);
+    Simulator::Schedule(m_latency, &CxlPort::Enqueue, m_up[it->second], m);
+}
+
+void
+CxlSwitch::DoDispose()
+{
+    for (auto* ports : {&m_up, &m_down})
+    {
+        for (auto& p : *ports)
+        {
+            p->SetReceiveCallback(MakeNullCallback<void, const CxlMessage&>());
+        }
+        ports->clear();
+    }
+    Object::DoDispose();
+}
+
+} // namespace ns3
