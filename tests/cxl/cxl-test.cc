@@ -18,12 +18,12 @@ namespace
 
 struct Run
 {
-    double gbs;       ///< achieved, GB/s
-    double p50Ns;     ///< median latency
+    double gbs;   ///< achieved, GB/s
+    double p50Ns; ///< median latency
     double p99Ns;
-    uint64_t flits;   ///< sent by the expander
-    uint64_t slots;   ///< of those flits, filled
-    double idleNs;    ///< the sum of the parts
+    uint64_t flits; ///< sent by the expander
+    uint64_t slots; ///< of those flits, filled
+    double idleNs;  ///< the sum of the parts
 };
 
 Run
@@ -143,8 +143,8 @@ TEST_CASE("loaded latency: flat at light load, the knee at the link's limit")
         }
         const Run r = Measure(h, 40000);
         rows.push_back({f, r.gbs, r.p50Ns, r.p99Ns, r.idleNs});
-        std::printf("offered %4.0f %%  achieved %6.2f GB/s  p50 %7.1f ns  p99 %7.1f ns\n",
-                    f * 100, r.gbs, r.p50Ns, r.p99Ns);
+        std::printf("offered %4.0f %%  achieved %6.2f GB/s  p50 %7.1f ns  p99 %7.1f ns\n", f * 100,
+                    r.gbs, r.p50Ns, r.p99Ns);
     }
     // Rate-limited rows achieve what they offer.
     for (size_t i = 0; i + 1 < rows.size(); ++i)

@@ -2,8 +2,9 @@
 
 #include "ns3/cxl-port.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace ns3
 {
@@ -96,9 +97,8 @@ CxlHelper::IdleReadLatency(const Direct& d)
 {
     const CxlLinkSpec spec = d.link->GetSpec();
     // A line back: one header slot and four data slots, in whole flits.
-    const uint32_t responseFlits =
-        static_cast<uint32_t>(std::ceil((1.0 + CxlDataSlots(CxlMessageType::S2mDrs)) /
-                                        spec.Slots()));
+    const uint32_t responseFlits = static_cast<uint32_t>(
+        std::ceil((1.0 + CxlDataSlots(CxlMessageType::S2mDrs)) / spec.Slots()));
     TimeValue host;
     d.client->GetAttribute("HostLatency", host);
     return host.Get() + 2 * d.link->GetDelay() + (1 + responseFlits) * d.link->GetFlitTime() +

@@ -18,17 +18,14 @@ CxlLink::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Cxl")
             .AddConstructor<CxlLink>()
-            .AddAttribute("Version", "CXL version: 1.1, 2.0, 3.0, 3.1, or ccix",
-                          StringValue("2.0"), MakeStringAccessor(&CxlLink::m_version),
-                          MakeStringChecker())
+            .AddAttribute("Version", "CXL version: 1.1, 2.0, 3.0, 3.1, or ccix", StringValue("2.0"),
+                          MakeStringAccessor(&CxlLink::m_version), MakeStringChecker())
             .AddAttribute("GigaTransfers", "GT/s per lane (0: the version's fastest)",
                           DoubleValue(0), MakeDoubleAccessor(&CxlLink::m_gigaTransfers),
                           MakeDoubleChecker<double>(0))
             .AddAttribute("Lanes", "Link width: 1, 2, 4, 8 or 16", UintegerValue(16),
-                          MakeUintegerAccessor(&CxlLink::m_lanes),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("FlitMode",
-                          "68, 256 or 256-lopt (empty: 256 at 64 GT/s, else 68)",
+                          MakeUintegerAccessor(&CxlLink::m_lanes), MakeUintegerChecker<uint32_t>())
+            .AddAttribute("FlitMode", "68, 256 or 256-lopt (empty: 256 at 64 GT/s, else 68)",
                           StringValue(""), MakeStringAccessor(&CxlLink::m_flitMode),
                           MakeStringChecker())
             .AddAttribute("Delay",

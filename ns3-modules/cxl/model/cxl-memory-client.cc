@@ -28,8 +28,8 @@ CxlMemoryClient::GetTypeId()
                           MakeUintegerAccessor(&CxlMemoryClient::m_outstandingLimit),
                           MakeUintegerChecker<uint32_t>(1))
             .AddAttribute("Rate", "Offered line bytes per second (0: as fast as Outstanding lets)",
-                          DataRateValue(DataRate(0)), MakeDataRateAccessor(&CxlMemoryClient::m_rate),
-                          MakeDataRateChecker())
+                          DataRateValue(DataRate(0)),
+                          MakeDataRateAccessor(&CxlMemoryClient::m_rate), MakeDataRateChecker())
             .AddAttribute("Requests", "Requests to issue, 64 bytes each", UintegerValue(10000),
                           MakeUintegerAccessor(&CxlMemoryClient::m_requests),
                           MakeUintegerChecker<uint64_t>())

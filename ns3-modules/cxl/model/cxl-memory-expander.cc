@@ -27,8 +27,7 @@ CxlMemoryExpander::GetTypeId()
                           TimeValue(NanoSeconds(60)),
                           MakeTimeAccessor(&CxlMemoryExpander::m_dramLatency),
                           MakeTimeChecker(Time(0)))
-            .AddAttribute("DramRate",
-                          "DRAM bandwidth (default: two DDR5-4800 channels, 76.8 GB/s)",
+            .AddAttribute("DramRate", "DRAM bandwidth (default: two DDR5-4800 channels, 76.8 GB/s)",
                           DataRateValue(DataRate("614.4Gbps")),
                           MakeDataRateAccessor(&CxlMemoryExpander::m_dramRate),
                           MakeDataRateChecker())

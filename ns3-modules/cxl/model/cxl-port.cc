@@ -72,9 +72,8 @@ CxlPort::SendFlit()
         // A header slot: as many headers of the head's class as it holds.
         const CxlMessageType type = m_queue.front().type;
         ++used;
-        for (uint32_t h = 0; h < CxlHeadersPerSlot(type) && !m_queue.empty() &&
-                             m_queue.front().type == type;
-             ++h)
+        for (uint32_t h = 0;
+             h < CxlHeadersPerSlot(type) && !m_queue.empty() && m_queue.front().type == type; ++h)
         {
             const CxlMessage m = m_queue.front();
             m_queue.pop_front();

@@ -1,7 +1,8 @@
 #include "ns3/cxl-spec.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace ns3
 {
@@ -105,8 +106,8 @@ CxlLinkSpec::Check() const
     }
     if (gigaTransfers <= 0 || gigaTransfers > max)
     {
-        return fmt::format("{} GT/s: CXL {} runs at up to {} GT/s per lane", gigaTransfers,
-                           version, max);
+        return fmt::format("{} GT/s: CXL {} runs at up to {} GT/s per lane", gigaTransfers, version,
+                           max);
     }
     if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
     {

@@ -56,8 +56,8 @@ CxlSwitch::Bind(uint32_t host, uint32_t device, uint32_t ld)
 {
     if (host >= m_up.size() || device >= m_down.size())
     {
-        return fmt::format("upstream port {} or downstream port {}: the switch has {} and {}",
-                           host, device, m_up.size(), m_down.size());
+        return fmt::format("upstream port {} or downstream port {}: the switch has {} and {}", host,
+                           device, m_up.size(), m_down.size());
     }
     if (m_hostBinding.count(host))
     {
