@@ -1,9 +1,11 @@
 #include "ns3/cxl-helper.h"
 
 #include "ns3/cxl-port.h"
+#include "ns3/uinteger.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ns3
@@ -92,18 +94,90 @@ CxlHelper::InstallPool(uint32_t hosts) const
     return p;
 }
 
+CxlHelper::Servers
+CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
+                          const std::vector<uint32_t>& pool) const
+{
+    Servers out;
+    if (const std::string wrong = m_link.Create<CxlLink>()->Check(); !wrong.empty())
+    {
+        out.error = wrong;
+        return out;
+    }
+    if (hasPool)
+    {
+        out.pool = m_expander.Create<CxlMemoryExpander>();
+        out.pool->SetAttribute("LogicalDevices", UintegerValue(std::max<size_t>(pool.size(), 1)));
+        out.poolSwitch = m_switch.Create<CxlSwitch>();
+        out.poolLink = m_link.Create<CxlLink>();
+        out.poolLink->Connect(out.poolSwitch->AddDownstreamPort(), out.pool->AddPort());
+    }
+    out.poolRootPort.assign(servers, CxlCpu::kLocal);
+    for (uint32_t h = 0; h < servers; ++h)
+    {
+        Ptr<CxlCpu> cpu = CreateObject<CxlCpu>();
+        out.expanders.emplace_back();
+        out.links.emplace_back();
+        for (uint32_t k = 0; k < expanders; ++k)
+        {
+            Ptr<CxlLink> link = m_link.Create<CxlLink>();
+            Ptr<CxlMemoryExpander> e = m_expander.Create<CxlMemoryExpander>();
+            Ptr<CxlPort> root = CreateObject<CxlPort>();
+            link->Connect(root, e->AddPort());
+            cpu->AddRootPort(root);
+            out.expanders.back().push_back(e);
+            out.links.back().push_back(link);
+        }
+        out.cpus.push_back(cpu);
+    }
+    for (size_t ld = 0; hasPool && ld < pool.size(); ++ld)
+    {
+        const uint32_t h = pool[ld];
+        if (h >= servers)
+        {
+            out.error = fmt::format("pool host h{}: there are {} servers", h, servers);
+            return out;
+        }
+        Ptr<CxlLink> link = m_link.Create<CxlLink>();
+        Ptr<CxlPort> root = CreateObject<CxlPort>();
+        link->Connect(root, out.poolSwitch->AddUpstreamPort());
+        out.poolRootPort[h] = out.cpus[h]->AddRootPort(root);
+        out.error = out.poolSwitch->Bind(static_cast<uint32_t>(ld), 0, static_cast<uint32_t>(ld));
+        if (!out.Ok())
+        {
+            return out;
+        }
+    }
+    return out;
+}
+
 Time
 CxlHelper::IdleReadLatency(const Direct& d)
 {
-    const CxlLinkSpec spec = d.link->GetSpec();
-    // A line back: one header slot and four data slots, in whole flits.
-    const uint32_t responseFlits = static_cast<uint32_t>(
-        std::ceil((1.0 + CxlDataSlots(CxlMessageType::S2mDrs)) / spec.Slots()));
     TimeValue host;
     d.client->GetAttribute("HostLatency", host);
-    return host.Get() + 2 * d.link->GetDelay() + (1 + responseFlits) * d.link->GetFlitTime() +
-           d.expander->GetControllerLatency() + d.expander->GetLineTime() +
-           d.expander->GetDramLatency();
+    return IdleReadLatency(host.Get(), {d.link}, Time(0), d.expander, false);
+}
+
+Time
+CxlHelper::IdleReadLatency(Time host, const std::vector<Ptr<CxlLink>>& path, Time switchLatency,
+                           Ptr<CxlMemoryExpander> memory, bool rowHit)
+{
+    Time t = host + memory->GetControllerLatency() + memory->GetLineTime() +
+             memory->GetDramLatency(rowHit);
+    for (size_t k = 0; k < path.size(); ++k)
+    {
+        // A request's flit one way; a line's header slot and four data slots back.
+        const CxlLinkSpec spec = path[k]->GetSpec();
+        const auto responseFlits = static_cast<uint32_t>(
+            std::ceil((1.0 + CxlDataSlots(CxlMessageType::S2mDrs)) / spec.Slots()));
+        t += 2 * path[k]->GetDelay() + (1 + responseFlits) * path[k]->GetFlitTime();
+        if (k > 0)
+        {
+            t += 2 * switchLatency;
+        }
+    }
+    return t;
 }
 
 } // namespace ns3

@@ -6,6 +6,7 @@
 #ifndef FABEMU_CXL_HELPER_H
 #define FABEMU_CXL_HELPER_H
 
+#include "ns3/cxl-cpu.h"
 #include "ns3/cxl-link.h"
 #include "ns3/cxl-memory-client.h"
 #include "ns3/cxl-memory-expander.h"
@@ -57,11 +58,39 @@ class CxlHelper
     /// expander behind a switch; every link has the link attributes.
     Pool InstallPool(uint32_t hosts) const;
 
+    /// Servers with CXL memory: each CPU with its expanders on root ports, and the CPUs of
+    /// the pool's servers on one switch in front of a multi-logical-device expander.
+    struct Servers
+    {
+        std::vector<Ptr<CxlCpu>> cpus;
+        /// By server, expander k (cxlK) and the link to it (on the CPU's root port k).
+        std::vector<std::vector<Ptr<CxlMemoryExpander>>> expanders;
+        std::vector<std::vector<Ptr<CxlLink>>> links;
+        Ptr<CxlSwitch> poolSwitch; ///< null without a pool
+        Ptr<CxlMemoryExpander> pool;
+        Ptr<CxlLink> poolLink;              ///< the switch to the pool's expander
+        std::vector<uint32_t> poolRootPort; ///< by server: its root port to the switch, or kLocal
+        std::string error;
+        bool Ok() const { return error.empty(); }
+    };
+
+    /**
+     * \brief \p servers servers with \p expanders expanders each; the servers in \p pool
+     * (each bound to its own logical device, in order) share one more expander through a
+     * switch when \p hasPool.
+     */
+    Servers InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
+                           const std::vector<uint32_t>& pool) const;
+
     /// The idle latency of one read through \p d, summed from its parts: the host's round
     /// trip, the link's delay both ways, one request flit and the two flits a line's
     /// header and data take back, the controller, one line's DRAM time and the DRAM's
     /// latency.
     static Time IdleReadLatency(const Direct& d);
+    /// The same for any path: \p host (the client's HostLatency), then the links of
+    /// \p path and \p switchLatency (each way) for each switch between them, to \p memory.
+    static Time IdleReadLatency(Time host, const std::vector<Ptr<CxlLink>>& path,
+                                Time switchLatency, Ptr<CxlMemoryExpander> memory, bool rowHit);
 
   private:
     ObjectFactory m_link;

@@ -1,7 +1,9 @@
 #include "ns3/cxl-memory-client.h"
 
+#include "ns3/cxl-memory-expander.h"
 #include "ns3/cxl-port.h"
 #include "ns3/double.h"
+#include "ns3/enum.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -33,6 +35,13 @@ CxlMemoryClient::GetTypeId()
             .AddAttribute("Requests", "Requests to issue, 64 bytes each", UintegerValue(10000),
                           MakeUintegerAccessor(&CxlMemoryClient::m_requests),
                           MakeUintegerChecker<uint64_t>())
+            .AddAttribute("StopTime", "Issue nothing from this time on (0: no limit)",
+                          TimeValue(Time(0)), MakeTimeAccessor(&CxlMemoryClient::m_stop),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("Pattern", "Random addresses (closed rows) or a stream (open rows)",
+                          EnumValue(CXL_ACCESS_RANDOM),
+                          MakeEnumAccessor(&CxlMemoryClient::m_pattern),
+                          MakeEnumChecker(CXL_ACCESS_RANDOM, "random", CXL_ACCESS_STREAM, "stream"))
             .AddAttribute("HostLatency",
                           "Round trip between the core and the CXL root port (caches, mesh, "
                           "home agent)",
@@ -57,7 +66,34 @@ void
 CxlMemoryClient::SetPort(Ptr<CxlPort> port)
 {
     m_port = port;
+    m_send = MakeCallback(&CxlPort::Enqueue, port);
     port->SetReceiveCallback(MakeCallback(&CxlMemoryClient::Receive, this));
+}
+
+void
+CxlMemoryClient::SetLocalMemory(Ptr<CxlMemoryExpander> memory)
+{
+    m_send = MakeCallback(&CxlMemoryExpander::Serve, memory)
+                 .Bind(MakeCallback(&CxlMemoryClient::Receive, this));
+}
+
+void
+CxlMemoryClient::SetSendCallback(Callback<void, const CxlMessage&> send, uint32_t requester)
+{
+    m_send = send;
+    m_requester = requester;
+}
+
+bool
+CxlMemoryClient::MoreToIssue() const
+{
+    return m_issued < m_requests && (m_stop.IsZero() || Simulator::Now() < m_stop);
+}
+
+bool
+CxlMemoryClient::IsDone() const
+{
+    return !MoreToIssue() && m_outstanding == 0;
 }
 
 int64_t
@@ -77,8 +113,9 @@ CxlMemoryClient::Start(Time at)
 void
 CxlMemoryClient::Arrive()
 {
-    if (m_issued == m_requests)
+    if (!MoreToIssue())
     {
+        CheckDone(); // nothing was issued, or a rate-limited stream ran out
         return;
     }
     if (m_outstanding == m_outstandingLimit)
@@ -108,6 +145,8 @@ CxlMemoryClient::Issue()
     CxlMessage m;
     m.type = m_mix->GetValue() < m_readRatio ? CxlMessageType::M2sReq : CxlMessageType::M2sRwD;
     m.tag = m_issued;
+    m.requester = m_requester;
+    m.rowHit = m_pattern == CXL_ACCESS_STREAM;
     m.issued = Simulator::Now();
     if (m_issued == 0)
     {
@@ -115,7 +154,13 @@ CxlMemoryClient::Issue()
     }
     ++m_issued;
     ++m_outstanding;
-    Simulator::Schedule(m_hostLatency / 2, &CxlPort::Enqueue, m_port, m);
+    Simulator::Schedule(m_hostLatency / 2, &CxlMemoryClient::Send, this, m);
+}
+
+void
+CxlMemoryClient::Send(const CxlMessage& m)
+{
+    m_send(m);
 }
 
 void
@@ -136,13 +181,27 @@ CxlMemoryClient::Complete(const CxlMessage& m)
     {
         const bool restart = m_waiting;
         m_waiting = false;
-        if (m_issued < m_requests)
+        if (MoreToIssue())
         {
             Issue();
             if (restart && m_rate.GetBitRate() > 0)
             {
                 ScheduleArrival();
             }
+        }
+    }
+    CheckDone();
+}
+
+void
+CxlMemoryClient::CheckDone()
+{
+    if (!m_finished && IsDone())
+    {
+        m_finished = true;
+        if (!m_done.IsNull())
+        {
+            m_done();
         }
     }
 }
@@ -175,6 +234,8 @@ CxlMemoryClient::DoDispose()
         m_port->SetReceiveCallback(MakeNullCallback<void, const CxlMessage&>());
     }
     m_port = nullptr;
+    m_send = MakeNullCallback<void, const CxlMessage&>();
+    m_done = MakeNullCallback<void>();
     Object::DoDispose();
 }
 

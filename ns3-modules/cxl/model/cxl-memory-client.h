@@ -4,8 +4,10 @@
  * requests arrive as a Poisson stream (exponential gaps), the way loaded-
  * latency tools spread their injection; at rate 0 a new request follows each
  * completion. HostLatency is the round trip between the core and the CXL
- * root port. The loaded-latency curve (latency against achieved bandwidth)
- * comes from running it at several rates.
+ * root port (or, for the CPU's own DRAM, its memory controller). Streaming
+ * requests hit open DRAM rows; random ones open a row each. The loaded-latency
+ * curve (latency against achieved bandwidth) comes from running it at several
+ * rates.
  */
 #ifndef FABEMU_CXL_MEMORY_CLIENT_H
 #define FABEMU_CXL_MEMORY_CLIENT_H
@@ -21,7 +23,15 @@
 namespace ns3
 {
 
+class CxlMemoryExpander;
 class CxlPort;
+
+/// Where a client's addresses fall (unscoped, as ns-3's EnumValue takes an int).
+enum CxlAccessPattern
+{
+    CXL_ACCESS_RANDOM, ///< every access in a closed DRAM row
+    CXL_ACCESS_STREAM, ///< consecutive lines: open rows
+};
 
 class CxlMemoryClient : public Object
 {
@@ -30,14 +40,23 @@ class CxlMemoryClient : public Object
     CxlMemoryClient();
     ~CxlMemoryClient() override;
 
-    /// The host-side port of the link to the memory target (or its switch).
+    /// Alone on the host-side port of the link to the memory target (or its switch).
     void SetPort(Ptr<CxlPort> port);
+    /// Alone on the CPU's own DRAM, reached without a link.
+    void SetLocalMemory(Ptr<CxlMemoryExpander> memory);
+    /// Or what sends its requests, stamped with \p requester, when a CxlCpu shares a port
+    /// among clients and hands each its responses (Receive).
+    void SetSendCallback(Callback<void, const CxlMessage&> send, uint32_t requester);
+    /// A response reached the root port (or the memory controller).
+    void Receive(const CxlMessage& m);
     /// Starts issuing at \p at.
     void Start(Time at);
     /// Fixes the random streams; returns how many it used.
     int64_t AssignStreams(int64_t stream);
 
     uint64_t GetIssued() const { return m_issued; }
+    /// Whether every request it will issue has completed.
+    bool IsDone() const;
     uint64_t GetCompleted() const { return m_latencies.size(); }
     /// Latency of each completed request, core to core, in completion order.
     const std::vector<Time>& GetLatencies() const { return m_latencies; }
@@ -45,6 +64,9 @@ class CxlMemoryClient : public Object
     Time GetLatencyQuantile(double q) const;
     /// Line bytes over the span from the first issue to the last completion.
     double GetAchievedBytesPerSecond() const;
+
+    /// Called once every request has completed (after Requests, or StopTime's drain).
+    void SetDoneCallback(Callback<void> cb) { m_done = cb; }
 
     using CompleteTracedCallback = void (*)(const CxlMessage& request, Time latency);
 
@@ -54,16 +76,24 @@ class CxlMemoryClient : public Object
   private:
     void Arrive();
     void Issue();
-    void Receive(const CxlMessage& m);
+    void Send(const CxlMessage& m);
     void Complete(const CxlMessage& m);
     void ScheduleArrival();
+    /// Whether it may issue another request (Requests not reached, StopTime not passed).
+    bool MoreToIssue() const;
+    /// Calls the done callback, once, when every request has completed.
+    void CheckDone();
 
     double m_readRatio;
     uint32_t m_outstandingLimit;
     DataRate m_rate;
     uint64_t m_requests;
     Time m_hostLatency;
-    Ptr<CxlPort> m_port;
+    CxlAccessPattern m_pattern;
+    Time m_stop;
+    Ptr<CxlPort> m_port; ///< SetPort's, to let go of it
+    Callback<void, const CxlMessage&> m_send;
+    uint32_t m_requester{0};
     Ptr<UniformRandomVariable> m_mix;
     Ptr<ExponentialRandomVariable> m_gap;
     uint64_t m_issued{0};
@@ -72,6 +102,8 @@ class CxlMemoryClient : public Object
     Time m_first;
     Time m_last;
     std::vector<Time> m_latencies;
+    Callback<void> m_done;
+    bool m_finished{false};
     TracedCallback<const CxlMessage&, Time> m_completeTrace;
 };
 

@@ -23,9 +23,15 @@ CxlMemoryExpander::GetTypeId()
                           TimeValue(NanoSeconds(45)),
                           MakeTimeAccessor(&CxlMemoryExpander::m_controllerLatency),
                           MakeTimeChecker(Time(0)))
-            .AddAttribute("DramLatency", "DRAM access latency of a line once it is moved",
-                          TimeValue(NanoSeconds(60)),
-                          MakeTimeAccessor(&CxlMemoryExpander::m_dramLatency),
+            .AddAttribute(
+                "DramLatency", "DRAM access latency of a line in a closed row (random access)",
+                TimeValue(NanoSeconds(60)), MakeTimeAccessor(&CxlMemoryExpander::m_dramLatency),
+                MakeTimeChecker(Time(0)))
+            .AddAttribute("RowHitLatency",
+                          "DRAM access latency of a line in an open row (streaming): "
+                          "DramLatency less precharge and activate (tRP + tRCD, ~28 ns on DDR5)",
+                          TimeValue(NanoSeconds(32)),
+                          MakeTimeAccessor(&CxlMemoryExpander::m_rowHitLatency),
                           MakeTimeChecker(Time(0)))
             .AddAttribute("DramRate", "DRAM bandwidth (default: two DDR5-4800 channels, 76.8 GB/s)",
                           DataRateValue(DataRate("614.4Gbps")),
@@ -60,20 +66,48 @@ CxlMemoryExpander::GetLineTime() const
     return m_dramRate.CalculateBytesTxTime(64);
 }
 
-void
-CxlMemoryExpander::Receive(Ptr<CxlPort> port, const CxlMessage& m)
+Time
+CxlMemoryExpander::Access(const CxlMessage& m)
 {
-    const bool read = m.type == CxlMessageType::M2sReq;
-    (read ? m_reads : m_writes)++;
+    (m.type == CxlMessageType::M2sReq ? m_reads : m_writes)++;
     // The controller's latency is a pipeline; the DRAM moves one line at a time.
     const Time ready = Simulator::Now() + m_controllerLatency;
     const Time start = std::max(ready, m_dramFree);
     m_dramFree = start + GetLineTime();
     m_accessTrace(m, start - ready);
+    return m_dramFree + GetDramLatency(m.rowHit) - Simulator::Now();
+}
+
+namespace
+{
+
+CxlMessage
+ResponseTo(const CxlMessage& m)
+{
     CxlMessage response = m;
-    response.type = read ? CxlMessageType::S2mDrs : CxlMessageType::S2mNdr;
-    Simulator::Schedule(m_dramFree + m_dramLatency - Simulator::Now(), &CxlPort::Enqueue, port,
-                        response);
+    response.type =
+        m.type == CxlMessageType::M2sReq ? CxlMessageType::S2mDrs : CxlMessageType::S2mNdr;
+    return response;
+}
+
+void
+Reply(Callback<void, const CxlMessage&> reply, const CxlMessage& response)
+{
+    reply(response);
+}
+
+} // namespace
+
+void
+CxlMemoryExpander::Receive(Ptr<CxlPort> port, const CxlMessage& m)
+{
+    Simulator::Schedule(Access(m), &CxlPort::Enqueue, port, ResponseTo(m));
+}
+
+void
+CxlMemoryExpander::Serve(Callback<void, const CxlMessage&> reply, const CxlMessage& m)
+{
+    Simulator::Schedule(Access(m), &Reply, reply, ResponseTo(m));
 }
 
 void

@@ -4,7 +4,8 @@
  * answers after its access latency. A read (M2S Req) is answered with the
  * line (S2M DRS), a write (M2S RwD) with a completion (S2M NDR), on the port
  * the request came in by. Several ports make a multi-headed device; logical
- * devices (MLD) partition it for pooling and share its DRAM.
+ * devices (MLD) partition it for pooling and share its DRAM. Serve() answers a
+ * requester without a link: a CPU's own DRAM is this class with no controller.
  */
 #ifndef FABEMU_CXL_MEMORY_EXPANDER_H
 #define FABEMU_CXL_MEMORY_EXPANDER_H
@@ -30,10 +31,17 @@ class CxlMemoryExpander : public Object
     /// A new device-side port (a head); connect it with CxlLink::Connect.
     Ptr<CxlPort> AddPort();
     Ptr<CxlPort> GetPort(uint32_t i) const { return m_ports.at(i); }
+    /// Takes request \p m and calls \p reply with the response when it is ready (\p reply
+    /// first, so that a requester can bind it).
+    void Serve(Callback<void, const CxlMessage&> reply, const CxlMessage& m);
     uint32_t GetNPorts() const { return m_ports.size(); }
 
     Time GetControllerLatency() const { return m_controllerLatency; }
-    Time GetDramLatency() const { return m_dramLatency; }
+    /// The DRAM's access latency: a row miss (random), or a hit in an open row (streaming).
+    Time GetDramLatency(bool rowHit = false) const
+    {
+        return rowHit ? m_rowHitLatency : m_dramLatency;
+    }
     /// Time the DRAM takes to move one 64-byte line.
     Time GetLineTime() const;
     uint32_t GetLogicalDevices() const { return m_logicalDevices; }
@@ -48,9 +56,12 @@ class CxlMemoryExpander : public Object
 
   private:
     void Receive(Ptr<CxlPort> port, const CxlMessage& m);
+    /// Reserves the DRAM for \p m; returns when its response is ready.
+    Time Access(const CxlMessage& m);
 
     Time m_controllerLatency;
     Time m_dramLatency;
+    Time m_rowHitLatency;
     DataRate m_dramRate;
     uint32_t m_logicalDevices;
     std::vector<Ptr<CxlPort>> m_ports;

@@ -1,7 +1,8 @@
 /*
  * One CXL.mem message as the link layer carries it: its class, a tag the
  * requester matches responses by, the logical device a switch stamps on it
- * (MLD pooling) and when its requester issued the access.
+ * (MLD pooling), whether it falls in an open DRAM row (streaming) and when its
+ * requester issued the access.
  */
 #ifndef FABEMU_CXL_MESSAGE_H
 #define FABEMU_CXL_MESSAGE_H
@@ -16,7 +17,9 @@ struct CxlMessage
 {
     CxlMessageType type{CxlMessageType::M2sReq};
     uint64_t tag{0};
+    uint32_t requester{0}; ///< the client of its CPU that asked (CxlCpu)
     uint32_t logicalDevice{0};
+    bool rowHit{false};
     Time issued;
 };
 
