@@ -413,6 +413,10 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         node->AddTotals(totals.own);
     }
     json summary = RunSummaryJson(Sec(Simulator::Now()), flows, totals);
+    for (const auto& node : nodes)
+    {
+        node->AddSummary(summary);
+    }
     if (collectives)
     {
         const auto results = collectives->Results();
@@ -515,6 +519,10 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
     {
         out << TrainingTable(summary["training"]);
     }
+    if (summary.contains("memory"))
+    {
+        out << "memory (latency against achieved bandwidth):\n" << MemoryTable(summary["memory"]);
+    }
     for (const auto& e : summary["expect"])
     {
         out << fmt::format("expect {} {}: {} {}\n", e["metric"].get<std::string>(),
@@ -547,17 +555,27 @@ FlowsExitCode(const Scenario& s, const json& summary, bool met)
 }
 
 /// "a RoCEv2 fabric", "a RoCEv2 fabric with PCIe in every server", "PCIe inside one server",
-/// "NVLink and PCIe inside one server".
+/// "NVLink and PCIe inside one server", "CXL inside one server".
 std::string
 RunPhrase(const Scenario& s)
 {
+    std::vector<std::string> inside;
+    for (const auto& [has, name] :
+         {std::pair{s.topology.node.hasNvlink, "NVLink"},
+          std::pair{s.topology.node.hasPcie, "PCIe"}, std::pair{s.topology.node.hasCxl, "CXL"}})
+    {
+        if (has)
+        {
+            inside.push_back(name);
+        }
+    }
+    const std::string parts = fmt::format("{}", fmt::join(inside, " and "));
     if (!HasNetwork(s))
     {
-        return s.topology.node.hasNvlink ? "NVLink and PCIe inside one server"
-                                         : FabricPhrase("pcie");
+        return parts + " inside one server";
     }
     return FabricPhrase(s.fabric.type) +
-           (s.topology.node.hasPcie ? " with PCIe in every server" : "");
+           (inside.empty() ? "" : " with " + parts + " in every server");
 }
 
 /// Removes the temporary folders of runs that were killed (their process is gone).
@@ -765,7 +783,8 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     }
     summary["scenario"] = s.name;
     summary["description"] = s.description;
-    summary["fabric"] = HasNetwork(s) ? s.fabric.type : "pcie"; // the node builder: PCIe alone
+    // The node builder: no network, one server's inside (its PCIe tree, or only NVLink/CXL).
+    summary["fabric"] = HasNetwork(s) ? s.fabric.type : s.topology.node.hasPcie ? "pcie" : "node";
     summary["seed"] = s.seed;
     if (!pcapNote.empty())
     {

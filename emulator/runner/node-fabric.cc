@@ -11,6 +11,7 @@ using namespace ns3;
 
 std::unique_ptr<NodeFabric> MakePcieNodeFabric();
 std::unique_ptr<NodeFabric> MakeNvlinkNodeFabric();
+std::unique_ptr<NodeFabric> MakeCxlNodeFabric();
 
 std::vector<std::unique_ptr<NodeFabric>>
 NodeFabricsOf(const Scenario& s)
@@ -23,6 +24,10 @@ NodeFabricsOf(const Scenario& s)
     if (s.topology.node.hasNvlink)
     {
         fabrics.push_back(MakeNvlinkNodeFabric());
+    }
+    if (s.topology.node.hasCxl)
+    {
+        fabrics.push_back(MakeCxlNodeFabric());
     }
     return fabrics;
 }
@@ -70,9 +75,13 @@ NodeFabricFlows::LaunchAt(size_t i)
 }
 
 void
-NodeFabricFlows::Completed(size_t i, Time at)
+NodeFabricFlows::Completed(size_t i, Time at, uint64_t bytes)
 {
     FlowRecord& r = m_flows[i];
+    if (bytes > 0)
+    {
+        r.spec.bytes = bytes;
+    }
     r.state = FlowState::Completed;
     r.fct = at - r.spec.start;
     r.delivered = r.spec.bytes;

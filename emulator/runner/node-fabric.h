@@ -1,7 +1,7 @@
-// The seam for fabrics inside every server (topology.node.<key>): PCIe today, NVLink and
-// CXL beside it later. A node fabric builds each server's inside, lends the RDMA flow
-// runner its NICs' host interfaces, runs its own workloads (dma) as flows, and adds its
-// records and totals to the run's. run.cc knows none by name.
+// The seam for fabrics inside every server (topology.node.<key>): PCIe, NVLink and CXL. A node
+// fabric builds each server's inside, lends the RDMA flow runner its NICs' host interfaces, runs
+// its own workloads (dma) as flows, and adds its records and totals to the run's. run.cc knows none
+// by name.
 #ifndef FABEMU_NODE_FABRIC_H
 #define FABEMU_NODE_FABRIC_H
 
@@ -51,6 +51,8 @@ class NodeFabric
     virtual void WriteRecords(const std::filesystem::path& dir) = 0;
     /// Its keys of summary.json's totals (after the run).
     virtual void AddTotals(nlohmann::json& totals) const = 0;
+    /// Its own entries of summary.json (after the run; CXL: memory).
+    virtual void AddSummary(nlohmann::json& summary) const { (void)summary; }
     /// The terminal's words on those totals ("PCIe replays 0, credit-starved 0 s").
     virtual std::string TotalsLine(const nlohmann::json& totals) const = 0;
     /// The interface through which network host \p host (a server's NIC: on a rail
@@ -101,8 +103,9 @@ class NodeFabricFlows : public NodeFabric
     /// server r.spec.src) in so far.
     virtual uint64_t Progress(const ns3::FlowRecord& r, const std::string& from,
                               const std::string& to, uint64_t transfer) const = 0;
-    /// The model says flow \p i has all its bytes at \p at.
-    void Completed(size_t i, ns3::Time at);
+    /// The model says flow \p i has all its bytes at \p at (\p bytes: how many, for a flow
+    /// that ran for a time rather than a size).
+    void Completed(size_t i, ns3::Time at, uint64_t bytes = 0);
 
   private:
     void LaunchAt(size_t i);

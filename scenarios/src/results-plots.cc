@@ -1130,6 +1130,69 @@ TrainingSteps(const fs::path& /*dir: the results are in summary.json*/, const js
     figs.push_back(std::move(f));
 }
 
+/// The loaded-latency curve: each memory target's median and p99 latency against the
+/// bandwidth its workloads achieved (one point per workload; rates sweep the curve), with
+/// the target's idle latency as a floor; one curve per target and mix (reads, pattern).
+void
+LoadedLatency(const fs::path& /*dir: the rows are in summary.json too*/, const json& summary,
+              std::vector<Figure>& figs)
+{
+    std::vector<std::string> targets;
+    std::map<std::string, std::vector<std::array<double, 4>>> rows; // gbs, p50, p99, idle
+    for (const auto& m : summary.value("memory", json::array()))
+    {
+        if (m.value("requests", uint64_t{0}) == 0)
+        {
+            continue;
+        }
+        const std::string t =
+            fmt::format("{}, {:.0f} % reads, {}", m["target"].get<std::string>(),
+                        m["read_ratio"].get<double>() * 100, m["pattern"].get<std::string>());
+        if (rows.find(t) == rows.end())
+        {
+            targets.push_back(t);
+        }
+        rows[t].push_back({m["gbs"].get<double>(), m["p50_ns"].get<double>(),
+                           m["p99_ns"].get<double>(), m["idle_ns"].get<double>()});
+    }
+    Figure f;
+    f.name = "loaded-latency";
+    size_t colour = 0;
+    for (const auto& t : targets)
+    {
+        auto& points = rows[t];
+        std::sort(points.begin(), points.end());
+        const std::string c = kColours[colour++ % 8];
+        Series p50{t + " p50", {}, fmt::format("linespoints lw 2 pt 7 lc rgb '{}'", c)};
+        Series p99{t + " p99", {}, fmt::format("linespoints lw 2 dt 2 pt 5 lc rgb '{}'", c)};
+        Series idle{t + " idle", {}, fmt::format("lines lw 1 dt 3 lc rgb '{}'", c)};
+        for (const auto& [gbs, median, tail, floor] : points)
+        {
+            p50.points.emplace_back(gbs, median);
+            p99.points.emplace_back(gbs, tail);
+        }
+        idle.points = {{0, points.front()[3]}, {points.back()[0], points.front()[3]}};
+        f.series.push_back(std::move(p50));
+        f.series.push_back(std::move(p99));
+        f.series.push_back(std::move(idle));
+    }
+    if (f.series.empty())
+    {
+        f.emptyWhy = "no memory request completed";
+        figs.push_back(std::move(f));
+        return;
+    }
+    f.xlabel = "achieved bandwidth (GB/s)";
+    f.ylabel = "load latency (ns)";
+    f.xmin = 0;
+    f.ymaxForced = 0;
+    f.title = "Loaded latency: latency against achieved bandwidth";
+    f.caption = "Each memory target's median (solid) and p99 (dashed) load latency against the "
+                "bandwidth its workloads achieved, one point per workload and a curve per mix of "
+                "reads and access pattern, with its idle latency (dotted).";
+    figs.push_back(std::move(f));
+}
+
 /// Each rank's progress: the transfers that have arrived at it (collective-steps.csv) over
 /// time, a staircase per rank of every job in the scenario's order (eight at most).
 void
@@ -1379,8 +1442,9 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
 {
     PlotOutcome out;
     fs::create_directories(dir / "plots");
-    for (const char* name : {"throughput", "queue", "pause", "fct-slowdown", "dcqcn-rate",
-                             "collective-busbw", "collective-steps", "training-steps"})
+    for (const char* name :
+         {"throughput", "queue", "pause", "fct-slowdown", "dcqcn-rate", "collective-busbw",
+          "collective-steps", "training-steps", "loaded-latency"})
     {
         fs::remove(dir / "plots" / (std::string(name) + ".gp")); // an older rendering's
         fs::remove(dir / "plots" / (std::string(name) + ".png"));
@@ -1399,7 +1463,8 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
                                                     {"rate.csv", Rates},
                                                     {"collectives.csv", CollectiveBusBw},
                                                     {"collective-steps.csv", CollectiveSteps},
-                                                    {"training.csv", TrainingSteps}};
+                                                    {"training.csv", TrainingSteps},
+                                                    {"memory.csv", LoadedLatency}};
     for (const auto& [csv, make] : makers)
     {
         if (fs::exists(dir / csv))

@@ -301,6 +301,10 @@ FabricPhrase(const std::string& type)
     {
         return "PCIe inside one server";
     }
+    if (type == "node")
+    {
+        return "one server's inside (NVLink or CXL)";
+    }
     return "a " + type + " fabric";
 }
 
@@ -312,6 +316,8 @@ TotalMeansSomething(const std::string& type, const std::string& key)
         {"infiniband", {"pfc_pause_frames", "congestion_drops"}},
         {"iwarp", {"pfc_pause_frames", "cnps", "credit_stalls"}},
         {"pcie",
+         {"drops", "congestion_drops", "pfc_pause_frames", "ecn_marks", "cnps", "credit_stalls"}},
+        {"node",
          {"drops", "congestion_drops", "pfc_pause_frames", "ecn_marks", "cnps", "credit_stalls"}},
     };
     const auto it = kMeaningless.find(type);
@@ -491,6 +497,50 @@ ExpectationsTableMd(const json& expect)
 
 } // namespace
 
+std::string
+MemoryTable(const json& memory)
+{
+    std::ostringstream t;
+    t << fmt::format("  {:<12} {:<10} {:<10} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "workload",
+                     "cpu", "target", "read", "GB/s", "idle ns", "p50 ns", "p99 ns", "p99.9 ns");
+    for (const auto& m : memory)
+    {
+        t << fmt::format("  {:<12} {:<10} {:<10} {:>5.2f} {:>9.2f} {:>9.1f} {:>9.1f} {:>9.1f} "
+                         "{:>9.1f}\n",
+                         m.value("workload", std::string()), m.value("cpu", std::string()),
+                         m.value("target", std::string()), m.value("read_ratio", 0.0),
+                         m.value("gbs", 0.0), m.value("idle_ns", 0.0), m.value("p50_ns", 0.0),
+                         m.value("p99_ns", 0.0), m.value("p999_ns", 0.0));
+    }
+    return t.str();
+}
+
+std::string
+MemoryTableMd(const json& memory)
+{
+    std::ostringstream md;
+    md << "## Memory\n\nLoads and stores of each CPU in 64-byte lines: the bandwidth achieved "
+          "and the latency of its requests, core to core, beside a lone read's idle latency "
+          "on the same path (docs/cxl.md).\n\n"
+          "| workload | cpu | target | reads | pattern | outstanding | offered GB/s | GB/s | "
+          "idle ns | p50 ns | p99 ns | p99.9 ns |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& m : memory)
+    {
+        const double offered = m.value("offered_gbs", 0.0);
+        md << fmt::format("| {} | {} | {} | {:.2f} | {} | {} | {} | {:.2f} | {:.1f} | {:.1f} | "
+                          "{:.1f} | {:.1f} |\n",
+                          m.value("workload", std::string()), m.value("cpu", std::string()),
+                          m.value("target", std::string()), m.value("read_ratio", 0.0),
+                          m.value("pattern", std::string()), m.value("outstanding", 0),
+                          offered > 0 ? fmt::format("{:.2f}", offered) : "max", m.value("gbs", 0.0),
+                          m.value("idle_ns", 0.0), m.value("p50_ns", 0.0), m.value("p99_ns", 0.0),
+                          m.value("p999_ns", 0.0));
+    }
+    md << "\n";
+    return md.str();
+}
+
 std::vector<std::string>
 RenderReport(const fs::path& dir, std::ostream& err)
 {
@@ -584,6 +634,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
     if (summary.contains("training") && !summary["training"].empty())
     {
         md << TrainingTableMd(summary["training"]);
+    }
+    if (summary.contains("memory") && !summary["memory"].empty())
+    {
+        md << MemoryTableMd(summary["memory"]);
     }
     if (summary.contains("lag"))
     {

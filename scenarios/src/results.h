@@ -55,6 +55,11 @@ bool TotalMeansSomething(const std::string& type, const std::string& key);
 /// markdown table ("" without completed flows); failed flows counted apart.
 std::string FctTable(const nlohmann::json& summary);
 
+/// summary.json's memory as aligned text (the terminal) or a markdown table (report.md):
+/// each memory workload's target, achieved bandwidth and latency percentiles.
+std::string MemoryTable(const nlohmann::json& memory);
+std::string MemoryTableMd(const nlohmann::json& memory);
+
 std::vector<std::string> RenderReport(const std::filesystem::path& dir, std::ostream& err);
 
 } // namespace fabemu

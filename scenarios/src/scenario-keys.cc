@@ -163,6 +163,10 @@ WorkloadKinds()
                 "memory, or reads them from it"},
         {"copy", "GPU to GPU (hN.gpuK): over NVLink inside a server where it links them, else "
                  "PCIe; between servers GPUDirect RDMA through nic0"},
+        {"memory", "Loads and stores of a server's CPU (hN.cpu) to its memory (hN.mem), a CXL "
+                   "expander (hN.cxlK) or the CXL pool (hN.pool), in 64-byte lines: "
+                   "memory.csv and summary.json's memory give latency against achieved "
+                   "bandwidth (docs/cxl.md)"},
         {"collective", "A collective (all-reduce, reduce-scatter, all-gather, all-to-all, "
                        "broadcast, reduce, send-recv) over ranks, packet by packet on the fabric "
                        "or analytical (fidelity); "
@@ -420,20 +424,26 @@ TopologyKeys()
                         .Own(ReadLinkOverrides, WriteLinkOverrides)
                         .WrittenIf([](const T& t) { return !t.overrides.empty(); })
                         .Example("{h1.nic3-s3: {rate: 200Gbps}}"));
-        k.push_back(MakeKey<T>("node", KeyKind::Section, "map", "{}",
-                               "Every server's inside: a server preset (dgx-h100, dgx-a100, "
-                               "hgx-b200, dgx-1, pcie-8gpu) or a map {preset, pcie, nvlink}; a "
-                               "preset's NICs set link.rate unless it is given (dgx-h100, "
-                               "hgx-b200 400Gbps, dgx-a100 200Gbps, dgx-1 100Gbps). pcie: "
-                               "a preset (gpudirect, pcie-8gpu, host-nic) or a map {preset, "
-                               "generation, lanes, mps, mrrs, acs, switch_latency, root_complex: "
-                               "{intel_p2p}, switches, gpus, nics (each sw0.., root or {under, "
-                               "generation, lanes, serves: [gpuK]})}; docs/pcie.md. nvlink: "
-                               "{generation, gpus, switch_generation, links_per_gpu, split, mesh}; "
-                               "docs/nvlink.md")
-                        .Own(ReadNode, WriteNode)
-                        .WrittenIf([](const T& t) { return t.node.hasPcie || t.node.hasNvlink; })
-                        .Example("{pcie: gpudirect}"));
+        k.push_back(
+            MakeKey<T>(
+                "node", KeyKind::Section, "map", "{}",
+                "Every server's inside: a server preset (dgx-h100, dgx-a100, "
+                "hgx-b200, dgx-1, pcie-8gpu, cxl-pool) or a map {preset, pcie, nvlink, cxl}; a "
+                "preset's NICs set link.rate unless it is given (dgx-h100, "
+                "hgx-b200 400Gbps, dgx-a100 200Gbps, dgx-1 100Gbps). pcie: "
+                "a preset (gpudirect, pcie-8gpu, host-nic) or a map {preset, "
+                "generation, lanes, mps, mrrs, acs, switch_latency, root_complex: "
+                "{intel_p2p}, switches, gpus, nics (each sw0.., root or {under, "
+                "generation, lanes, serves: [gpuK]})}; docs/pcie.md. nvlink: "
+                "{generation, gpus, switch_generation, links_per_gpu, split, mesh}; "
+                "docs/nvlink.md. cxl (or the preset cxl-pool): {version, gts, "
+                "lanes, flit, expanders (a count or [{capacity, dram_rate, "
+                "dram_latency}]), switch_latency, pool: {hosts, capacity, "
+                "dram_rate, dram_latency}}; docs/cxl.md")
+                .Own(ReadNode, WriteNode)
+                .WrittenIf(
+                    [](const T& t) { return t.node.hasPcie || t.node.hasNvlink || t.node.hasCxl; })
+                .Example("{pcie: gpudirect}"));
         return k;
     }();
     return keys;
@@ -644,13 +654,15 @@ FlowWorkloadKeys()
             .InNs()
             .Field(&W::stopPs)
             .Example("5ms"),
-        MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required)",
+        MakeKey<W>("bytes", KeyKind::Bytes, "bytes", "(required; memory: bytes or duration)",
                    "Bytes of each flow (collective: its size as nccl-tests gives it, or a sweep "
                    "{from, to, factor} as nccl-tests' -b, -e, -f)")
-            .Only({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective"})
+            .Only({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective",
+                   "memory"})
             .Required({"bulk", "incast", "permutation", "all-to-all", "dma", "copy", "collective"})
             .Range(1, int64_t{1} << 40)
             .Sweep()
+            .WrittenIf([](const W& w) { return w.bytes > 0; }) // memory: bytes or duration
             .Access(
                 [](W& w, const KeyValue& v) {
                     w.bytes = v.u;
@@ -664,14 +676,16 @@ FlowWorkloadKeys()
                 })
             .Example("1MB"),
         MakeKey<W>("start", KeyKind::Time, "time", "0ns", "When its flows start (simulated time)")
-            .Only(flowsDmaAndCollective)
+            .Only({"bulk", "incast", "permutation", "all-to-all", "poisson", "dma", "copy",
+                   "collective", "memory"})
             .Range(0, 3600 * kPsPerSecond)
             .InNs()
             .Field(&W::startPs)
             .Example("1ms"),
         MakeKey<W>("tag", KeyKind::Text, "string", "= type",
                    "What summary.json, fct.csv and report.md call this workload's flows")
-            .Only(flowsAndDma)
+            .Only(
+                {"bulk", "incast", "permutation", "all-to-all", "poisson", "dma", "copy", "memory"})
             .Check(OneWord)
             .Access([](W& w, const KeyValue& v) { w.tag = v.text; },
                     [](const W& w) {
@@ -702,6 +716,84 @@ FlowWorkloadKeys()
     };
 }
 
+/// The rows of memory workloads (a CPU's loads and stores over CXL).
+std::vector<Key<WorkloadSpec>>
+MemoryWorkloadKeys()
+{
+    using W = WorkloadSpec;
+    const std::vector<std::string> memory{"memory"};
+    return {
+        MakeKey<W>("target", KeyKind::Endpoint, "hN.mem|hN.cxlK|hN.pool", "(required)",
+                   "The memory the CPU loads from and stores to: its own DRAM, a CXL expander "
+                   "of its server, or its logical device of the CXL pool")
+            .Only(memory)
+            .Required(memory)
+            .Access(
+                [](W& w, const KeyValue& v) {
+                    w.dst = static_cast<uint32_t>(v.u);
+                    w.dstDevice = v.text;
+                },
+                [](const W& w) {
+                    KeyValue v;
+                    v.u = w.dst;
+                    v.text = w.dstDevice;
+                    return v;
+                })
+            .Example("h0.mem"),
+        MakeKey<W>("read_ratio", KeyKind::Number, "0..1", "1", "The fraction of requests that read")
+            .Only(memory)
+            .Between(0.0, 1.0)
+            .Field(&W::readRatio)
+            .Example("0.7"),
+        MakeKey<W>("pattern", KeyKind::Choice, "random|stream", "random",
+                   "Addresses: random (every access opens a DRAM row) or stream (row hits)")
+            .Only(memory)
+            .Choices({"random", "stream"})
+            .Field(&W::pattern)
+            .Example("stream"),
+        MakeKey<W>("outstanding", KeyKind::Integer, "1..4096", "64", "Requests in flight at most")
+            .Only(memory)
+            .Range(1, 4096)
+            .Field(&W::outstanding)
+            .Example("16"),
+        MakeKey<W>("rate", KeyKind::Text, "rate|max", "max",
+                   "Offered load as a Poisson stream of 64-byte requests (20GBps, 100Gbps); max: "
+                   "a new request at each completion")
+            .Only(memory)
+            .Check([](const std::string& what, const KeyValue& v) {
+                uint64_t bps = 0;
+                return v.text == "max" || ParseRate(v.text, bps)
+                           ? std::string()
+                           : fmt::format("{} must be a rate such as 20GBps or 100Gbps, or max, "
+                                         "not '{}'",
+                                         what, v.text);
+            })
+            .Access(
+                [](W& w, const KeyValue& v) {
+                    w.memoryBitsPerSecond = 0;
+                    if (v.text != "max")
+                    {
+                        ParseRate(v.text, w.memoryBitsPerSecond);
+                    }
+                },
+                [](const W& w) {
+                    KeyValue v;
+                    v.text =
+                        w.memoryBitsPerSecond ? fmt::format("{}bps", w.memoryBitsPerSecond) : "max";
+                    return v;
+                })
+            .Example("20GBps"),
+        MakeKey<W>("duration", KeyKind::Time, "time", "(bytes or duration)",
+                   "Issue requests for this long (instead of bytes)")
+            .Only(memory)
+            .Range(1, 3600 * kPsPerSecond)
+            .InNs()
+            .Field(&W::memoryDurationPs)
+            .WrittenIf([](const W& w) { return w.memoryDurationPs > 0; })
+            .Example("10us"),
+    };
+}
+
 } // namespace
 
 const std::vector<Key<WorkloadSpec>>&
@@ -716,16 +808,28 @@ WorkloadKeys()
             names.push_back(w.name);
         }
         std::vector<Key<W>> rows{
-            MakeKey<W>("type", KeyKind::Choice,
-                       "bulk|incast|permutation|all-to-all|poisson|dma|copy|command", "(required)",
-                       "The workload type")
+            MakeKey<W>(
+                "type", KeyKind::Choice,
+                "bulk|incast|permutation|all-to-all|poisson|dma|copy|collective|memory|command",
+                "(required)", "The workload type")
                 .Choices(names)
                 .Field(&W::type)
                 .Example("bulk"),
-            MakeKey<W>("on", KeyKind::Host, "host", "(required)", "The VM endpoint it runs on")
-                .Only(command)
-                .Required(command)
-                .Field(&W::on)
+            MakeKey<W>("on", KeyKind::Endpoint, "host (memory: hN.cpu)", "(required)",
+                       "The VM endpoint it runs on (memory: the CPU that loads and stores)")
+                .Only({"command", "memory"})
+                .Required({"command", "memory"})
+                .Access(
+                    [](W& w, const KeyValue& v) {
+                        w.on = static_cast<uint32_t>(v.u);
+                        w.onDevice = v.text;
+                    },
+                    [](const W& w) {
+                        KeyValue v;
+                        v.u = w.on;
+                        v.text = w.onDevice;
+                        return v;
+                    })
                 .Example("h0"),
             MakeKey<W>("run", KeyKind::Text, "string", "(required)",
                        "The command line; {hN} expands to hN's address")
@@ -766,6 +870,10 @@ WorkloadKeys()
             rows.push_back(std::move(k));
         }
         for (auto& k : CollectiveWorkloadKeys())
+        {
+            rows.push_back(std::move(k));
+        }
+        for (auto& k : MemoryWorkloadKeys())
         {
             rows.push_back(std::move(k));
         }

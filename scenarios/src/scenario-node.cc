@@ -1,5 +1,6 @@
-// topology.node: the inside of every server. Today its PCIe tree (topology.node.pcie):
-// a preset name, or a map of links, switches, GPUs and NICs, read and written here.
+// topology.node: the inside of every server, read and written here: its PCIe tree
+// (topology.node.pcie: a preset name, or a map of links, switches, GPUs and NICs), its
+// NVLink (topology.node.nvlink) and its CXL memory (topology.node.cxl).
 #include "scenarios/src/scenario-keys.h"
 
 #include <fmt/format.h>
@@ -575,9 +576,156 @@ ServerPresets()
         }
         m["dgx-1"] = server("dgx-1", paired(3, 1), cube, true, "100Gbps"); // 4 x EDR InfiniBand
         m["pcie-8gpu"] = server("pcie-8gpu", PciePresets().at("pcie-8gpu"), {}, false, "");
+        NodeYaml pool; // every server's CPU on one CXL 2.0 switch and its pooled expander
+        pool.preset = "cxl-pool";
+        pool.hasCxl = true;
+        pool.cxl.hasPool = true;
+        m["cxl-pool"] = pool;
         return m;
     }();
     return presets;
+}
+
+const std::string kCxl = "topology.node.cxl";
+
+/// An expander's keys of map \p n (the caller has checked its keys).
+CxlExpanderYaml
+ReadExpander(const Reader& r, const YAML::Node& n, const std::string& where, CxlExpanderYaml e)
+{
+    if (n["capacity"])
+    {
+        e.capacity = r.Bytes(n["capacity"], where + ".capacity", 1 << 20, uint64_t{1} << 50);
+    }
+    if (n["dram_rate"])
+    {
+        e.dramBitsPerSecond = r.Rate(n["dram_rate"], where + ".dram_rate");
+    }
+    if (n["dram_latency"])
+    {
+        e.dramLatencyPs = r.Duration(n["dram_latency"], where + ".dram_latency", 0, 10'000'000);
+    }
+    return e;
+}
+
+void
+ReadPool(const Reader& r, const YAML::Node& n, CxlNodeYaml& c)
+{
+    const std::string where = kCxl + ".pool";
+    r.CheckMap(n, where, {"hosts", "capacity", "dram_rate", "dram_latency"});
+    c.hasPool = true;
+    const YAML::Node hosts = n["hosts"];
+    c.poolHosts.clear(); // all, unless listed
+    if (hosts && !(hosts.IsScalar() && hosts.Scalar() == "all"))
+    {
+        // Checked against the topology's servers once it is known (ValidateTopology).
+        c.poolHosts = r.Hosts(hosts, where + ".hosts", UINT32_MAX);
+    }
+    c.pool = ReadExpander(r, n, where, c.pool);
+}
+
+CxlNodeYaml
+ReadCxl(const Reader& r, const YAML::Node& n, CxlNodeYaml c)
+{
+    r.CheckMap(n, kCxl, {"version", "gts", "lanes", "flit", "expanders", "switch_latency", "pool"});
+    if (n["version"])
+    {
+        c.version = r.Choice(n["version"], kCxl + ".version", {"1.1", "2.0", "3.0", "3.1", "ccix"});
+    }
+    if (n["gts"])
+    {
+        c.gigaTransfers = r.Number(n["gts"], kCxl + ".gts", 1, 64);
+    }
+    if (n["lanes"])
+    {
+        c.lanes = Lanes(r, n["lanes"], kCxl + ".lanes");
+    }
+    if (n["flit"])
+    {
+        c.flit = r.Choice(n["flit"], kCxl + ".flit", {"68", "256", "256-lopt"});
+    }
+    if (const YAML::Node e = n["expanders"])
+    {
+        c.expanders.clear();
+        if (e.IsScalar())
+        {
+            c.expanders.resize(r.Integer(e, kCxl + ".expanders", 0, 16));
+        }
+        else if (!e.IsSequence())
+        {
+            r.Fail(e, kCxl + ".expanders must be a count or a list of {capacity, dram_rate, "
+                             "dram_latency}");
+        }
+        for (size_t i = 0; e.IsSequence() && i < e.size(); ++i)
+        {
+            const std::string where = fmt::format("{}.expanders.{}", kCxl, i);
+            r.CheckMap(e[i], where, {"capacity", "dram_rate", "dram_latency"});
+            c.expanders.push_back(ReadExpander(r, e[i], where, {}));
+        }
+    }
+    if (n["switch_latency"])
+    {
+        c.switchLatencyPs =
+            r.Duration(n["switch_latency"], kCxl + ".switch_latency", 0, 10'000'000);
+    }
+    if (n["pool"])
+    {
+        ReadPool(r, n["pool"], c);
+    }
+    return c;
+}
+
+void
+WriteExpanderKeys(YAML::Emitter& y, const CxlExpanderYaml& e)
+{
+    y << YAML::Key << "capacity" << YAML::Value << e.capacity;
+    y << YAML::Key << "dram_rate" << YAML::Value << fmt::format("{}bps", e.dramBitsPerSecond);
+    y << YAML::Key << "dram_latency" << YAML::Value << fmt::format("{}ps", e.dramLatencyPs);
+}
+
+void
+WriteCxl(YAML::Emitter& y, const CxlNodeYaml& c)
+{
+    y << YAML::BeginMap;
+    y << YAML::Key << "version" << YAML::Value << c.version;
+    if (c.gigaTransfers > 0)
+    {
+        y << YAML::Key << "gts" << YAML::Value << c.gigaTransfers;
+    }
+    y << YAML::Key << "lanes" << YAML::Value << c.lanes;
+    if (!c.flit.empty())
+    {
+        y << YAML::Key << "flit" << YAML::Value << c.flit;
+    }
+    y << YAML::Key << "expanders" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& e : c.expanders)
+    {
+        y << YAML::Flow << YAML::BeginMap;
+        WriteExpanderKeys(y, e);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+    y << YAML::Key << "switch_latency" << YAML::Value << fmt::format("{}ps", c.switchLatencyPs);
+    if (c.hasPool)
+    {
+        y << YAML::Key << "pool" << YAML::Value << YAML::Flow << YAML::BeginMap;
+        y << YAML::Key << "hosts" << YAML::Value;
+        if (c.poolHosts.empty())
+        {
+            y << "all";
+        }
+        else
+        {
+            y << YAML::Flow << YAML::BeginSeq;
+            for (uint32_t h : c.poolHosts)
+            {
+                y << "h" + std::to_string(h);
+            }
+            y << YAML::EndSeq;
+        }
+        WriteExpanderKeys(y, c.pool);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndMap;
 }
 
 std::vector<std::string>
@@ -598,7 +746,7 @@ ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
             ServerPresets().at(c.r.Choice(n, "topology.node (a server preset)", ServerNames()));
         return;
     }
-    c.r.CheckMap(n, "topology.node", {"preset", "pcie", "nvlink"});
+    c.r.CheckMap(n, "topology.node", {"preset", "pcie", "nvlink", "cxl"});
     if (n["preset"])
     {
         t.node = ServerPresets().at(c.r.Choice(n["preset"], "topology.node.preset", ServerNames()));
@@ -613,6 +761,11 @@ ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
         t.node.nvlink =
             ReadNvlink(c.r, n["nvlink"], t.node.hasNvlink ? t.node.nvlink : NvlinkNodeYaml{});
         t.node.hasNvlink = true;
+    }
+    if (n["cxl"])
+    {
+        t.node.cxl = ReadCxl(c.r, n["cxl"], t.node.hasCxl ? t.node.cxl : CxlNodeYaml{});
+        t.node.hasCxl = true;
     }
     if (t.node.hasNvlink && t.node.hasPcie && !t.node.pcie.gpus.empty() &&
         t.node.nvlink.gpus != t.node.pcie.gpus.size())
@@ -637,6 +790,11 @@ WriteNode(YAML::Emitter& y, const TopologyYaml& t)
     {
         y << YAML::Key << "nvlink" << YAML::Value;
         WriteNvlink(y, t.node.nvlink);
+    }
+    if (t.node.hasCxl)
+    {
+        y << YAML::Key << "cxl" << YAML::Value;
+        WriteCxl(y, t.node.cxl);
     }
     y << YAML::EndMap;
 }

@@ -396,6 +396,12 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
     wl.type = c.r.Choice(item["type"], "workload type", typeNames);
     const std::string where = "workload '" + wl.type + "'";
     ReadKeys(c, WorkloadKeys(), item, "", where, where + ".", wl.type, nullptr, wl);
+    if (wl.type == "memory")
+    {
+        wl.src = wl.on; // a flow from the CPU to its target, as results list flows
+        wl.srcDevice = wl.onDevice;
+        return wl;
+    }
     if (wl.type == "command")
     {
         ExpandRun(c.r, item, where, c.hosts, wl);

@@ -84,8 +84,10 @@ ParseTime(const std::string& text, int64_t& ps)
 bool
 ParseRate(const std::string& text, uint64_t& bps)
 {
-    static const std::map<std::string, double> scale{{"bps", 1},    {"Kbps", 1e3}, {"kbps", 1e3},
-                                                     {"Mbps", 1e6}, {"Gbps", 1e9}, {"Tbps", 1e12}};
+    // Bits per second, and bytes per second as memory is quoted ("76.8GBps").
+    static const std::map<std::string, double> scale{
+        {"bps", 1}, {"Kbps", 1e3}, {"kbps", 1e3}, {"Mbps", 1e6}, {"Gbps", 1e9}, {"Tbps", 1e12},
+        {"Bps", 8}, {"KBps", 8e3}, {"MBps", 8e6}, {"GBps", 8e9}, {"TBps", 8e12}};
     double v = 0;
     if (!Scaled(text, scale, 1.8e19, v) || v < 1)
     {

@@ -181,6 +181,73 @@ ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const Wo
     }
 }
 
+/// A memory workload: a server's CPU loading from and storing to its own memory over CXL.
+void
+ValidateMemory(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
+{
+    const std::string where = "workload 'memory'";
+    const CxlNodeYaml& cxl = s.topology.node.cxl;
+    if (!s.topology.node.hasCxl)
+    {
+        FailAt(r, item,
+               where + " loads and stores over CXL; give the servers CXL memory with "
+                       "topology.node.cxl (or the preset cxl-pool)");
+    }
+    if (wl.onDevice != "cpu")
+    {
+        FailAt(r, item["on"],
+               fmt::format("{}.on: '{}' is not a CPU; name the server's CPU, h{}.cpu", where,
+                           wl.onDevice.empty() ? "h" + std::to_string(wl.on) : wl.onDevice, wl.on));
+    }
+    const std::string target = fmt::format("h{}.{}", wl.dst, wl.dstDevice);
+    if (wl.dstDevice == "cpu" || !InNode(s, wl.dstDevice) || wl.dstDevice.rfind("gpu", 0) == 0 ||
+        wl.dstDevice.rfind("nic", 0) == 0)
+    {
+        FailAt(r, item["target"],
+               fmt::format("{}.target: '{}' is not memory of h{} (it has mem{}{})", where,
+                           wl.dstDevice.empty() ? target : wl.dstDevice, wl.dst,
+                           cxl.expanders.empty()
+                               ? std::string()
+                               : fmt::format(", cxl0..cxl{}", cxl.expanders.size() - 1),
+                           cxl.hasPool ? ", pool" : ""));
+    }
+    if (wl.dst != wl.on)
+    {
+        FailAt(r, item["target"],
+               fmt::format("{}.target: {} is memory of h{}, but the CPU is h{}'s; a CPU reaches "
+                           "its own server's memory (another server's only through the pool, "
+                           "as h{}.pool)",
+                           where, target, wl.dst, wl.on, wl.on));
+    }
+    if (wl.dstDevice == "pool" && !cxl.InPool(wl.on))
+    {
+        FailAt(r, item["target"],
+               fmt::format("{}.target: h{} is not wired to the pool's switch (pool.hosts: h{})",
+                           where, wl.on, fmt::join(cxl.poolHosts, ", h")));
+    }
+    if ((wl.bytes > 0) == (wl.memoryDurationPs > 0))
+    {
+        FailAt(r, item, where + ": give bytes or duration (one of them)");
+    }
+    if (wl.startPs + wl.memoryDurationPs > s.durationPs)
+    {
+        FailAt(r, item["duration"] ? item["duration"] : item["start"],
+               where + ": start + duration ends after the scenario's duration");
+    }
+    if (IsVm(s, wl.on))
+    {
+        FailAt(r, item["on"],
+               fmt::format("{}: h{} is a VM endpoint; memory workloads run on simulated servers",
+                           where, wl.on));
+    }
+    if (s.fidelity == "analytical")
+    {
+        FailAt(r, item,
+               where + ": fidelity analytical times collectives only; memory "
+                       "traffic needs the packet mode");
+    }
+}
+
 /// A copy: GPU to GPU, inside a server (NVLink, else PCIe) or between servers (RDMA).
 void
 ValidateCopy(const Reader& r, const YAML::Node& item, const Scenario& s, const WorkloadSpec& wl)
@@ -458,6 +525,12 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     const std::string where = "workload '" + wl.type + "'";
     if (wl.type == "command")
     {
+        if (!wl.onDevice.empty())
+        {
+            FailAt(r, item["on"],
+                   fmt::format("{}.on: a command runs on a VM endpoint, hN, not on '{}'", where,
+                               wl.onDevice));
+        }
         if (!IsVm(s, wl.on))
         {
             FailAt(r, item["on"],
@@ -475,6 +548,11 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     if (wl.type == "dma")
     {
         ValidateDma(r, item, s, wl);
+        return;
+    }
+    if (wl.type == "memory")
+    {
+        ValidateMemory(r, item, s, wl);
         return;
     }
     if (wl.type == "copy")
@@ -546,6 +624,47 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     }
 }
 
+/// topology.node.cxl: a link the specification allows, a pool of existing servers.
+void
+ValidateCxl(const Reader& r, const YAML::Node& t, const Scenario& s)
+{
+    const CxlNodeYaml& c = s.topology.node.cxl;
+    const YAML::Node node = t["node"];
+    const YAML::Node cxl = node && node.IsMap() && node["cxl"] ? node["cxl"] : node;
+    const auto at = [&](const char* key) {
+        return cxl && cxl.IsMap() && cxl[key] ? cxl[key] : cxl ? cxl : t;
+    };
+    if (const std::string wrong = CxlLinkOf(c).Check(); !wrong.empty())
+    {
+        FailAt(r, c.flit.empty() ? at("gts") : at("flit"), "topology.node.cxl: " + wrong);
+    }
+    if (!c.hasPool)
+    {
+        return;
+    }
+    const YAML::Node pool = at("pool");
+    const YAML::Node hosts = pool.IsMap() && pool["hosts"] ? pool["hosts"] : pool;
+    const uint32_t servers = s.topology.HostCount();
+    for (uint32_t h : c.poolHosts)
+    {
+        if (h >= servers)
+        {
+            FailAt(r, hosts,
+                   fmt::format("topology.node.cxl.pool.hosts: h{} is not a server of this "
+                               "topology (h0..h{}), so it is not wired to the pool's switch",
+                               h, servers - 1));
+        }
+    }
+    const size_t n = c.poolHosts.empty() ? servers : c.poolHosts.size();
+    if (n > 16)
+    {
+        FailAt(r, hosts,
+               fmt::format("topology.node.cxl.pool: {} hosts, but a pooled expander has at most "
+                           "16 logical devices",
+                           n));
+    }
+}
+
 } // namespace
 
 void
@@ -557,12 +676,16 @@ ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
         r.Fail(t["leaves"],
                fmt::format("topology.leaves must be 3..256, not {}", t["leaves"].Scalar()));
     }
+    if (top.node.hasCxl)
+    {
+        ValidateCxl(r, t, s);
+    }
     if (top.builder == "node")
     {
-        if (!top.node.hasPcie && !top.node.hasNvlink)
+        if (!top.node.hasPcie && !top.node.hasNvlink && !top.node.hasCxl)
         {
             r.Fail(t, "topology: the node builder is one server with nothing inside yet; give it "
-                      "topology.node (a server preset, pcie or nvlink)");
+                      "topology.node (a server preset, pcie, nvlink or cxl)");
         }
         return;
     }

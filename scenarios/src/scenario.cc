@@ -103,13 +103,48 @@ NodeYaml::Gpus() const
     return hasNvlink ? nvlink.gpus : 0;
 }
 
+ns3::CxlLinkSpec
+CxlLinkOf(const CxlNodeYaml& c)
+{
+    ns3::CxlLinkSpec spec;
+    spec.version = c.version;
+    spec.gigaTransfers =
+        c.gigaTransfers > 0 ? c.gigaTransfers : ns3::CxlMaxGigaTransfers(c.version);
+    spec.lanes = c.lanes;
+    spec.mode = ns3::CxlDefaultFlitMode(spec.gigaTransfers);
+    if (!c.flit.empty())
+    {
+        ns3::CxlParseFlitMode(c.flit, &spec.mode); // the reader took only known names
+    }
+    return spec;
+}
+
+bool
+CxlNodeYaml::InPool(uint32_t host) const
+{
+    return hasPool && (poolHosts.empty() ||
+                       std::find(poolHosts.begin(), poolHosts.end(), host) != poolHosts.end());
+}
+
 std::vector<std::string>
 NodeYaml::Endpoints() const
 {
     std::vector<std::string> names;
-    if (hasPcie)
+    if (hasPcie || hasCxl)
     {
         names.push_back("mem");
+    }
+    if (hasCxl)
+    {
+        names.push_back("cpu");
+        for (size_t k = 0; k < cxl.expanders.size(); ++k)
+        {
+            names.push_back("cxl" + std::to_string(k));
+        }
+        if (cxl.hasPool)
+        {
+            names.push_back("pool");
+        }
     }
     for (uint32_t k = 0; k < Gpus(); ++k)
     {
@@ -258,7 +293,7 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
     static const std::vector<std::string> tops{
         "totals",           "flows",           "flow_stats", "commands",     "lag",
         "sim_time_s",       "timing_faithful", "edge",       "switch_drops", "fct_slowdown",
-        "peak_queue_bytes", "collectives",     "training"};
+        "peak_queue_bytes", "collectives",     "training",   "memory"};
     const std::string top = e.metric.substr(0, e.metric.find('.'));
     if (std::find(tops.begin(), tops.end(), top) == tops.end())
     {

@@ -11,6 +11,8 @@
 #ifndef FABEMU_SCENARIO_H
 #define FABEMU_SCENARIO_H
 
+#include "ns3/cxl-spec.h"
+
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -124,6 +126,34 @@ struct NvlinkNodeYaml
     uint32_t LinksBetween(uint32_t a, uint32_t b) const;
 };
 
+/// A CXL Type-3 memory expander (ns3-modules/cxl): hN.cxlK, or the pool's.
+struct CxlExpanderYaml
+{
+    uint64_t capacity{uint64_t{256} << 30};      ///< bytes (reported: the model keeps no addresses)
+    uint64_t dramBitsPerSecond{614'400'000'000}; ///< 76.8 GB/s: two DDR5-4800 channels
+    int64_t dramLatencyPs{60'000};
+};
+
+/// topology.node.cxl: CXL memory on every server's CPU (ns3-modules/cxl, docs/cxl.md).
+struct CxlNodeYaml
+{
+    std::string version{"2.0"}; ///< 1.1 | 2.0 | 3.0 | 3.1 | ccix
+    double gigaTransfers{0};    ///< per lane; 0: the version's fastest
+    uint32_t lanes{16};
+    std::string flit;                       ///< "" (the rate's format) | 68 | 256 | 256-lopt
+    std::vector<CxlExpanderYaml> expanders; ///< cxl0, cxl1, ...: each on a root port of the CPU
+    bool hasPool{false};
+    std::vector<uint32_t> poolHosts; ///< servers a CXL switch joins to the pool (empty: all)
+    CxlExpanderYaml pool;            ///< the pool's multi-logical-device expander
+    int64_t switchLatencyPs{50'000};
+    /// Whether server \p host is wired to the pool's switch.
+    bool InPool(uint32_t host) const;
+};
+
+/// topology.node.cxl's link as the model checks it (the version's fastest rate and its
+/// flit unless gts and flit say otherwise).
+ns3::CxlLinkSpec CxlLinkOf(const CxlNodeYaml& c);
+
 /// The number in a name inside a server: "gpu3" -> 3, "nic0" -> 0, "sw2" -> 2.
 uint32_t DeviceNumber(const std::string& name);
 
@@ -138,12 +168,15 @@ struct NodeYaml
     PcieNodeYaml pcie;
     bool hasNvlink{false};
     NvlinkNodeYaml nvlink;
+    bool hasCxl{false};
+    CxlNodeYaml cxl;
     /// GPUs of the server: the PCIe tree's, else NVLink's.
     uint32_t Gpus() const;
     /// Whether NVLink carries a copy between \p srcGpu and \p dstGpu ("gpuK"): the server has
     /// NVLink and it joins them. Otherwise PCIe does.
     bool NvlinkJoins(const std::string& srcGpu, const std::string& dstGpu) const;
-    /// The names a workload may give inside a server: "mem", "gpuK", "nicK".
+    /// The names a workload may give inside a server: "mem", "gpuK", "nicK"; with CXL
+    /// "cpu", "cxlK" and "pool".
     std::vector<std::string> Endpoints() const;
     /// The NIC that serves GPU \p gpu: the one whose `serves` names it; else the one under
     /// its PCIe switch in the same position among that switch's NICs as the GPU among its
@@ -215,9 +248,16 @@ struct WorkloadSpec
     double load{0};
     std::string cdf; ///< websearch | hadoop | a file
     std::string cdfPath;
-    // Commands on VM endpoints.
+    // Commands on VM endpoints (on), and memory traffic of a server's CPU (on: hN.cpu).
     uint32_t on{0};
-    std::string run; ///< with {hN} expanded
+    std::string onDevice; ///< memory: "cpu"
+    // Memory (CXL): src, srcDevice = on; dst, dstDevice = the target (mem, cxlK, pool).
+    double readRatio{1.0};
+    std::string pattern{"random"};   ///< random | stream (DRAM row misses or hits)
+    uint32_t outstanding{64};        ///< requests in flight at most
+    uint64_t memoryBitsPerSecond{0}; ///< offered; 0: max (as fast as outstanding lets)
+    int64_t memoryDurationPs{0};     ///< issue for this long instead of bytes
+    std::string run;                 ///< with {hN} expanded
     std::string runAsWritten;
     bool background{false};
     int64_t afterPs{0}; ///< wall-clock delay after the previous command was started

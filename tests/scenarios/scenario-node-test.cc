@@ -136,7 +136,7 @@ TEST_CASE("PCIe mistakes: FILE:LINE:COL and the culprit named")
                 "bytes: 1MB}\n",
          "bad.yaml:8:5: ", "the node builder is one server without a network"},
         {"the node builder without a tree", "name: t\ntopology: {builder: node}\n",
-         "bad.yaml:2:11: ", "give it topology.node (a server preset, pcie or nvlink)"},
+         "bad.yaml:2:11: ", "give it topology.node (a server preset, pcie, nvlink or cxl)"},
         {"src_mem without a tree",
          "name: t\ntopology: {builder: pair}\nworkloads:\n"
          "  - {type: bulk, src: h0, dst: h1, bytes: 1MB, src_mem: gpu0}\n",

@@ -1,0 +1,335 @@
+// CXL behind the NodeFabric seam: every server's CPU gets the expanders topology.node.cxl
+// describes (ns3-modules/cxl), the pool's servers share one expander through a switch,
+// memory workloads run as flows (a CPU's loads and stores), and their latency against
+// achieved bandwidth goes to memory.csv and summary.json's memory.
+#include "emulator/runner/node-fabric.h"
+#include "emulator/runner/summary.h"
+#include "scenarios/src/results.h"
+
+#include "ns3/cxl-helper.h"
+#include "ns3/double.h"
+#include "ns3/enum.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+namespace fabemu
+{
+
+using namespace ns3;
+
+namespace
+{
+
+class CxlNodeFabric : public NodeFabricFlows
+{
+  public:
+    ~CxlNodeFabric() override
+    {
+        for (const auto& m : m_memory)
+        {
+            if (m.client)
+            {
+                m.client->Dispose();
+            }
+        }
+        for (auto& cpu : m_servers.cpus)
+        {
+            cpu->Dispose(); // its ports and the clients point back at it
+        }
+        for (const auto& list : m_servers.expanders)
+        {
+            for (const auto& e : list)
+            {
+                e->Dispose();
+            }
+        }
+        if (m_servers.poolSwitch)
+        {
+            m_servers.poolSwitch->Dispose();
+            m_servers.pool->Dispose();
+        }
+    }
+
+    void Check(const Scenario& s) const override
+    {
+        const CxlHelper::Servers built = Install(s);
+        if (!built.Ok())
+        {
+            throw ScenarioError(s.file, s.MarkOf("topology.node.cxl"),
+                                "topology.node.cxl: " + built.error);
+        }
+    }
+
+    void Build(const Scenario& s) override
+    {
+        m_cxl = s.topology.node.cxl;
+        m_servers = Install(s);
+        NS_ABORT_MSG_IF(!m_servers.Ok(), m_servers.error); // Check() refused it before any run
+        for (const auto& w : s.workloads)
+        {
+            if (w.type == "memory")
+            {
+                m_memory.push_back({w, nullptr, 0});
+            }
+        }
+        m_seed = s.seed;
+    }
+
+    void AttachRecorders(const Scenario&, const std::filesystem::path&) override {}
+
+    void AttachNics(FlowRunner&) const override {}
+
+    void WriteRecords(const std::filesystem::path& dir) override
+    {
+        std::ostringstream rows;
+        for (const auto& row : Rows())
+        {
+            rows << fmt::format(
+                "{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n",
+                row["workload"].get<std::string>(), row["cpu"].get<std::string>(),
+                row["target"].get<std::string>(), row["read_ratio"].get<double>(),
+                row["pattern"].get<std::string>(), row["outstanding"].get<uint32_t>(),
+                row["offered_gbs"].get<double>(), row["requests"].get<uint64_t>(),
+                row["gbs"].get<double>(), row["p50_ns"].get<double>(), row["p90_ns"].get<double>(),
+                row["p99_ns"].get<double>(), row["p999_ns"].get<double>(),
+                row["max_ns"].get<double>(), row["idle_ns"].get<double>());
+        }
+        WriteCsv(dir / "memory.csv",
+                 "workload,cpu,target,read_ratio,pattern,outstanding,offered_gbs,requests,gbs,"
+                 "p50_ns,p90_ns,p99_ns,p999_ns,max_ns,idle_ns",
+                 rows.str());
+    }
+
+    void AddTotals(nlohmann::json& totals) const override
+    {
+        uint64_t flits = 0;
+        const auto add = [&flits](Ptr<CxlLink> link) {
+            flits += link->GetPort(0)->GetFlitsSent() + link->GetPort(1)->GetFlitsSent();
+        };
+        for (const auto& links : m_servers.links)
+        {
+            std::for_each(links.begin(), links.end(), add);
+        }
+        if (m_servers.poolLink)
+        {
+            add(m_servers.poolLink);
+        }
+        totals["cxl_flits"] = flits;
+    }
+
+    void AddSummary(nlohmann::json& summary) const override { summary["memory"] = Rows(); }
+
+    std::string TotalsLine(const nlohmann::json& t) const override
+    {
+        return fmt::format("CXL flits {}", t["cxl_flits"].get<uint64_t>());
+    }
+
+  protected:
+    bool Takes(const Scenario&, const WorkloadSpec& w) const override { return w.type == "memory"; }
+
+    /// The bytes alone at the narrower of the target's link (reads and writes each on
+    /// their direction) and its DRAM, at most the offered rate; a duration is its own.
+    Time IdealFct(const WorkloadSpec& w) const override
+    {
+        if (w.memoryDurationPs > 0)
+        {
+            return PicoSeconds(w.memoryDurationPs);
+        }
+        const CxlLinkSpec link = CxlLinkOf(m_cxl);
+        const double bytes = static_cast<double>(w.bytes);
+        double seconds = bytes / 64 * Target(w.dst, w.dstDevice)->GetLineTime().GetSeconds();
+        if (w.dstDevice != "mem")
+        {
+            seconds = std::max(
+                {seconds, w.readRatio * bytes / link.LineBytesPerSecond(CxlMessageType::S2mDrs),
+                 (1 - w.readRatio) * bytes / link.LineBytesPerSecond(CxlMessageType::M2sRwD)});
+        }
+        if (w.memoryBitsPerSecond > 0)
+        {
+            seconds = std::max(seconds, bytes * 8 / w.memoryBitsPerSecond);
+        }
+        return Seconds(seconds);
+    }
+
+    uint64_t Launch(size_t i, const FlowRecord& r, const std::string&, const std::string& to,
+                    std::string& why) override
+    {
+        Memory& m = m_memory.at(i);
+        const WorkloadSpec& w = m.spec;
+        m.client = CreateObject<CxlMemoryClient>();
+        m.client->SetAttribute("ReadRatio", DoubleValue(w.readRatio));
+        m.client->SetAttribute("Outstanding", UintegerValue(w.outstanding));
+        m.client->SetAttribute("Rate", DataRateValue(DataRate(w.memoryBitsPerSecond)));
+        m.client->SetAttribute(
+            "Pattern", EnumValue(w.pattern == "stream" ? CXL_ACCESS_STREAM : CXL_ACCESS_RANDOM));
+        if (w.memoryDurationPs > 0)
+        {
+            m.client->SetAttribute("Requests", UintegerValue(UINT64_MAX));
+            m.client->SetAttribute("StopTime",
+                                   TimeValue(Simulator::Now() + PicoSeconds(w.memoryDurationPs)));
+        }
+        else
+        {
+            m.client->SetAttribute("Requests", UintegerValue((w.bytes + 63) / 64));
+        }
+        m.client->AssignStreams(static_cast<int64_t>(m_seed) * 1000 + 2 * i);
+        const uint32_t host = r.spec.src;
+        uint32_t port = CxlCpu::kLocal;
+        if (to == "pool")
+        {
+            port = m_servers.poolRootPort.at(host);
+        }
+        else if (to != "mem")
+        {
+            port = DeviceNumber(to);
+        }
+        if (to != "mem" && port == CxlCpu::kLocal)
+        {
+            why = fmt::format("h{} has no root port to {}", host, to);
+            return 0;
+        }
+        m_servers.cpus.at(host)->Attach(m.client, port);
+        m.client->SetDoneCallback(MakeCallback(&CxlNodeFabric::Done, this).Bind(i));
+        m.client->Start(Simulator::Now());
+        TimeValue hostLatency;
+        m.client->GetAttribute("HostLatency", hostLatency);
+        m.idleNs = IdleNs(host, to, hostLatency.Get(), w.pattern == "stream");
+        return i + 1;
+    }
+
+    uint64_t Progress(const FlowRecord&, const std::string&, const std::string&,
+                      uint64_t transfer) const override
+    {
+        const auto& m = m_memory.at(transfer - 1);
+        return m.client ? m.client->GetCompleted() * 64 : 0;
+    }
+
+  private:
+    struct Memory
+    {
+        WorkloadSpec spec;
+        Ptr<CxlMemoryClient> client; ///< null until launched
+        double idleNs{0};            ///< a lone read's latency on its path, summed from the parts
+    };
+
+    static CxlHelper::Servers Install(const Scenario& s)
+    {
+        const CxlNodeYaml& c = s.topology.node.cxl;
+        const CxlLinkSpec spec = CxlLinkOf(c);
+        CxlHelper h;
+        h.SetLinkAttribute("Version", StringValue(c.version));
+        h.SetLinkAttribute("GigaTransfers", DoubleValue(spec.gigaTransfers));
+        h.SetLinkAttribute("Lanes", UintegerValue(c.lanes));
+        h.SetLinkAttribute("FlitMode", StringValue(CxlFlitModeName(spec.mode)));
+        h.SetSwitchAttribute("Latency", TimeValue(PicoSeconds(c.switchLatencyPs)));
+        std::vector<uint32_t> pool = c.poolHosts;
+        if (c.hasPool && pool.empty()) // every server
+        {
+            pool.resize(s.topology.HostCount());
+            std::iota(pool.begin(), pool.end(), 0);
+        }
+        CxlHelper::Servers servers =
+            h.InstallServers(s.topology.HostCount(), c.expanders.size(), c.hasPool, pool);
+        const auto apply = [](Ptr<CxlMemoryExpander> e, const CxlExpanderYaml& y) {
+            e->SetAttribute("DramRate", DataRateValue(DataRate(y.dramBitsPerSecond)));
+            e->SetAttribute("DramLatency", TimeValue(PicoSeconds(y.dramLatencyPs)));
+        };
+        for (size_t h0 = 0; servers.Ok() && h0 < servers.expanders.size(); ++h0)
+        {
+            for (size_t k = 0; k < c.expanders.size(); ++k)
+            {
+                apply(servers.expanders[h0][k], c.expanders[k]);
+            }
+        }
+        if (servers.Ok() && servers.pool)
+        {
+            apply(servers.pool, c.pool);
+        }
+        return servers;
+    }
+
+    Ptr<CxlMemoryExpander> Target(uint32_t host, const std::string& device) const
+    {
+        if (device == "mem")
+        {
+            return m_servers.cpus.at(host)->GetLocalMemory();
+        }
+        return device == "pool" ? m_servers.pool
+                                : m_servers.expanders.at(host).at(DeviceNumber(device));
+    }
+
+    double IdleNs(uint32_t host, const std::string& device, Time hostLatency, bool rowHit) const
+    {
+        std::vector<Ptr<CxlLink>> path;
+        if (device == "pool")
+        {
+            // The host's link to the switch is built as the switch's link to the pool.
+            path = {m_servers.poolLink, m_servers.poolLink};
+        }
+        else if (device != "mem")
+        {
+            path = {m_servers.links.at(host).at(DeviceNumber(device))};
+        }
+        return CxlHelper::IdleReadLatency(hostLatency, path, PicoSeconds(m_cxl.switchLatencyPs),
+                                          Target(host, device), rowHit)
+                   .GetSeconds() *
+               1e9;
+    }
+
+    void Done(size_t i) { Completed(i, Simulator::Now(), m_memory[i].client->GetCompleted() * 64); }
+
+    /// One row per memory workload (those that ran), as memory.csv and summary.json give it.
+    nlohmann::json Rows() const
+    {
+        nlohmann::json rows = nlohmann::json::array();
+        for (const auto& m : m_memory)
+        {
+            if (!m.client)
+            {
+                continue;
+            }
+            const auto q = [&m](double p) {
+                return m.client->GetLatencyQuantile(p).GetSeconds() * 1e9;
+            };
+            const WorkloadSpec& w = m.spec;
+            rows.push_back({{"workload", WorkloadLabel(w)},
+                            {"cpu", fmt::format("h{}.cpu", w.on)},
+                            {"target", fmt::format("h{}.{}", w.dst, w.dstDevice)},
+                            {"read_ratio", w.readRatio},
+                            {"pattern", w.pattern},
+                            {"outstanding", w.outstanding},
+                            {"offered_gbs", w.memoryBitsPerSecond / 8e9},
+                            {"requests", m.client->GetCompleted()},
+                            {"gbs", m.client->GetAchievedBytesPerSecond() / 1e9},
+                            {"p50_ns", q(0.5)},
+                            {"p90_ns", q(0.9)},
+                            {"p99_ns", q(0.99)},
+                            {"p999_ns", q(0.999)},
+                            {"max_ns", q(1.0)},
+                            {"idle_ns", m.idleNs}});
+        }
+        return rows;
+    }
+
+    CxlNodeYaml m_cxl;
+    CxlHelper::Servers m_servers;
+    std::vector<Memory> m_memory; ///< the memory workloads, in the order StartFlows takes them
+    uint32_t m_seed{1};
+};
+
+} // namespace
+
+std::unique_ptr<NodeFabric>
+MakeCxlNodeFabric()
+{
+    return std::make_unique<CxlNodeFabric>();
+}
+
+} // namespace fabemu

@@ -1,0 +1,174 @@
+// fabemu run with CXL memory: memory workloads as flows, memory.csv and summary.json's
+// memory against the model's arithmetic, the loaded-latency plot, pooling through a switch,
+// and bad input refused at its place.
+#include "../run-in-process.h"
+#include "../scratch-dir.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "scenarios/src/results.h"
+
+#include "ns3/cxl-spec.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace fabemu;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+const fs::path kScenarios = FABEMU_SCENARIO_DIR;
+
+/// A server with one CXL 2.0 x16 expander and \p workloads (YAML list items).
+fs::path
+WriteServer(const fs::path& dir, const std::string& workloads, const std::string& cxl = "")
+{
+    const fs::path file = dir / "cxl.yaml";
+    std::ofstream(file) << "name: cxl\nduration: 1ms\ntopology:\n  builder: node\n  node:\n"
+                        << "    cxl: {version: \"2.0\", expanders: 1" << cxl << "}\n"
+                        << "workloads:\n"
+                        << workloads;
+    return file;
+}
+
+} // namespace
+
+TEST_CASE("memory workloads: idle latency to local DRAM and an expander, the link's limit")
+{
+    const ScratchDir dir("cxl-run");
+    const fs::path out = dir / "out";
+    const RunOutcome r = RunInProcess(
+        WriteServer(dir, "  - {type: memory, on: h0.cpu, target: h0.mem, outstanding: 1, "
+                         "duration: 5us}\n"
+                         "  - {type: memory, on: h0.cpu, target: h0.cxl0, outstanding: 1, "
+                         "duration: 5us, start: 10us}\n"
+                         "  - {type: memory, on: h0.cpu, target: h0.cxl0, outstanding: 512, "
+                         "bytes: 4MB, start: 20us}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["memory"].size() == 3);
+    const auto& local = s["memory"][0];
+    const auto& idle = s["memory"][1];
+    const auto& flat = s["memory"][2];
+    // A lone read costs its path's parts; the expander is about 2.2x local DRAM.
+    CHECK(local["target"] == "h0.mem");
+    CHECK(local["p50_ns"].get<double>() == doctest::Approx(local["idle_ns"].get<double>()));
+    CHECK(idle["p50_ns"].get<double>() == doctest::Approx(idle["idle_ns"].get<double>()));
+    CHECK(idle["p50_ns"].get<double>() / local["p50_ns"].get<double>() ==
+          doctest::Approx(2.18).epsilon(0.05));
+    // Flat out, the flit arithmetic: 64/68 of 128b/130b 32 GT/s x16, less a header slot in
+    // every thirteen.
+    const ns3::CxlLinkSpec spec{"2.0", 32, 16, ns3::CxlFlitMode::Flit68};
+    CHECK(
+        flat["gbs"].get<double>() ==
+        doctest::Approx(spec.LineBytesPerSecond(ns3::CxlMessageType::S2mDrs) / 1e9).epsilon(0.02));
+    CHECK(flat["requests"] == 4 * 1024 * 1024 / 64);
+    // The flows: the CPU to its memory, every byte there.
+    REQUIRE(s["flows"].size() == 3);
+    CHECK(s["flows"][2]["src"] == "h0.cpu");
+    CHECK(s["flows"][2]["dst"] == "h0.cxl0");
+    CHECK(s["flows"][2]["state"] == "completed");
+    CHECK(s["flows"][2]["bytes"] == 4 * 1024 * 1024);
+    // memory.csv carries the same rows; report.md its table; the plot is drawn.
+    const auto rows = ReadCsv(out / "memory.csv");
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[2][2] == "h0.cxl0");
+    CHECK(std::stod(rows[2][8]) == doctest::Approx(flat["gbs"].get<double>()).epsilon(1e-4));
+    std::ifstream report(out / "report.md");
+    const std::string md((std::istreambuf_iterator<char>(report)), {});
+    CHECK(md.find("## Memory") != std::string::npos);
+    CHECK(fs::exists(out / "plots" / "loaded-latency.gp"));
+}
+
+TEST_CASE("the shipped CXL scenarios meet their expectations: the knee and the pool")
+{
+    const ScratchDir dir("cxl-shipped");
+    for (const char* name : {"cxl-loaded-latency", "cxl-pool"})
+    {
+        CAPTURE(name);
+        const RunOutcome r = RunInProcess(kScenarios / (std::string(name) + ".yaml"), dir / name);
+        CHECK_MESSAGE(r.code == kExitOk, r.err);
+    }
+    // Pooled: two hosts at once each get half of the expander's link, at twice the latency.
+    const auto pool = Summary(dir / "cxl-pool")["memory"];
+    REQUIRE(pool.size() == 4);
+    const double alone = pool[1]["gbs"].get<double>();
+    CHECK(pool[2]["gbs"].get<double>() + pool[3]["gbs"].get<double>() ==
+          doctest::Approx(alone).epsilon(0.02));
+    CHECK(pool[2]["p50_ns"].get<double>() > 1.8 * pool[1]["p50_ns"].get<double>());
+}
+
+TEST_CASE("bad CXL input is refused at its place, before anything runs")
+{
+    const ScratchDir dir("cxl-bad");
+    const std::string read = "workloads:\n  - {type: memory, on: h0.cpu, target: h0.cxl0, "
+                             "duration: 1us}\n";
+    struct Bad
+    {
+        const char* name;
+        std::string text;
+        const char* error;
+    };
+    const std::vector<Bad> cases{
+        {"flit",
+         "topology:\n  builder: node\n  node:\n    cxl: {version: \"2.0\", expanders: 1, flit: "
+         "256}\n" +
+             read,
+         "flit.yaml:6:47: topology.node.cxl: a 256-byte flit at 32 GT/s"},
+        {"pool-hosts",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {pool: {hosts: [h0, h5]}}\n" +
+             read,
+         "pool-hosts.yaml:7:25: topology.node.cxl.pool.hosts: h5 is not a server of this "
+         "topology (h0..h1), so it is not wired to the pool's switch"},
+        {"pool-target",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {pool: {hosts: [h0]}}\n"
+         "workloads:\n  - {type: memory, on: h1.cpu, target: h1.pool, duration: 1us}\n",
+         "pool-target.yaml:9:40: workload 'memory'.target: h1 is not wired to the pool's switch "
+         "(pool.hosts: h0)"},
+        {"read-ratio",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.cpu, target: h0.cxl0, read_ratio: 1.5, duration: 1us}\n",
+         "read-ratio.yaml:8:61: workload 'memory'.read_ratio"},
+        {"other-server",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {expanders: 1}\nworkloads:\n"
+         "  - {type: memory, on: h0.cpu, target: h1.cxl0, duration: 1us}\n",
+         "other-server.yaml:9:40: workload 'memory'.target: h1.cxl0 is memory of h1, but the "
+         "CPU is h0's"},
+        {"no-cxl", "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n" + read,
+         "no-cxl.yaml:8:5: workload 'memory' loads and stores over CXL"},
+        {"no-expander",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.cpu, target: h0.cxl3, duration: 1us}\n",
+         "no-expander.yaml:8:40: workload 'memory'.target: 'cxl3' is not memory of h0 (it has "
+         "mem, cxl0..cxl0)"},
+        {"not-cpu",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.mem, target: h0.cxl0, duration: 1us}\n",
+         "not-cpu.yaml:8:24: workload 'memory'.on: 'mem' is not a CPU"},
+        {"both",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.cpu, target: h0.cxl0, bytes: 1MB, duration: 1us}\n",
+         "both.yaml:8:5: workload 'memory': give bytes or duration (one of them)"},
+        {"rate",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.cpu, target: h0.cxl0, rate: fast, duration: 1us}\n",
+         "rate.yaml:8:55: workload 'memory'.rate must be a rate such as 20GBps"},
+        {"version", "topology:\n  builder: node\n  node:\n    cxl: {version: \"4.0\"}\n" + read,
+         "version.yaml:6:20: topology.node.cxl.version"},
+    };
+    for (const Bad& b : cases)
+    {
+        CAPTURE(b.name);
+        const fs::path file = dir / (std::string(b.name) + ".yaml");
+        std::ofstream(file) << "name: bad\nduration: 1ms\n" << b.text;
+        const RunOutcome r = RunInProcess(file, dir / b.name);
+        CHECK(r.code == kExitBadInput);
+        CHECK_MESSAGE(r.err.find(b.error) != std::string::npos, r.err);
+        CHECK(!fs::exists(dir / b.name));
+    }
+}
