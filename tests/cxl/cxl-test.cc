@@ -1,6 +1,7 @@
 // CXL.mem against arithmetic: streaming over a x16 link at the flit formula, an idle read
-// at the sum of its parts, and latency that stays flat at light load and climbs at the
-// link's limit (the loaded-latency knee).
+// at the sum of its parts, latency that stays flat at light load and climbs at the link's
+// limit (the loaded-latency knee), two hosts pooling one expander, and a GPU's CXL.io DMA
+// sharing a root port with an expander.
 #include "ns3/cxl-helper.h"
 #include "ns3/double.h"
 #include "ns3/simulator.h"
@@ -248,4 +249,70 @@ TEST_CASE("pooling: two hosts through a switch share one expander, and wait for 
     CxlHelper h;
     CHECK(h.InstallPool(2).error.find("2 hosts pool an expander of 1 logical devices") !=
           std::string::npos);
+}
+
+namespace
+{
+
+struct Shared
+{
+    double memGbs; ///< the expander's reads, toward the host
+    double dmaGbs; ///< the GPU's CXL.io writes, toward the host
+};
+
+/// On one root port: \p lines streaming reads from the expander and \p dmaBytes written
+/// by the GPU below the same switch, both started at 0 (either may be 0: alone).
+Shared
+MeasureShared(uint64_t lines, uint64_t dmaBytes)
+{
+    CxlHelper h;
+    h.SetExpanderAttribute("DramRate", DataRateValue(DataRate("2000Gbps")));
+    CxlHelper::SharedPort p = h.InstallSharedPort();
+    REQUIRE_MESSAGE(p.Ok(), p.error);
+    Ptr<CxlMemoryClient> client = CreateObject<CxlMemoryClient>();
+    client->SetAttribute("Outstanding", UintegerValue(1024));
+    client->SetAttribute("Requests", UintegerValue(lines));
+    p.cpu->Attach(client, 0);
+    if (lines > 0)
+    {
+        client->Start(Time(0));
+    }
+    if (dmaBytes > 0)
+    {
+        p.gpu->Write(dmaBytes, MakeNullCallback<void>());
+    }
+    Simulator::Run();
+    CHECK(client->GetCompleted() == lines);
+    CHECK(p.gpu->GetDelivered() == dmaBytes);
+    CHECK(p.cpu->GetIoBytes() == dmaBytes);
+    const Shared s{client->GetAchievedBytesPerSecond() / 1e9,
+                   p.gpu->GetAchievedBytesPerSecond() / 1e9};
+    p.cpu->Dispose();
+    p.cxlSwitch->Dispose();
+    p.expander->Dispose();
+    Simulator::Destroy();
+    return s;
+}
+
+} // namespace
+
+TEST_CASE("shared root port: a GPU's DMA and an expander's reads slow each other")
+{
+    const CxlLinkSpec spec{"2.0", 32, 16, CxlFlitMode::Flit68};
+    // CXL.io in flits of its own: 256-byte TLPs with 24 bytes of overhead in 18 slots.
+    const double dmaLimit = spec.BytesPerSecond() * 64 / 68 * 256 / (CxlIoSlots(256) * 16) / 1e9;
+    const double memLimit = spec.LineBytesPerSecond(CxlMessageType::S2mDrs) / 1e9;
+    const Shared mem = MeasureShared(60000, 0);
+    const Shared dma = MeasureShared(0, 60000 * 64);
+    const Shared both = MeasureShared(60000, 60000 * 64);
+    std::printf("shared root port: reads alone %.2f GB/s (%.2f), DMA alone %.2f (%.2f); "
+                "together reads %.2f, DMA %.2f\n",
+                mem.memGbs, memLimit, dma.dmaGbs, dmaLimit, both.memGbs, both.dmaGbs);
+    CHECK(mem.memGbs == doctest::Approx(memLimit).epsilon(0.02));
+    CHECK(dma.dmaGbs == doctest::Approx(dmaLimit).epsilon(0.02));
+    // Together the ARB/MUX gives each protocol every other flit while both wait.
+    CHECK(both.memGbs < 0.6 * mem.memGbs);
+    CHECK(both.dmaGbs < 0.6 * dma.dmaGbs);
+    CHECK(both.memGbs == doctest::Approx(memLimit / 2).epsilon(0.05));
+    CHECK(both.dmaGbs == doctest::Approx(dmaLimit / 2).epsilon(0.05));
 }

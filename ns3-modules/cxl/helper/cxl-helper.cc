@@ -94,6 +94,36 @@ CxlHelper::InstallPool(uint32_t hosts) const
     return p;
 }
 
+CxlHelper::SharedPort
+CxlHelper::InstallSharedPort() const
+{
+    SharedPort p;
+    p.rootLink = m_link.Create<CxlLink>();
+    p.error = p.rootLink->Check();
+    if (!p.Ok())
+    {
+        return p;
+    }
+    p.cpu = CreateObject<CxlCpu>();
+    p.cxlSwitch = m_switch.Create<CxlSwitch>();
+    Ptr<CxlPort> root = CreateObject<CxlPort>();
+    p.rootLink->Connect(root, p.cxlSwitch->AddUpstreamPort());
+    p.cpu->AddRootPort(root);
+    p.expander = m_expander.Create<CxlMemoryExpander>();
+    m_link.Create<CxlLink>()->Connect(p.cxlSwitch->AddDownstreamPort(), p.expander->AddPort());
+    p.gpu = CreateObject<CxlDmaEngine>();
+    Ptr<CxlPort> gpuPort = CreateObject<CxlPort>();
+    m_link.Create<CxlLink>()->Connect(p.cxlSwitch->AddDownstreamPort(), gpuPort);
+    p.gpu->SetPort(gpuPort);
+    p.error = p.cxlSwitch->Bind(0, 0, 0);
+    if (p.Ok())
+    {
+        p.error = p.cxlSwitch->BindDevice(0, 1);
+    }
+    p.cpu->TraceConnectWithoutContext("IoRx", MakeCallback(&CxlDmaEngine::Delivered, p.gpu));
+    return p;
+}
+
 CxlHelper::Servers
 CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
                           const std::vector<uint32_t>& pool) const

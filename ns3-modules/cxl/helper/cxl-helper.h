@@ -7,6 +7,7 @@
 #define FABEMU_CXL_HELPER_H
 
 #include "ns3/cxl-cpu.h"
+#include "ns3/cxl-dma-engine.h"
 #include "ns3/cxl-link.h"
 #include "ns3/cxl-memory-client.h"
 #include "ns3/cxl-memory-expander.h"
@@ -57,6 +58,22 @@ class CxlHelper
     /// \p hosts hosts, each bound by the fabric manager to its own logical device of one
     /// expander behind a switch; every link has the link attributes.
     Pool InstallPool(uint32_t hosts) const;
+
+    /// A CPU root port shared by an expander and a GPU below one switch: the expander's
+    /// CXL.mem and the GPU's CXL.io DMA cross the same link to the host.
+    struct SharedPort
+    {
+        Ptr<CxlCpu> cpu;
+        Ptr<CxlLink> rootLink; ///< the root port to the switch: the shared link
+        Ptr<CxlSwitch> cxlSwitch;
+        Ptr<CxlMemoryExpander> expander;
+        Ptr<CxlDmaEngine> gpu;
+        std::string error;
+        bool Ok() const { return error.empty(); }
+    };
+
+    /// Builds a SharedPort; clients attach with cpu->Attach(client, 0).
+    SharedPort InstallSharedPort() const;
 
     /// Servers with CXL memory: each CPU with its expanders on root ports, and the CPUs of
     /// the pool's servers on one switch in front of a multi-logical-device expander.

@@ -10,8 +10,13 @@ NS_OBJECT_ENSURE_REGISTERED(CxlCpu);
 TypeId
 CxlCpu::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::CxlCpu").SetParent<Object>().SetGroupName("Cxl").AddConstructor<CxlCpu>();
+    static TypeId tid = TypeId("ns3::CxlCpu")
+                            .SetParent<Object>()
+                            .SetGroupName("Cxl")
+                            .AddConstructor<CxlCpu>()
+                            .AddTraceSource("IoRx", "A device's CXL.io write reached memory",
+                                            MakeTraceSourceAccessor(&CxlCpu::m_ioTrace),
+                                            "ns3::CxlCpu::IoTracedCallback");
     return tid;
 }
 
@@ -50,6 +55,12 @@ CxlCpu::Attach(Ptr<CxlMemoryClient> client, uint32_t port)
 void
 CxlCpu::Receive(const CxlMessage& m)
 {
+    if (m.type == CxlMessageType::Io)
+    {
+        m_ioBytes += m.payload;
+        m_ioTrace(m);
+        return;
+    }
     m_clients.at(m.requester)->Receive(m);
 }
 

@@ -3,6 +3,7 @@
  * (a CxlMemoryExpander without a link or controller), and the clients that
  * load and store through them. Clients on one port share its flits; each
  * response goes back to the client that asked (the requester it stamped).
+ * CXL.io writes from devices (DMA) land in its memory; trace IoRx.
  */
 #ifndef FABEMU_CXL_CPU_H
 #define FABEMU_CXL_CPU_H
@@ -11,6 +12,7 @@
 #include "ns3/cxl-memory-expander.h"
 #include "ns3/cxl-port.h"
 #include "ns3/object.h"
+#include "ns3/traced-callback.h"
 
 #include <vector>
 
@@ -35,6 +37,10 @@ class CxlCpu : public Object
     /// GetNRootPorts() or more.
     void Attach(Ptr<CxlMemoryClient> client, uint32_t port);
     static constexpr uint32_t kLocal = 0xffffffff;
+    /// Payload bytes devices have written into its memory over CXL.io.
+    uint64_t GetIoBytes() const { return m_ioBytes; }
+
+    using IoTracedCallback = void (*)(const CxlMessage& tlp);
 
   protected:
     void DoDispose() override;
@@ -45,6 +51,8 @@ class CxlCpu : public Object
     std::vector<Ptr<CxlPort>> m_ports;
     Ptr<CxlMemoryExpander> m_local;
     std::vector<Ptr<CxlMemoryClient>> m_clients; ///< by requester
+    uint64_t m_ioBytes{0};
+    TracedCallback<const CxlMessage&> m_ioTrace;
 };
 
 } // namespace ns3

@@ -20,6 +20,7 @@ struct CxlMessage
     uint32_t requester{0}; ///< the client of its CPU that asked (CxlCpu)
     uint32_t logicalDevice{0};
     bool rowHit{false};
+    uint32_t payload{0}; ///< CXL.io: the TLP's payload bytes
     Time issued;
 };
 

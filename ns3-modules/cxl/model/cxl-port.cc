@@ -40,18 +40,23 @@ CxlPort::Attach(Ptr<const CxlLink> link, Ptr<CxlPort> peer)
 void
 CxlPort::Enqueue(const CxlMessage& m)
 {
-    m_queue.push_back(m);
+    if (m.type == CxlMessageType::Io)
+    {
+        m_io.push_back({m, CxlIoSlots(m.payload)});
+    }
+    else
+    {
+        m_queue.push_back(m);
+    }
     if (!m_busy)
     {
         SendFlit();
     }
 }
 
-void
-CxlPort::SendFlit()
+uint32_t
+CxlPort::FillMem(uint32_t slots, std::vector<CxlMessage>& done)
 {
-    const uint32_t slots = m_slots;
-    std::vector<CxlMessage> done;
     uint32_t used = 0;
     while (used < slots && (!m_data.empty() || !m_queue.empty()))
     {
@@ -86,6 +91,40 @@ CxlPort::SendFlit()
                 m_data.push_back({m, CxlDataSlots(type)});
             }
         }
+    }
+    return used;
+}
+
+uint32_t
+CxlPort::FillIo(uint32_t slots, std::vector<CxlMessage>& done)
+{
+    uint32_t used = 0;
+    while (used < slots && !m_io.empty())
+    {
+        Pending& p = m_io.front();
+        const uint32_t n = std::min(p.slots, slots - used);
+        p.slots -= n;
+        used += n;
+        if (p.slots == 0)
+        {
+            done.push_back(p.message);
+            m_io.pop_front();
+        }
+    }
+    return used;
+}
+
+void
+CxlPort::SendFlit()
+{
+    const bool memWaits = !m_data.empty() || !m_queue.empty();
+    const bool io = !m_io.empty() && (!memWaits || m_ioTurn);
+    std::vector<CxlMessage> done;
+    const uint32_t used = io ? FillIo(m_slots, done) : FillMem(m_slots, done);
+    m_ioTurn = !io; // take turns when both protocols wait
+    if (io)
+    {
+        ++m_ioFlits;
     }
     if (used == 0)
     {

@@ -8,6 +8,8 @@
  *   flits (all-data flits);
  * - the peer receives a message with the flit that carries its last slot,
  *   once the whole flit is in and its CRC checked (Delay after it left).
+ * CXL.io TLPs (a device's DMA) travel in flits of their own: the ARB/MUX
+ * interleaves the two protocols flit by flit, in turn when both have work.
  */
 #ifndef FABEMU_CXL_PORT_H
 #define FABEMU_CXL_PORT_H
@@ -44,7 +46,9 @@ class CxlPort : public Object
     /// Slots of the flits sent that carried a header or data.
     uint64_t GetSlotsUsed() const { return m_slotsUsed; }
     /// Messages waiting for a slot.
-    size_t GetQueued() const { return m_queue.size(); }
+    size_t GetQueued() const { return m_queue.size() + m_io.size(); }
+    /// Flits sent that carried CXL.io.
+    uint64_t GetIoFlitsSent() const { return m_ioFlits; }
 
     using FlitTracedCallback = void (*)(uint32_t slotsUsed, uint32_t messagesDone);
     using MessageTracedCallback = void (*)(const CxlMessage& m);
@@ -59,6 +63,10 @@ class CxlPort : public Object
         uint32_t slots; ///< data slots still to send
     };
     void SendFlit();
+    /// Fills up to \p slots slots with .mem headers and data; returns the slots used.
+    uint32_t FillMem(uint32_t slots, std::vector<CxlMessage>& done);
+    /// Fills up to \p slots slots with CXL.io TLPs; returns the slots used.
+    uint32_t FillIo(uint32_t slots, std::vector<CxlMessage>& done);
     void FlitSent();
     void Deliver(const std::vector<CxlMessage>& done);
 
@@ -69,9 +77,12 @@ class CxlPort : public Object
     Callback<void, const CxlMessage&> m_receive;
     std::deque<CxlMessage> m_queue;
     std::deque<Pending> m_data; ///< headers sent, data slots not all sent
+    std::deque<Pending> m_io;   ///< CXL.io TLPs, with the slots each has left
+    bool m_ioTurn{false};       ///< the next flit goes to CXL.io when both wait
     bool m_busy{false};
     uint64_t m_flits{0};
     uint64_t m_slotsUsed{0};
+    uint64_t m_ioFlits{0};
 
     TracedCallback<uint32_t, uint32_t> m_flitTrace;
     TracedCallback<const CxlMessage&> m_rxTrace;

@@ -20,6 +20,8 @@ CxlMessageName(CxlMessageType t)
         return "S2M NDR";
     case CxlMessageType::S2mDrs:
         return "S2M DRS";
+    case CxlMessageType::Io:
+        return "CXL.io";
     }
     return "?";
 }
@@ -37,8 +39,16 @@ CxlHeadersPerSlot(CxlMessageType t)
         return 128 / 30;
     case CxlMessageType::S2mDrs:
         return 128 / 40;
+    case CxlMessageType::Io:
+        return 1;
     }
     return 1;
+}
+
+uint32_t
+CxlIoSlots(uint32_t payload)
+{
+    return (payload + kCxlIoOverheadBytes + 15) / 16;
 }
 
 uint32_t

@@ -28,9 +28,16 @@ enum class CxlMessageType : uint8_t
     M2sRwD, ///< host to memory: a write with its 64-byte line
     S2mNdr, ///< memory to host: no data response (a write's completion)
     S2mDrs, ///< memory to host: data response with the 64-byte line
+    Io,     ///< CXL.io: a PCIe memory-write TLP (a device's DMA), in flits of its own
 };
 
-/// "M2S Req", "M2S RwD", "S2M NDR" or "S2M DRS".
+/// Wire bytes a CXL.io TLP adds to its payload: a 4DW header (16), LCRC (4), sequence
+/// number (2) and framing (2), as PCIe's data link layer sends it.
+constexpr uint32_t kCxlIoOverheadBytes = 24;
+/// Slots a CXL.io TLP of \p payload bytes fills: its payload and overhead in 16-byte slots.
+uint32_t CxlIoSlots(uint32_t payload);
+
+/// "M2S Req", "M2S RwD", "S2M NDR", "S2M DRS" or "CXL.io".
 std::string CxlMessageName(CxlMessageType t);
 /// Headers of \p t that one 16-byte slot holds: 128 bits over the message's header
 /// (M2S Req and RwD 87 bits, S2M NDR 30, S2M DRS 40, CXL 2.0's field widths).

@@ -74,6 +74,18 @@ CxlSwitch::Bind(uint32_t host, uint32_t device, uint32_t ld)
     return "";
 }
 
+std::string
+CxlSwitch::BindDevice(uint32_t host, uint32_t device)
+{
+    if (host >= m_up.size() || device >= m_down.size())
+    {
+        return fmt::format("upstream port {} or downstream port {}: the switch has {} and {}", host,
+                           device, m_up.size(), m_down.size());
+    }
+    m_ioHost[device] = host;
+    return "";
+}
+
 void
 CxlSwitch::FromHost(uint32_t host, const CxlMessage& m)
 {
@@ -89,6 +101,15 @@ CxlSwitch::FromHost(uint32_t host, const CxlMessage& m)
 void
 CxlSwitch::FromDevice(uint32_t device, const CxlMessage& m)
 {
+    if (m.type == CxlMessageType::Io)
+    {
+        const auto io = m_ioHost.find(device);
+        NS_ABORT_MSG_IF(io == m_ioHost.end(),
+                        "CxlSwitch: downstream port " << device << " is bound to no host");
+        m_forwardTrace(m, io->second, device);
+        Simulator::Schedule(m_latency, &CxlPort::Enqueue, m_up[io->second], m);
+        return;
+    }
     auto it = m_ldOwner.find({device, m.logicalDevice});
     NS_ABORT_MSG_IF(it == m_ldOwner.end(), "CxlSwitch: logical device "
                                                << m.logicalDevice << " of downstream port "

@@ -4,7 +4,9 @@
  * a fabric manager makes of one logical device to each host. A host's M2S
  * messages go, after Latency, to the downstream port of its bound device,
  * stamped with that logical device; S2M messages go back to the host the
- * (port, logical device) is bound to. Queues are those of the ports; the
+ * (port, logical device) is bound to. A device without logical devices (a GPU
+ * whose DMA is CXL.io) is bound whole to a host (BindDevice); its TLPs go up
+ * to that host. Queues are those of the ports; the
  * hosts' outstanding limits keep them bounded (credits between the switch and
  * its ports are not modelled).
  */
@@ -44,6 +46,8 @@ class CxlSwitch : public Object
      * device bound to another host).
      */
     std::string Bind(uint32_t host, uint32_t device, uint32_t ld);
+    /// The device on downstream port \p device sends its CXL.io (DMA) up to \p host.
+    std::string BindDevice(uint32_t host, uint32_t device);
 
     using ForwardTracedCallback = void (*)(const CxlMessage& m, uint32_t upstream,
                                            uint32_t downstream);
@@ -60,6 +64,7 @@ class CxlSwitch : public Object
     std::vector<Ptr<CxlPort>> m_down;
     std::map<uint32_t, std::pair<uint32_t, uint32_t>> m_hostBinding; ///< host -> (device, ld)
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_ldOwner;     ///< (device, ld) -> host
+    std::map<uint32_t, uint32_t> m_ioHost;                           ///< device -> host (CXL.io)
     TracedCallback<const CxlMessage&, uint32_t, uint32_t> m_forwardTrace;
 };
 
