@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdio>
 
 using namespace ns3;
@@ -315,4 +316,71 @@ TEST_CASE("shared root port: a GPU's DMA and an expander's reads slow each other
     CHECK(both.dmaGbs < 0.6 * dma.dmaGbs);
     CHECK(both.memGbs == doctest::Approx(memLimit / 2).epsilon(0.05));
     CHECK(both.dmaGbs == doctest::Approx(dmaLimit / 2).epsilon(0.05));
+}
+
+TEST_CASE("request credits below the bandwidth-delay product: credits over the loop time")
+{
+    const CxlLinkSpec spec{"2.0", 32, 16, CxlFlitMode::Flit68};
+    for (uint32_t credits : {8u, 16u})
+    {
+        CAPTURE(credits);
+        CxlHelper h = Streaming("2.0");
+        h.SetLinkAttribute("RequestCredits", UintegerValue(credits));
+        const Run r = Measure(h, 40000);
+        // A credit goes with a request (its flit and the delay) and comes back (the delay).
+        const double loop = spec.FlitSeconds() + 2 * 25e-9;
+        const double expect = credits * 64 / loop / 1e9;
+        std::printf("%u request credits: %.2f GB/s, credits/loop %.2f\n", credits, r.gbs, expect);
+        CHECK(r.gbs == doctest::Approx(expect).epsilon(0.03));
+    }
+    // Enough credits: the link's limit again.
+    CxlHelper h = Streaming("2.0");
+    h.SetLinkAttribute("RequestCredits", UintegerValue(64));
+    CHECK(Measure(h, 40000).gbs ==
+          doctest::Approx(spec.LineBytesPerSecond(CxlMessageType::S2mDrs) / 1e9).epsilon(0.02));
+}
+
+TEST_CASE("link-layer retry: flits hit by bit errors go again, nothing is lost")
+{
+    const CxlLinkSpec spec{"2.0", 32, 16, CxlFlitMode::Flit68};
+    const double limit = spec.LineBytesPerSecond(CxlMessageType::S2mDrs) / 1e9;
+    for (double ber : {0.0, 1e-5})
+    {
+        CAPTURE(ber);
+        CxlHelper h = Streaming("2.0");
+        h.SetLinkAttribute("BitErrorRate", DoubleValue(ber));
+        h.SetClientAttribute("Requests", UintegerValue(60000));
+        CxlHelper::Direct d = h.InstallDirect();
+        REQUIRE(d.Ok());
+        d.client->AssignStreams(1);
+        d.link->GetPort(0)->AssignStreams(7);
+        d.link->GetPort(1)->AssignStreams(8);
+        d.client->Start(Time(0));
+        Simulator::Run();
+        CHECK(d.client->GetCompleted() == 60000); // every read answered
+        Ptr<CxlPort> up = d.link->GetPort(1);     // the expander's: lines toward the host
+        const uint64_t flits = up->GetFlitsSent();
+        const uint64_t replays = up->GetReplays();
+        const double p = -std::expm1(68 * 8 * std::log1p(-ber));
+        const double mean = flits * p;
+        std::printf("BER %g: %llu replays in %llu flits (expected %.1f), %.2f GB/s\n", ber,
+                    static_cast<unsigned long long>(replays),
+                    static_cast<unsigned long long>(flits), mean,
+                    d.client->GetAchievedBytesPerSecond() / 1e9);
+        if (ber == 0)
+        {
+            CHECK(replays == 0);
+            CHECK(d.link->GetPort(0)->GetReplays() == 0);
+        }
+        else
+        {
+            CHECK(std::abs(replays - mean) < 4 * std::sqrt(mean)); // 4 sigma of a Poisson count
+            // Each retry costs the link a flit and the retry request's round trip.
+            const double busy = flits * spec.FlitSeconds();
+            const double lost = replays * (spec.FlitSeconds() + 50e-9);
+            CHECK(d.client->GetAchievedBytesPerSecond() / 1e9 ==
+                  doctest::Approx(limit * busy / (busy + lost)).epsilon(0.03));
+        }
+        Simulator::Destroy();
+    }
 }

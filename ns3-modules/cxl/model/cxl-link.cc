@@ -32,7 +32,17 @@ CxlLink::GetTypeId()
                           "One-way latency of the link: both ends' PHY and link-layer "
                           "pipelines and the wire",
                           TimeValue(NanoSeconds(25)), MakeTimeAccessor(&CxlLink::m_delay),
-                          MakeTimeChecker(Time(0)));
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("BitErrorRate",
+                          "Probability that a wire bit is wrong; a hit flit fails its CRC and "
+                          "is retried (0: error-free)",
+                          DoubleValue(0.0), MakeDoubleAccessor(&CxlLink::m_ber),
+                          MakeDoubleChecker<double>(0.0, 0.5))
+            .AddAttribute("RequestCredits",
+                          "M2S requests (Req, RwD) the receiver buffers: the sender's credits "
+                          "(0: not counted)",
+                          UintegerValue(0), MakeUintegerAccessor(&CxlLink::m_requestCredits),
+                          MakeUintegerChecker<uint32_t>());
     return tid;
 }
 

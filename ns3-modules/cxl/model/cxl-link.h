@@ -1,7 +1,9 @@
 /*
  * A CXL link: version, rate per lane, width, flit format and a one-way delay
- * (PHY and link-layer pipeline of both ends). The two CxlPorts at its ends
- * each send their own direction a flit at a time.
+ * (PHY and link-layer pipeline of both ends), a bit-error rate (link-layer
+ * retry) and the request credits the device end grants. The two CxlPorts at
+ * its ends each send their own direction a flit at a time; they read these
+ * attributes when connected.
  */
 #ifndef FABEMU_CXL_LINK_H
 #define FABEMU_CXL_LINK_H
@@ -34,6 +36,8 @@ class CxlLink : public Object
     /// GigaTransfers and FlitMode are left at their defaults).
     CxlLinkSpec GetSpec() const;
     Time GetDelay() const { return m_delay; }
+    double GetBitErrorRate() const { return m_ber; }
+    uint32_t GetRequestCredits() const { return m_requestCredits; }
     /// Time to send one flit.
     Time GetFlitTime() const;
 
@@ -46,6 +50,8 @@ class CxlLink : public Object
     uint32_t m_lanes;
     std::string m_flitMode;
     Time m_delay;
+    double m_ber;
+    uint32_t m_requestCredits;
     Ptr<CxlPort> m_a;
     Ptr<CxlPort> m_b;
 };

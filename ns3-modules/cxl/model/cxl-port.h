@@ -8,6 +8,10 @@
  *   flits (all-data flits);
  * - the peer receives a message with the flit that carries its last slot,
  *   once the whole flit is in and its CRC checked (Delay after it left).
+ * Requests (M2S Req, RwD) need a credit of the receiver's (the link's
+ * RequestCredits; 0: none counted), back a link delay after delivery. A flit
+ * that a bit error hits goes again after the retry request's round trip
+ * (link-layer retry).
  * CXL.io TLPs (a device's DMA) travel in flits of their own: the ARB/MUX
  * interleaves the two protocols flit by flit, in turn when both have work.
  */
@@ -17,6 +21,7 @@
 #include "ns3/callback.h"
 #include "ns3/cxl-message.h"
 #include "ns3/object.h"
+#include "ns3/random-variable-stream.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>
@@ -49,9 +54,18 @@ class CxlPort : public Object
     size_t GetQueued() const { return m_queue.size() + m_io.size(); }
     /// Flits sent that carried CXL.io.
     uint64_t GetIoFlitsSent() const { return m_ioFlits; }
+    /// Flits sent again after a CRC error.
+    uint64_t GetReplays() const { return m_replays; }
+    /// Fixes the bit-error draws; returns how many streams it used.
+    int64_t AssignStreams(int64_t stream)
+    {
+        m_error->SetStream(stream);
+        return 1;
+    }
 
     using FlitTracedCallback = void (*)(uint32_t slotsUsed, uint32_t messagesDone);
     using MessageTracedCallback = void (*)(const CxlMessage& m);
+    using ReplayTracedCallback = void (*)(uint32_t messagesDone);
 
   protected:
     void DoDispose() override;
@@ -68,6 +82,11 @@ class CxlPort : public Object
     /// Fills up to \p slots slots with CXL.io TLPs; returns the slots used.
     uint32_t FillIo(uint32_t slots, std::vector<CxlMessage>& done);
     void FlitSent();
+    /// Sends the flit that ends \p done (again, after a CRC error).
+    void Transmit(const std::vector<CxlMessage>& done);
+    bool NeedsCredit(CxlMessageType t) const;
+    bool HasCredit(CxlMessageType t) const;
+    void CreditBack();
     void Deliver(const std::vector<CxlMessage>& done);
 
     Ptr<CxlPort> m_peer;
@@ -83,6 +102,12 @@ class CxlPort : public Object
     uint64_t m_flits{0};
     uint64_t m_slotsUsed{0};
     uint64_t m_ioFlits{0};
+    uint32_t m_creditLimit{0};
+    uint32_t m_credits{0};
+    double m_errorProbability{0}; ///< of one flit
+    Ptr<UniformRandomVariable> m_error;
+    uint64_t m_replays{0};
+    TracedCallback<uint32_t> m_replayTrace;
 
     TracedCallback<uint32_t, uint32_t> m_flitTrace;
     TracedCallback<const CxlMessage&> m_rxTrace;
