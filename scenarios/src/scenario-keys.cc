@@ -584,33 +584,13 @@ FlowWorkloadKeys()
                    "(required)", "The sender (dma: the device whose DMA engine moves the bytes)")
             .Only({"bulk", "dma", "copy"})
             .Required({"bulk", "dma", "copy"})
-            .Access(
-                [](W& w, const KeyValue& v) {
-                    w.src = static_cast<uint32_t>(v.u);
-                    w.srcDevice = v.text;
-                },
-                [](const W& w) {
-                    KeyValue v;
-                    v.u = w.src;
-                    v.text = w.srcDevice;
-                    return v;
-                })
+            .Endpoint(&W::src, &W::srcDevice)
             .Example("h1"),
         MakeKey<W>("dst", KeyKind::Endpoint, "host (dma: hN.gpuK, hN.nicK, hN.mem; copy: hN.gpuK)",
                    "(required)", "The receiver (dma: the memory written or read)")
             .Only({"bulk", "incast", "dma", "copy"})
             .Required({"bulk", "incast", "dma", "copy"})
-            .Access(
-                [](W& w, const KeyValue& v) {
-                    w.dst = static_cast<uint32_t>(v.u);
-                    w.dstDevice = v.text;
-                },
-                [](const W& w) {
-                    KeyValue v;
-                    v.u = w.dst;
-                    v.text = w.dstDevice;
-                    return v;
-                })
+            .Endpoint(&W::dst, &W::dstDevice)
             .Example("h0"),
         MakeKey<W>("src_mem", KeyKind::Text, "host|gpuK", "host",
                    "With topology.node.pcie: the memory the sender's NIC reads (gpuK: "
@@ -728,17 +708,7 @@ MemoryWorkloadKeys()
                    "of its server, or its logical device of the CXL pool")
             .Only(memory)
             .Required(memory)
-            .Access(
-                [](W& w, const KeyValue& v) {
-                    w.dst = static_cast<uint32_t>(v.u);
-                    w.dstDevice = v.text;
-                },
-                [](const W& w) {
-                    KeyValue v;
-                    v.u = w.dst;
-                    v.text = w.dstDevice;
-                    return v;
-                })
+            .Endpoint(&W::dst, &W::dstDevice)
             .Example("h0.mem"),
         MakeKey<W>("read_ratio", KeyKind::Number, "0..1", "1", "The fraction of requests that read")
             .Only(memory)
@@ -819,17 +789,7 @@ WorkloadKeys()
                        "The VM endpoint it runs on (memory: the CPU that loads and stores)")
                 .Only({"command", "memory"})
                 .Required({"command", "memory"})
-                .Access(
-                    [](W& w, const KeyValue& v) {
-                        w.on = static_cast<uint32_t>(v.u);
-                        w.onDevice = v.text;
-                    },
-                    [](const W& w) {
-                        KeyValue v;
-                        v.u = w.on;
-                        v.text = w.onDevice;
-                        return v;
-                    })
+                .Endpoint(&W::on, &W::onDevice)
                 .Example("h0"),
             MakeKey<W>("run", KeyKind::Text, "string", "(required)",
                        "The command line; {hN} expands to hN's address")

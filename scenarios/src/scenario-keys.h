@@ -235,6 +235,21 @@ struct Key
         };
         return *this;
     }
+    /// An Endpoint key kept as its host (\p host) and the device inside it (\p device).
+    Key& Endpoint(uint32_t T::*host, std::string T::*device)
+    {
+        set = [host, device](T& t, const KeyValue& v) {
+            t.*host = static_cast<uint32_t>(v.u);
+            t.*device = v.text;
+        };
+        get = [host, device](const T& t) {
+            KeyValue v;
+            v.u = t.*host;
+            v.text = t.*device;
+            return v;
+        };
+        return *this;
+    }
     /// A time kept as written (\p text) and in picoseconds (\p ps).
     Key& Timed(std::string T::*text, int64_t T::*ps)
     {

@@ -66,6 +66,20 @@ CxlPort::Enqueue(const CxlMessage& m)
 }
 
 uint32_t
+CxlPort::TakeSlots(std::deque<Pending>& q, uint32_t room, std::vector<CxlMessage>& done)
+{
+    Pending& p = q.front();
+    const uint32_t n = std::min(p.slots, room);
+    p.slots -= n;
+    if (p.slots == 0)
+    {
+        done.push_back(p.message);
+        q.pop_front();
+    }
+    return n;
+}
+
+uint32_t
 CxlPort::FillMem(uint32_t slots, std::vector<CxlMessage>& done)
 {
     uint32_t used = 0;
@@ -73,16 +87,7 @@ CxlPort::FillMem(uint32_t slots, std::vector<CxlMessage>& done)
     {
         if (!m_data.empty())
         {
-            // Data of headers already sent goes first, in their order.
-            Pending& p = m_data.front();
-            const uint32_t n = std::min(p.slots, slots - used);
-            p.slots -= n;
-            used += n;
-            if (p.slots == 0)
-            {
-                done.push_back(p.message);
-                m_data.pop_front();
-            }
+            used += TakeSlots(m_data, slots - used, done); // data of headers already sent
             continue;
         }
         // A header slot: as many headers of the head's class as it holds (and, for
@@ -122,15 +127,7 @@ CxlPort::FillIo(uint32_t slots, std::vector<CxlMessage>& done)
     uint32_t used = 0;
     while (used < slots && !m_io.empty())
     {
-        Pending& p = m_io.front();
-        const uint32_t n = std::min(p.slots, slots - used);
-        p.slots -= n;
-        used += n;
-        if (p.slots == 0)
-        {
-            done.push_back(p.message);
-            m_io.pop_front();
-        }
+        used += TakeSlots(m_io, slots - used, done);
     }
     return used;
 }

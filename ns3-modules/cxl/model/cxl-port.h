@@ -77,6 +77,9 @@ class CxlPort : public Object
         uint32_t slots; ///< data slots still to send
     };
     void SendFlit();
+    /// Up to \p room slots of the message at \p q's head; a message whose last slot goes
+    /// is done (and leaves \p q). Returns the slots taken.
+    static uint32_t TakeSlots(std::deque<Pending>& q, uint32_t room, std::vector<CxlMessage>& done);
     /// Fills up to \p slots slots with .mem headers and data; returns the slots used.
     uint32_t FillMem(uint32_t slots, std::vector<CxlMessage>& done);
     /// Fills up to \p slots slots with CXL.io TLPs; returns the slots used.
