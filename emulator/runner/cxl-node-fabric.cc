@@ -39,31 +39,18 @@ class CxlNodeFabric : public NodeFabricFlows
                 m.client->Dispose();
             }
         }
-        for (auto& cpu : m_servers.cpus)
-        {
-            cpu->Dispose(); // its ports and the clients point back at it
-        }
-        for (const auto& list : m_servers.expanders)
-        {
-            for (const auto& e : list)
-            {
-                e->Dispose();
-            }
-        }
-        if (m_servers.poolSwitch)
-        {
-            m_servers.poolSwitch->Dispose();
-            m_servers.pool->Dispose();
-        }
+        m_servers.Dispose();
     }
 
     void Check(const Scenario& s) const override
     {
-        const CxlHelper::Servers built = Install(s);
-        if (!built.Ok())
+        CxlHelper::Servers built = Install(s);
+        const std::string error = built.error;
+        built.Dispose();
+        if (!error.empty())
         {
             throw ScenarioError(s.file, s.MarkOf("topology.node.cxl"),
-                                "topology.node.cxl: " + built.error);
+                                "topology.node.cxl: " + error);
         }
     }
 
@@ -92,43 +79,44 @@ class CxlNodeFabric : public NodeFabricFlows
         for (const auto& row : Rows())
         {
             rows << fmt::format(
-                "{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n",
+                "{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{}\n",
                 row["workload"].get<std::string>(), row["cpu"].get<std::string>(),
                 row["target"].get<std::string>(), row["read_ratio"].get<double>(),
                 row["pattern"].get<std::string>(), row["outstanding"].get<uint32_t>(),
                 row["offered_gbs"].get<double>(), row["requests"].get<uint64_t>(),
                 row["gbs"].get<double>(), row["p50_ns"].get<double>(), row["p90_ns"].get<double>(),
                 row["p99_ns"].get<double>(), row["p999_ns"].get<double>(),
-                row["max_ns"].get<double>(), row["idle_ns"].get<double>());
+                row["max_ns"].get<double>(), row["idle_ns"].get<double>(),
+                row["target_capacity_bytes"].get<uint64_t>());
         }
         WriteCsv(dir / "memory.csv",
                  "workload,cpu,target,read_ratio,pattern,outstanding,offered_gbs,requests,gbs,"
-                 "p50_ns,p90_ns,p99_ns,p999_ns,max_ns,idle_ns",
+                 "p50_ns,p90_ns,p99_ns,p999_ns,max_ns,idle_ns,target_capacity_bytes",
                  rows.str());
     }
 
     void AddTotals(nlohmann::json& totals) const override
     {
         uint64_t flits = 0;
-        const auto add = [&flits](Ptr<CxlLink> link) {
-            flits += link->GetPort(0)->GetFlitsSent() + link->GetPort(1)->GetFlitsSent();
-        };
-        for (const auto& links : m_servers.links)
+        uint64_t replays = 0;
+        for (const auto& link : m_servers.AllLinks())
         {
-            std::for_each(links.begin(), links.end(), add);
-        }
-        if (m_servers.poolLink)
-        {
-            add(m_servers.poolLink);
+            for (uint32_t end = 0; end < 2; ++end)
+            {
+                flits += link->GetPort(end)->GetFlitsSent();
+                replays += link->GetPort(end)->GetReplays();
+            }
         }
         totals["cxl_flits"] = flits;
+        totals["cxl_replays"] = replays;
     }
 
     void AddSummary(nlohmann::json& summary) const override { summary["memory"] = Rows(); }
 
     std::string TotalsLine(const nlohmann::json& t) const override
     {
-        return fmt::format("CXL flits {}", t["cxl_flits"].get<uint64_t>());
+        return fmt::format("CXL flits {}, retries {}", t.value("cxl_flits", uint64_t{0}),
+                           t.value("cxl_replays", uint64_t{0}));
     }
 
   protected:
@@ -283,6 +271,16 @@ class CxlNodeFabric : public NodeFabricFlows
                1e9;
     }
 
+    /// The capacity topology.node.cxl gives a target (0 for the CPU's own DRAM).
+    uint64_t Capacity(const std::string& device) const
+    {
+        if (device == "pool")
+        {
+            return m_cxl.pool.capacity;
+        }
+        return device == "mem" ? 0 : m_cxl.expanders.at(DeviceNumber(device)).capacity;
+    }
+
     void Done(size_t i) { Completed(i, Simulator::Now(), m_memory[i].client->GetCompleted() * 64); }
 
     /// One row per memory workload (those that ran), as memory.csv and summary.json give it.
@@ -291,12 +289,10 @@ class CxlNodeFabric : public NodeFabricFlows
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& m : m_memory)
         {
-            if (!m.client)
-            {
-                continue;
-            }
+            // One row per workload, so that memory.N is workload N's; one that never
+            // started (its flow pending) has no request and zeros.
             const auto q = [&m](double p) {
-                return m.client->GetLatencyQuantile(p).GetSeconds() * 1e9;
+                return m.client ? m.client->GetLatencyQuantile(p).GetSeconds() * 1e9 : 0.0;
             };
             const WorkloadSpec& w = m.spec;
             rows.push_back({{"workload", WorkloadLabel(w)},
@@ -306,8 +302,9 @@ class CxlNodeFabric : public NodeFabricFlows
                             {"pattern", w.pattern},
                             {"outstanding", w.outstanding},
                             {"offered_gbs", w.memoryBitsPerSecond / 8e9},
-                            {"requests", m.client->GetCompleted()},
-                            {"gbs", m.client->GetAchievedBytesPerSecond() / 1e9},
+                            {"target_capacity_bytes", Capacity(w.dstDevice)},
+                            {"requests", m.client ? m.client->GetCompleted() : 0},
+                            {"gbs", m.client ? m.client->GetAchievedBytesPerSecond() / 1e9 : 0.0},
                             {"p50_ns", q(0.5)},
                             {"p90_ns", q(0.9)},
                             {"p99_ns", q(0.99)},

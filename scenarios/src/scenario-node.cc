@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 namespace fabemu
@@ -634,6 +635,13 @@ ReadCxl(const Reader& r, const YAML::Node& n, CxlNodeYaml c)
     if (n["gts"])
     {
         c.gigaTransfers = r.Number(n["gts"], kCxl + ".gts", 1, 64);
+        const std::vector<double> rates{2.5, 5, 8, 16, 25, 32, 64};
+        if (std::find(rates.begin(), rates.end(), c.gigaTransfers) == rates.end())
+        {
+            r.Fail(n["gts"], fmt::format("{}.gts: {} GT/s is not a CXL rate (2.5, 5, 8, 16, 32, "
+                                         "64; ccix also 25)",
+                                         kCxl, n["gts"].Scalar()));
+        }
     }
     if (n["lanes"])
     {
@@ -654,6 +662,11 @@ ReadCxl(const Reader& r, const YAML::Node& n, CxlNodeYaml c)
         {
             r.Fail(e, kCxl + ".expanders must be a count or a list of {capacity, dram_rate, "
                              "dram_latency}");
+        }
+        if (e.IsSequence() && e.size() > 16)
+        {
+            r.Fail(e, fmt::format("{}.expanders: {} expanders; at most 16 on one CPU", kCxl,
+                                  e.size()));
         }
         for (size_t i = 0; e.IsSequence() && i < e.size(); ++i)
         {

@@ -110,25 +110,17 @@ ValidateEndpoints(const Reader& r, const YAML::Node& root, const Scenario& s)
         FailAt(r, At(root, "record.pcie_trace", "record"),
                "record.pcie_trace: the servers have no PCIe tree (give topology.node.pcie)");
     }
-    if (s.HasVms() && s.topology.node.hasPcie)
+    if (s.HasVms() && (s.topology.node.hasPcie || s.topology.node.hasCxl))
     {
         FailAt(r, At(root, "topology.node", "endpoints"),
                "topology.node with endpoints: a real endpoint brings its own host, whose PCIe "
-               "is not modelled; give topology.node to simulation scenarios");
+               "and memory are not modelled; give topology.node to simulation scenarios");
     }
     if (s.endpoints.size() > 16)
     {
         FailAt(r, At(root, "endpoints"),
                fmt::format("endpoints: {} VMs; at most 16 run on one host", s.endpoints.size()));
     }
-}
-
-/// "gpu0, gpu1, nic0 and mem": what topology.node gives each server.
-std::string
-NodeNames(const Scenario& s)
-{
-    const auto names = s.topology.node.Endpoints();
-    return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
 }
 
 bool
@@ -149,8 +141,20 @@ ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const Wo
                where + " moves bytes inside a server over PCIe; give the servers a tree "
                        "with topology.node.pcie");
     }
+    // The ends a dma can have: the PCIe tree's devices and host memory (not CXL's).
+    const auto isPcie = [](const std::string& name) {
+        return name.rfind("gpu", 0) == 0 || name.rfind("nic", 0) == 0 || name == "mem";
+    };
+    std::vector<std::string> onPcie;
+    for (const auto& name : s.topology.node.Endpoints())
+    {
+        if (isPcie(name))
+        {
+            onPcie.push_back(name);
+        }
+    }
     const auto device = [&](const char* key, const std::string& name, bool memOk) {
-        if (name.empty() || !InNode(s, name) || (!memOk && name == "mem"))
+        if (name.empty() || !isPcie(name) || !InNode(s, name) || (!memOk && name == "mem"))
         {
             const uint32_t host = key[0] == 's' ? wl.src : wl.dst;
             FailAt(r, item[key],
@@ -159,7 +163,7 @@ ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const Wo
                                memOk ? "a device or the memory"
                                      : "a GPU or NIC, whose DMA engine "
                                        "moves the bytes,",
-                               host, NodeNames(s)));
+                               host, fmt::join(onPcie, ", ")));
         }
     };
     device("src", wl.srcDevice, false);
@@ -229,10 +233,18 @@ ValidateMemory(const Reader& r, const YAML::Node& item, const Scenario& s, const
     {
         FailAt(r, item, where + ": give bytes or duration (one of them)");
     }
-    if (wl.startPs + wl.memoryDurationPs > s.durationPs)
+    if (!wl.sizes.empty())
+    {
+        FailAt(r, item["bytes"],
+               where + ".bytes: a sweep of sizes is for collective workloads; "
+                       "sweep memory load with several workloads at rising "
+                       "rates");
+    }
+    if (wl.startPs + wl.memoryDurationPs >= s.durationPs)
     {
         FailAt(r, item["duration"] ? item["duration"] : item["start"],
-               where + ": start + duration ends after the scenario's duration");
+               where + ": start + duration must end before the scenario's duration, which "
+                       "leaves the requests in flight time to complete");
     }
     if (IsVm(s, wl.on))
     {

@@ -160,6 +160,22 @@ TEST_CASE("bad CXL input is refused at its place, before anything runs")
          "rate.yaml:8:55: workload 'memory'.rate must be a rate such as 20GBps"},
         {"version", "topology:\n  builder: node\n  node:\n    cxl: {version: \"4.0\"}\n" + read,
          "version.yaml:6:20: topology.node.cxl.version"},
+        {"gts", "topology:\n  builder: node\n  node:\n    cxl: {gts: 20, expanders: 1}\n" + read,
+         "gts.yaml:6:16: topology.node.cxl.gts: 20 GT/s is not a CXL rate"},
+        {"sweep",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.cpu, target: h0.cxl0, bytes: {from: 1KB, to: 1MB}}\n",
+         "sweep.yaml:8:56: workload 'memory'.bytes: a sweep of sizes is for collective workloads"},
+        {"drain",
+         "topology:\n  builder: node\n  node:\n    cxl: {expanders: 1}\nworkloads:\n  - {type: "
+         "memory, on: h0.cpu, target: h0.cxl0, duration: 1ms}\n",
+         "drain.yaml:8:59: workload 'memory': start + duration must end before the scenario's "
+         "duration"},
+        {"dma-to-cxl",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {expanders: 1}\n"
+         "workloads:\n  - {type: dma, src: h0.gpu0, dst: h0.cxl0, bytes: 1MB}\n",
+         "dma-to-cxl.yaml:9:36: workload 'dma'.dst: 'cxl0' is not a device or the memory of h0 "
+         "(it has mem, gpu0, nic0)"},
     };
     for (const Bad& b : cases)
     {

@@ -94,6 +94,48 @@ CxlHelper::InstallPool(uint32_t hosts) const
     return p;
 }
 
+std::vector<Ptr<CxlLink>>
+CxlHelper::Servers::AllLinks() const
+{
+    std::vector<Ptr<CxlLink>> all = poolHostLinks;
+    for (const auto& server : links)
+    {
+        all.insert(all.end(), server.begin(), server.end());
+    }
+    if (poolLink)
+    {
+        all.push_back(poolLink);
+    }
+    return all;
+}
+
+void
+CxlHelper::Servers::Dispose()
+{
+    for (const auto& link : AllLinks())
+    {
+        link->Dispose();
+    }
+    for (const auto& cpu : cpus)
+    {
+        cpu->Dispose();
+    }
+    for (const auto& server : expanders)
+    {
+        for (const auto& e : server)
+        {
+            e->Dispose();
+        }
+    }
+    for (const Ptr<Object>& o : {Ptr<Object>(poolSwitch), Ptr<Object>(pool)})
+    {
+        if (o)
+        {
+            o->Dispose();
+        }
+    }
+}
+
 CxlHelper::SharedPort
 CxlHelper::InstallSharedPort() const
 {
@@ -110,10 +152,13 @@ CxlHelper::InstallSharedPort() const
     p.rootLink->Connect(root, p.cxlSwitch->AddUpstreamPort());
     p.cpu->AddRootPort(root);
     p.expander = m_expander.Create<CxlMemoryExpander>();
-    m_link.Create<CxlLink>()->Connect(p.cxlSwitch->AddDownstreamPort(), p.expander->AddPort());
+    // A link's ports keep no pointer to it: the caller holds every link (disposing one
+    // disposes its two ports).
+    p.deviceLinks = {m_link.Create<CxlLink>(), m_link.Create<CxlLink>()};
+    p.deviceLinks[0]->Connect(p.cxlSwitch->AddDownstreamPort(), p.expander->AddPort());
     p.gpu = CreateObject<CxlDmaEngine>();
     Ptr<CxlPort> gpuPort = CreateObject<CxlPort>();
-    m_link.Create<CxlLink>()->Connect(p.cxlSwitch->AddDownstreamPort(), gpuPort);
+    p.deviceLinks[1]->Connect(p.cxlSwitch->AddDownstreamPort(), gpuPort);
     p.gpu->SetPort(gpuPort);
     p.error = p.cxlSwitch->Bind(0, 0, 0);
     if (p.Ok())
@@ -172,6 +217,7 @@ CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
         Ptr<CxlPort> root = CreateObject<CxlPort>();
         link->Connect(root, out.poolSwitch->AddUpstreamPort());
         out.poolRootPort[h] = out.cpus[h]->AddRootPort(root);
+        out.poolHostLinks.push_back(link);
         out.error = out.poolSwitch->Bind(static_cast<uint32_t>(ld), 0, static_cast<uint32_t>(ld));
         if (!out.Ok())
         {

@@ -64,7 +64,8 @@ class CxlHelper
     struct SharedPort
     {
         Ptr<CxlCpu> cpu;
-        Ptr<CxlLink> rootLink; ///< the root port to the switch: the shared link
+        Ptr<CxlLink> rootLink;                 ///< the root port to the switch: the shared link
+        std::vector<Ptr<CxlLink>> deviceLinks; ///< the switch to the expander, to the GPU
         Ptr<CxlSwitch> cxlSwitch;
         Ptr<CxlMemoryExpander> expander;
         Ptr<CxlDmaEngine> gpu;
@@ -85,10 +86,15 @@ class CxlHelper
         std::vector<std::vector<Ptr<CxlLink>>> links;
         Ptr<CxlSwitch> poolSwitch; ///< null without a pool
         Ptr<CxlMemoryExpander> pool;
-        Ptr<CxlLink> poolLink;              ///< the switch to the pool's expander
+        Ptr<CxlLink> poolLink;                   ///< the switch to the pool's expander
+        std::vector<Ptr<CxlLink>> poolHostLinks; ///< each pool host's root port to the switch
         std::vector<uint32_t> poolRootPort; ///< by server: its root port to the switch, or kLocal
         std::string error;
         bool Ok() const { return error.empty(); }
+        /// Every link of the servers and the pool.
+        std::vector<Ptr<CxlLink>> AllLinks() const;
+        /// Disposes all it built (its parts point at each other).
+        void Dispose();
     };
 
     /**

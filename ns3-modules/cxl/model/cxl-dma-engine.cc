@@ -30,7 +30,10 @@ CxlDmaEngine::GetTypeId()
                           MakeUintegerChecker<uint32_t>())
             .AddTraceSource("Tx", "A TLP was handed to the port",
                             MakeTraceSourceAccessor(&CxlDmaEngine::m_txTrace),
-                            "ns3::CxlPort::MessageTracedCallback");
+                            "ns3::CxlPort::MessageTracedCallback")
+            .AddTraceSource("Done", "A write has landed whole: its bytes",
+                            MakeTraceSourceAccessor(&CxlDmaEngine::m_doneTrace),
+                            "ns3::TracedValueCallback::Uint64");
     return tid;
 }
 
@@ -49,8 +52,14 @@ CxlDmaEngine::Write(uint64_t bytes, Callback<void> done)
     m_bytes = bytes;
     m_sent = 0;
     m_delivered = 0;
+    m_inFlight = 0;
     m_start = Simulator::Now();
     m_done = done;
+    if (bytes == 0)
+    {
+        Simulator::ScheduleNow(&CxlDmaEngine::Finish, this);
+        return;
+    }
     Send();
 }
 
@@ -82,15 +91,22 @@ CxlDmaEngine::Delivered(const CxlMessage& tlp)
     --m_inFlight;
     m_delivered += tlp.payload;
     m_last = Simulator::Now();
-    if (m_delivered == m_bytes)
+    if (m_delivered >= m_bytes)
     {
-        if (!m_done.IsNull())
-        {
-            m_done();
-        }
+        Finish();
         return;
     }
     Send();
+}
+
+void
+CxlDmaEngine::Finish()
+{
+    m_doneTrace(m_delivered);
+    if (!m_done.IsNull())
+    {
+        m_done();
+    }
 }
 
 double

@@ -1,8 +1,8 @@
 /*
  * A device's DMA over CXL.io (a GPU or NIC below a CXL port): posted memory
  * writes of MaxPayload bytes toward the host, at most Window TLPs not yet
- * written (the posted-data credits the host grants; their return is taken as
- * immediate). Delivered() is told of each TLP as it lands (CxlCpu's IoRx).
+ * written (give each engine on one CPU its own Id) (the posted-data credits the host grants; their
+ * return is taken as immediate). Delivered() is told of each TLP as it lands (CxlCpu's IoRx).
  */
 #ifndef FABEMU_CXL_DMA_ENGINE_H
 #define FABEMU_CXL_DMA_ENGINE_H
@@ -40,6 +40,7 @@ class CxlDmaEngine : public Object
 
   private:
     void Send();
+    void Finish();
 
     uint32_t m_maxPayload;
     uint32_t m_window;
@@ -53,6 +54,7 @@ class CxlDmaEngine : public Object
     Time m_last;
     Callback<void> m_done;
     TracedCallback<const CxlMessage&> m_txTrace;
+    TracedCallback<uint64_t> m_doneTrace;
 };
 
 } // namespace ns3

@@ -35,9 +35,10 @@ CxlLink::GetTypeId()
                           MakeTimeChecker(Time(0)))
             .AddAttribute("BitErrorRate",
                           "Probability that a wire bit is wrong; a hit flit fails its CRC and "
-                          "is retried (0: error-free)",
+                          "is retried (0: error-free; at most 1e-3, where 42 % of 68-byte "
+                          "flits fail)",
                           DoubleValue(0.0), MakeDoubleAccessor(&CxlLink::m_ber),
-                          MakeDoubleChecker<double>(0.0, 0.5))
+                          MakeDoubleChecker<double>(0.0, 1e-3))
             .AddAttribute("RequestCredits",
                           "M2S requests (Req, RwD) the receiver buffers: the sender's credits "
                           "(0: not counted)",
@@ -99,6 +100,13 @@ CxlLink::GetPort(uint32_t i) const
 void
 CxlLink::DoDispose()
 {
+    for (auto* port : {&m_a, &m_b})
+    {
+        if (*port)
+        {
+            (*port)->Dispose(); // the two ends hold each other
+        }
+    }
     m_a = nullptr;
     m_b = nullptr;
     Object::DoDispose();

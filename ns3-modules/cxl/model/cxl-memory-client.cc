@@ -48,6 +48,9 @@ CxlMemoryClient::GetTypeId()
                           TimeValue(NanoSeconds(60)),
                           MakeTimeAccessor(&CxlMemoryClient::m_hostLatency),
                           MakeTimeChecker(Time(0)))
+            .AddTraceSource("Issue", "The core issued a request",
+                            MakeTraceSourceAccessor(&CxlMemoryClient::m_issueTrace),
+                            "ns3::CxlPort::MessageTracedCallback")
             .AddTraceSource("Complete", "A request completed, with its latency",
                             MakeTraceSourceAccessor(&CxlMemoryClient::m_completeTrace),
                             "ns3::CxlMemoryClient::CompleteTracedCallback");
@@ -126,7 +129,10 @@ CxlMemoryClient::Arrive()
     Issue();
     if (m_rate.GetBitRate() == 0)
     {
-        Arrive(); // fill the outstanding window
+        while (m_outstanding < m_outstandingLimit && MoreToIssue())
+        {
+            Issue(); // fill the outstanding window
+        }
         return;
     }
     ScheduleArrival();
@@ -154,6 +160,7 @@ CxlMemoryClient::Issue()
     }
     ++m_issued;
     ++m_outstanding;
+    m_issueTrace(m);
     Simulator::Schedule(m_hostLatency / 2, &CxlMemoryClient::Send, this, m);
 }
 
@@ -174,6 +181,7 @@ CxlMemoryClient::Complete(const CxlMessage& m)
 {
     const Time latency = Simulator::Now() - m.issued;
     m_latencies.push_back(latency);
+    m_sorted.clear();
     m_last = Simulator::Now();
     --m_outstanding;
     m_completeTrace(m, latency);
@@ -213,10 +221,12 @@ CxlMemoryClient::GetLatencyQuantile(double q) const
     {
         return Time(0);
     }
-    std::vector<Time> sorted = m_latencies;
-    const size_t k = std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()));
-    std::nth_element(sorted.begin(), sorted.begin() + k, sorted.end());
-    return sorted[k];
+    if (m_sorted.size() != m_latencies.size())
+    {
+        m_sorted = m_latencies; // sorted once for every quantile asked after the run
+        std::sort(m_sorted.begin(), m_sorted.end());
+    }
+    return m_sorted[std::min(m_sorted.size() - 1, static_cast<size_t>(q * m_sorted.size()))];
 }
 
 double

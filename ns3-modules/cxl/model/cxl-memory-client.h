@@ -102,8 +102,10 @@ class CxlMemoryClient : public Object
     Time m_first;
     Time m_last;
     std::vector<Time> m_latencies;
+    mutable std::vector<Time> m_sorted; ///< m_latencies sorted, when asked for quantiles
     Callback<void> m_done;
     bool m_finished{false};
+    TracedCallback<const CxlMessage&> m_issueTrace;
     TracedCallback<const CxlMessage&, Time> m_completeTrace;
 };
 

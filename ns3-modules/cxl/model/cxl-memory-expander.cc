@@ -1,5 +1,6 @@
 #include "ns3/cxl-memory-expander.h"
 
+#include "ns3/abort.h"
 #include "ns3/cxl-port.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -69,6 +70,9 @@ CxlMemoryExpander::GetLineTime() const
 Time
 CxlMemoryExpander::Access(const CxlMessage& m)
 {
+    NS_ABORT_MSG_IF(m.logicalDevice >= m_logicalDevices, "CxlMemoryExpander: logical device "
+                                                             << m.logicalDevice << " of "
+                                                             << m_logicalDevices);
     (m.type == CxlMessageType::M2sReq ? m_reads : m_writes)++;
     // The controller's latency is a pipeline; the DRAM moves one line at a time.
     const Time ready = Simulator::Now() + m_controllerLatency;

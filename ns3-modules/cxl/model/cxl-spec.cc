@@ -119,6 +119,10 @@ CxlLinkSpec::Check() const
         return fmt::format("{} GT/s: CXL {} runs at up to {} GT/s per lane", gigaTransfers, version,
                            max);
     }
+    if (gigaTransfers == 25 && version != "ccix")
+    {
+        return "25 GT/s is CCIX's extended speed mode, not a CXL rate";
+    }
     if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
     {
         return fmt::format("{} lanes: a CXL link is x1, x2, x4, x8 or x16", lanes);

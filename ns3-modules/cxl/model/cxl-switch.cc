@@ -64,6 +64,10 @@ CxlSwitch::Bind(uint32_t host, uint32_t device, uint32_t ld)
         return fmt::format("upstream port {} is bound already", host);
     }
     const auto key = std::make_pair(device, ld);
+    if (ld >= 16)
+    {
+        return fmt::format("logical device {}: a multi-logical device has at most 16", ld);
+    }
     if (m_ldOwner.count(key))
     {
         return fmt::format("logical device {} of downstream port {} is bound to upstream port {}",
