@@ -241,8 +241,21 @@ TEST_CASE(
         const auto r = Run(file, out);
         REQUIRE(r.code != kExitBadInput);
         const Scenario s = LoadScenario((out / "scenario.resolved.yaml").string());
-        const double link = s.topology.builder == "node" ? FastestPcieGbps(s.topology.node.pcie)
-                                                         : s.topology.link.bitsPerSecond / 1e9;
+        double link = s.topology.builder == "node" ? FastestPcieGbps(s.topology.node.pcie)
+                                                   : s.topology.link.bitsPerSecond / 1e9;
+        if (s.topology.node.hasCxl)
+        {
+            // Memory flows: a CXL link's two directions (reads one way, writes the other),
+            // or the CPU's own DRAM (eight DDR5-4800 channels, 2457.6 Gb/s).
+            link = std::max(link, 2 * CxlLinkOf(s.topology.node.cxl).BytesPerSecond() * 8 / 1e9);
+            for (const auto& w : s.workloads)
+            {
+                if (w.type == "memory" && w.dstDevice == "mem")
+                {
+                    link = std::max(link, 2457.6);
+                }
+            }
+        }
         const double peak = PeakSampledGbps(out / "throughput.csv");
         MESSAGE(file.stem().string()
                 << ": peak sample " << peak << " Gb/s on " << link << " Gb/s links");
