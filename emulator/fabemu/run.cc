@@ -629,7 +629,7 @@ PrintNodeTopology(const std::string& file, const std::vector<std::string>& set, 
     try
     {
         const Scenario s = LoadScenario(file, set);
-        if (!s.topology.node.hasPcie && !s.topology.node.hasNvlink)
+        if (!s.topology.node.hasPcie && !s.topology.node.hasNvlink && !s.topology.node.hasCxl)
         {
             err << fmt::format("{}: topology.node is not given: its servers are plain hosts, one "
                                "NIC each\n",

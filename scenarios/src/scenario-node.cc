@@ -889,6 +889,36 @@ NodeTopologyMatrix(const NodeYaml& node)
            "  PIX  = Connection traversing at most a single PCIe switch\n"
            "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (the root complex)\n"
            "  -    = No path on NVLink or PCIe\n";
+    if (devices.empty())
+    {
+        out.clear(); // no GPU or NIC: no matrix (a server with CXL memory only)
+    }
+    if (node.hasCxl)
+    {
+        // CXL memory is the CPU's: a line per expander rather than matrix cells.
+        const ns3::CxlLinkSpec link = CxlLinkOf(node.cxl);
+        out += fmt::format("{}CXL {} x{} at {} GT/s, {}-byte flits ({:.2f} GB/s of reads per "
+                           "link):\n",
+                           out.empty() ? "" : "\n", link.version, link.lanes, link.gigaTransfers,
+                           ns3::CxlFlitModeName(link.mode),
+                           link.LineBytesPerSecond(ns3::CxlMessageType::S2mDrs) / 1e9);
+        const auto expander = [](const std::string& label, const CxlExpanderYaml& e) {
+            return fmt::format("  {:<6} {} GiB, DRAM {:.1f} GB/s, {} ns\n", label, e.capacity >> 30,
+                               e.dramBitsPerSecond / 8e9, e.dramLatencyPs / 1000.0);
+        };
+        for (size_t k = 0; k < node.cxl.expanders.size(); ++k)
+        {
+            out += expander("cxl" + std::to_string(k), node.cxl.expanders[k]);
+        }
+        if (node.cxl.hasPool)
+        {
+            out += expander("pool", node.cxl.pool);
+            out += node.cxl.poolHosts.empty()
+                       ? "         shared through a CXL switch by every server\n"
+                       : fmt::format("         shared through a CXL switch by h{}\n",
+                                     fmt::join(node.cxl.poolHosts, ", h"));
+        }
+    }
     return out;
 }
 

@@ -188,3 +188,15 @@ TEST_CASE("bad CXL input is refused at its place, before anything runs")
         CHECK(!fs::exists(dir / b.name));
     }
 }
+
+TEST_CASE("fabemu topo lists a server's CXL memory: its link, expanders and the pool")
+{
+    const fs::path file = kScenarios / "cxl-pool.yaml";
+    const auto r = FabemuInProcess({"topo", file.string()});
+    CHECK(r.code == kExitOk);
+    CHECK(r.out.find("CXL 2.0 x16 at 32 GT/s, 68-byte flits (54.75 GB/s of reads per link)") !=
+          std::string::npos);
+    CHECK(r.out.find("pool   256 GiB, DRAM 76.8 GB/s, 60 ns") != std::string::npos);
+    CHECK(r.out.find("shared through a CXL switch by every server") != std::string::npos);
+    CHECK(r.out.find("Legend") == std::string::npos); // no GPU or NIC: no matrix
+}
