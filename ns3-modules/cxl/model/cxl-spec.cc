@@ -1,5 +1,7 @@
 #include "ns3/cxl-spec.h"
 
+#include "ns3/pcie-spec.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -48,7 +50,9 @@ CxlHeadersPerSlot(CxlMessageType t)
 uint32_t
 CxlIoSlots(uint32_t payload)
 {
-    return (payload + kCxlIoOverheadBytes + 15) / 16;
+    // CXL.io is PCIe's transaction and data link layers (Gen5 framing below 64 GT/s).
+    const double wire = PcieTlpWireBytes(5, 16, payload, false);
+    return static_cast<uint32_t>(std::ceil(wire / 16));
 }
 
 uint32_t

@@ -31,10 +31,8 @@ enum class CxlMessageType : uint8_t
     Io,     ///< CXL.io: a PCIe memory-write TLP (a device's DMA), in flits of its own
 };
 
-/// Wire bytes a CXL.io TLP adds to its payload: a 4DW header (16), LCRC (4), sequence
-/// number (2) and framing (2), as PCIe's data link layer sends it.
-constexpr uint32_t kCxlIoOverheadBytes = 24;
-/// Slots a CXL.io TLP of \p payload bytes fills: its payload and overhead in 16-byte slots.
+/// Slots a CXL.io memory-write TLP of \p payload bytes fills: its wire bytes as the PCIe
+/// model frames a 4DW-header TLP at 32 GT/s (PcieTlpWireBytes), in 16-byte slots.
 uint32_t CxlIoSlots(uint32_t payload);
 
 /// "M2S Req", "M2S RwD", "S2M NDR", "S2M DRS" or "CXL.io".
