@@ -1139,6 +1139,7 @@ LoadedLatency(const fs::path& /*dir: the rows are in summary.json too*/, const j
 {
     std::vector<std::string> targets;
     std::map<std::string, std::vector<std::array<double, 4>>> rows; // gbs, p50, p99, idle
+    std::map<std::string, int> swept; // rate-limited workloads of each curve
     for (const auto& m : summary.value("memory", json::array()))
     {
         if (m.value("requests", uint64_t{0}) == 0)
@@ -1152,6 +1153,7 @@ LoadedLatency(const fs::path& /*dir: the rows are in summary.json too*/, const j
         {
             targets.push_back(t);
         }
+        swept[t] += m.value("offered_gbs", 0.0) > 0 ? 1 : 0;
         rows[t].push_back({m["gbs"].get<double>(), m["p50_ns"].get<double>(),
                            m["p99_ns"].get<double>(), m["idle_ns"].get<double>()});
     }
@@ -1163,8 +1165,11 @@ LoadedLatency(const fs::path& /*dir: the rows are in summary.json too*/, const j
         auto& points = rows[t];
         std::sort(points.begin(), points.end());
         const std::string c = kColours[colour++ % 8];
-        Series p50{t + " p50", {}, fmt::format("linespoints lw 2 pt 7 lc rgb '{}'", c)};
-        Series p99{t + " p99", {}, fmt::format("linespoints lw 2 dt 2 pt 5 lc rgb '{}'", c)};
+        // A line joins a sweep of offered rates; points of unlike runs (alone, shared) stand
+        // apart.
+        const std::string with = swept[t] >= 2 ? "linespoints" : "points";
+        Series p50{t + " p50", {}, fmt::format("{} lw 2 pt 7 lc rgb '{}'", with, c)};
+        Series p99{t + " p99", {}, fmt::format("{} lw 2 dt 2 pt 5 lc rgb '{}'", with, c)};
         Series idle{t + " idle", {}, fmt::format("lines lw 1 dt 3 lc rgb '{}'", c)};
         for (const auto& [gbs, median, tail, floor] : points)
         {
@@ -1189,7 +1194,8 @@ LoadedLatency(const fs::path& /*dir: the rows are in summary.json too*/, const j
     f.title = "Loaded latency: latency against achieved bandwidth";
     f.caption = "Each memory target's median (solid) and p99 (dashed) load latency against the "
                 "bandwidth its workloads achieved, one point per workload and a curve per mix of "
-                "reads and access pattern, with its idle latency (dotted).";
+                "reads and access pattern (points alone unless the workloads sweep offered "
+                "rates), with its idle latency (dotted).";
     figs.push_back(std::move(f));
 }
 
