@@ -53,6 +53,68 @@ ProcessAlive(pid_t pid)
     return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+/// Where the KVM probe's outcome for this boot of the host is kept: beside the image's
+/// kernel, named by the kernel's boot id. "" when the boot id cannot be read.
+std::string
+ProbeRecord(const VmImage& image)
+{
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    if (!std::getline(in, id) || id.empty() || image.kernel.empty())
+    {
+        return "";
+    }
+    return (fs::path(image.kernel).parent_path() / ("accel-" + id)).string();
+}
+
+std::string
+Slurp(const std::string& path)
+{
+    std::ifstream in(path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Writes \p text to \p path whole or not at all (a rename), so that runs at the same
+/// time read either nothing or the record. Best effort: a read-only cache only asks again.
+void
+Record(const std::string& path, const std::string& text)
+{
+    if (path.empty())
+    {
+        return;
+    }
+    const std::string tmp = path + "." + std::to_string(getpid());
+    {
+        std::ofstream out(tmp);
+        out << text;
+        if (!out)
+        {
+            std::error_code ec;
+            fs::remove(tmp, ec);
+            return;
+        }
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec)
+    {
+        fs::remove(tmp, ec);
+        return;
+    }
+    // Records of earlier boots answer nothing now.
+    for (const auto& e : fs::directory_iterator(fs::path(path).parent_path(), ec))
+    {
+        const std::string name = e.path().filename().string();
+        if (name.rfind("accel-", 0) == 0 && e.path() != fs::path(path) &&
+            name.find('.') == std::string::npos)
+        {
+            fs::remove(e.path(), ec);
+        }
+    }
+}
+
 } // namespace
 
 VmImage
@@ -154,21 +216,30 @@ VmLauncher::VmLauncher(VmImage image, Accel accel, std::string runRoot)
     {
         // KVM only where /dev/kvm is usable and a probe VM boots with it in time: on
         // machines with broken nested virtualisation KVM guests hang at boot.
+        // The probe costs up to 10 s where KVM hangs, so its outcome is kept beside the
+        // image for the rest of this boot of the host (a new boot id asks again).
+        const std::string known = ProbeRecord(m_image);
+        const std::string before = known.empty() ? "" : Slurp(known);
         m_accel = Accel::Tcg;
-        if (access("/dev/kvm", R_OK | W_OK) == 0)
+        if (before == "kvm\n")
+        {
+            m_accel = Accel::Kvm;
+        }
+        else if (before != "tcg\n" && access("/dev/kvm", R_OK | W_OK) == 0)
         {
             try
             {
                 VmSpec probe{"kvm-probe", "",    "52:54:00:ff:ff:fe",
                              1500,        "rxe", "fekvm" + std::to_string(getpid()),
                              256};
-                auto vm = Boot(probe, true, std::chrono::seconds(10));
+                auto vm = AwaitReady(Spawn(probe, true), std::chrono::seconds(10));
                 m_accel = Accel::Kvm;
             }
             catch (const LaunchError&)
             {
                 // TCG it is.
             }
+            Record(known, m_accel == Accel::Kvm ? "kvm\n" : "tcg\n");
         }
     }
 }
@@ -206,11 +277,29 @@ VmLauncher::SweepStale(const std::string& runRoot)
 std::unique_ptr<Vm>
 VmLauncher::Start(const VmSpec& spec, std::chrono::seconds readyTimeout)
 {
-    return Boot(spec, m_accel == Accel::Kvm, readyTimeout);
+    return AwaitReady(Spawn(spec, m_accel == Accel::Kvm), readyTimeout);
+}
+
+std::vector<std::unique_ptr<Vm>>
+VmLauncher::StartAll(const std::vector<VmSpec>& specs, std::chrono::seconds readyTimeout)
+{
+    // All QEMUs start from this thread (PR_SET_PDEATHSIG follows the forking thread),
+    // then boot side by side while their readiness is awaited in turn. On a failure the
+    // VMs already spawned stop with their handles.
+    std::vector<std::unique_ptr<Vm>> vms;
+    for (const auto& spec : specs)
+    {
+        vms.push_back(Spawn(spec, m_accel == Accel::Kvm));
+    }
+    for (auto& vm : vms)
+    {
+        vm = AwaitReady(std::move(vm), readyTimeout);
+    }
+    return vms;
 }
 
 std::unique_ptr<Vm>
-VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout)
+VmLauncher::Spawn(const VmSpec& spec, bool kvm)
 {
     if (spec.device != "rxe" && spec.device != "siw")
     {
@@ -255,6 +344,15 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
         "-chardev", "socket,id=agent,path=" + sock + ",server=on,wait=off", "-device",
         "virtio-serial-pci", "-device", "virtserialport,chardev=agent,name=org.fabemu.agent"};
 
+    // Everything the child needs is made before the fork: other threads may hold the
+    // allocator's lock at that moment (VMs boot side by side), so the child allocates nothing.
+    const std::string logPath = vm->m_runDir + "/qemu.log";
+    std::vector<char*> argv;
+    for (auto& a : args)
+    {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
     const auto t0 = Clock::now();
     const pid_t pid = fork();
     if (pid < 0)
@@ -267,25 +365,27 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr); // our caller may block signals for its own use
-        const int log =
-            open((vm->m_runDir + "/qemu.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int log = open(logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (log >= 0)
         {
             dup2(log, 1);
             dup2(log, 2);
         }
-        std::vector<char*> argv;
-        for (auto& a : args)
-        {
-            argv.push_back(a.data());
-        }
-        argv.push_back(nullptr);
+        // QEMU opens its tap by name and needs none of ours (another VM's agent socket,
+        // the edges' taps): holding them would keep them open after their owner closed them.
+        close_range(3, ~0U, 0);
         execvp(argv[0], argv.data());
         _exit(127);
     }
     vm->m_pid = pid;
+    vm->m_started = t0;
     vm->m_agent = std::make_unique<AgentClient>(spec.name, sock);
+    return vm;
+}
 
+std::unique_ptr<Vm>
+VmLauncher::AwaitReady(std::unique_ptr<Vm> vm, std::chrono::seconds readyTimeout)
+{
     auto fail = [&vm](const std::string& why) {
         const std::string tail = vm->ConsoleTail(15);
         const std::string qemu = Tail(vm->m_runDir + "/qemu.log", 5);
@@ -294,6 +394,7 @@ VmLauncher::Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout
                            "qemu:\n" + qemu);
     };
     nlohmann::json ready;
+    const auto t0 = vm->m_started;
     const auto deadline = t0 + readyTimeout;
     try
     {

@@ -88,6 +88,7 @@ class Vm
     std::unique_ptr<AgentClient> m_agent;
     std::chrono::milliseconds m_guestBoot{0};
     std::chrono::milliseconds m_ready{0};
+    std::chrono::steady_clock::time_point m_started; ///< when QEMU was started
 };
 
 class VmLauncher
@@ -100,13 +101,23 @@ class VmLauncher
     std::unique_ptr<Vm> Start(const VmSpec& spec,
                               std::chrono::seconds readyTimeout = std::chrono::seconds(90));
 
+    /// Boots the VMs of \p specs side by side and waits until all are ready, in order.
+    /// Throws as Start does for the first that fails; the others are stopped.
+    std::vector<std::unique_ptr<Vm>> StartAll(
+        const std::vector<VmSpec>& specs,
+        std::chrono::seconds readyTimeout = std::chrono::seconds(90));
+
     Accel GetAccel() const { return m_accel; }
 
     /// Removes run folders and bridges left by FabricEmu processes that are gone.
     static void SweepStale(const std::string& runRoot = "/tmp");
 
   private:
-    std::unique_ptr<Vm> Boot(const VmSpec& spec, bool kvm, std::chrono::seconds readyTimeout);
+    /// Starts QEMU for \p spec and connects to its agent's socket; the boot goes on.
+    std::unique_ptr<Vm> Spawn(const VmSpec& spec, bool kvm);
+    /// Waits until \p vm's device is ACTIVE and its agent ready, or kills it and throws.
+    static std::unique_ptr<Vm> AwaitReady(std::unique_ptr<Vm> vm,
+                                          std::chrono::seconds readyTimeout);
     VmImage m_image;
     Accel m_accel;
     std::string m_runRoot;

@@ -583,42 +583,41 @@ struct RealEndpoints
     std::vector<EndpointAddress> directory; ///< in s.endpoints' order
 };
 
-/// Starts endpoint \p e: a namespace or a VM, at hN's addresses (HostIpv4, HostMac).
+/// Starts namespace endpoint \p e at hN's addresses (HostIpv4, HostMac).
 std::unique_ptr<Endpoint>
-StartEndpoint(const Scenario& s, const Fabric& fabric, const EndpointSpec& e, RealEndpoints& eps,
-              SignalGuard& signals)
+StartNamespace(const Scenario& s, const EndpointSpec& e, SignalGuard& signals)
 {
-    const std::string iface = fmt::format("fe{}t{}", getpid(), e.index);
-    if (e.kind == "netns")
-    {
-        NetnsSpec spec;
-        spec.name = e.host;
-        spec.netns = fmt::format("fe{}n{}", getpid(), e.index);
-        spec.hostIf = iface;
-        spec.ipv4 = HostIpv4Text(e.index) + "/16";
-        spec.mac = HostMacText(e.index);
-        spec.mtu = IpMtuForPathMtu(s.fabric.mtu);
-        spec.device = e.device;
-        auto ns = std::make_unique<NamespaceEndpoint>(spec);
-        NamespaceEndpoint* raw = ns.get();
-        signals.Watch([raw] { raw->KillAll(); });
-        return ns;
-    }
+    NetnsSpec spec;
+    spec.name = e.host;
+    spec.netns = fmt::format("fe{}n{}", getpid(), e.index);
+    spec.hostIf = fmt::format("fe{}t{}", getpid(), e.index);
+    spec.ipv4 = HostIpv4Text(e.index) + "/16";
+    spec.mac = HostMacText(e.index);
+    spec.mtu = IpMtuForPathMtu(s.fabric.mtu);
+    spec.device = e.device;
+    auto ns = std::make_unique<NamespaceEndpoint>(spec);
+    NamespaceEndpoint* raw = ns.get();
+    signals.Watch([raw] { raw->KillAll(); });
+    return ns;
+}
+
+/// VM endpoint \p e's spec: hN's addresses, its tap, the fabric's path MTU.
+VmSpec
+VmSpecFor(const Scenario& s, const Fabric& fabric, const EndpointSpec& e)
+{
     VmSpec spec;
     spec.name = e.host;
     spec.ipv4 = HostIpv4Text(e.index) + "/16";
     spec.mac = HostMacText(e.index);
     spec.device = e.device;
     spec.mtu = IpMtuForPathMtu(s.fabric.mtu); // rxe takes its path MTU from eth0
-    spec.tap = iface;
+    spec.tap = fmt::format("fe{}t{}", getpid(), e.index);
     spec.tcpEcn = fabric.GuestTcpEcn(s);
-    auto vm = std::make_unique<VmEndpoint>(eps.launcher->Start(spec));
-    const pid_t pid = vm->Pid();
-    signals.Watch([pid] { kill(pid, SIGKILL); });
-    return vm;
+    return spec;
 }
 
 /// The endpoints first: their taps (or veths) must exist before the edges open them.
+/// The VMs boot side by side (each boot keeps one core busy for 10-15 s under TCG).
 void
 StartEndpoints(const Scenario& s, const Fabric& fabric, const std::string& image,
                RealEndpoints& eps, SignalGuard& signals, std::ostream& out)
@@ -632,9 +631,33 @@ StartEndpoints(const Scenario& s, const Fabric& fabric, const std::string& image
     {
         eps.launcher = std::make_unique<VmLauncher>(VmImage::In(image));
     }
+    std::vector<VmSpec> specs;
     for (const auto& e : s.endpoints)
     {
-        eps.byHost[e.index] = StartEndpoint(s, fabric, e, eps, signals);
+        if (e.kind != "netns")
+        {
+            specs.push_back(VmSpecFor(s, fabric, e));
+        }
+    }
+    std::vector<std::unique_ptr<Vm>> vms;
+    if (!specs.empty())
+    {
+        vms = eps.launcher->StartAll(specs);
+    }
+    auto nextVm = vms.begin();
+    for (const auto& e : s.endpoints)
+    {
+        if (e.kind == "netns")
+        {
+            eps.byHost[e.index] = StartNamespace(s, e, signals);
+        }
+        else
+        {
+            auto vm = std::make_unique<VmEndpoint>(std::move(*nextVm++));
+            const pid_t pid = vm->Pid();
+            signals.Watch([pid] { kill(pid, SIGKILL); });
+            eps.byHost[e.index] = std::move(vm);
+        }
         eps.directory.push_back({HostIpv4(e.index), HostMac(e.index)});
         const std::string what = e.kind != "netns"    ? e.device + "0"
                                  : e.device == "none" ? "namespace, no RDMA device,"

@@ -261,7 +261,7 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
         {
             bridge = std::make_unique<LinuxBridge>();
         }
-        std::vector<std::unique_ptr<Vm>> vms;
+        std::vector<VmSpec> specs;
         for (unsigned i = 0; i < opt.count; ++i)
         {
             VmSpec spec;
@@ -271,15 +271,19 @@ RunVms(const VmOptions& opt, std::ostream& out, std::ostream& err)
             spec.mtu = opt.mtu;
             spec.device = opt.device;
             spec.tap = fmt::format("fe{}t{}", getpid(), i);
-            vms.push_back(launcher.Start(spec));
+            specs.push_back(spec);
+        }
+        std::vector<std::unique_ptr<Vm>> vms = launcher.StartAll(specs);
+        for (const auto& vm : vms)
+        {
             if (bridge)
             {
-                bridge->Join(spec.tap);
+                bridge->Join(vm->Spec().tap);
             }
             out << fmt::format("{}: {} ready on tap {} ({}), guest boot {} ms, ready after {} ms\n",
-                               spec.name, opt.device + "0", spec.tap,
+                               vm->Spec().name, opt.device + "0", vm->Spec().tap,
                                launcher.GetAccel() == Accel::Kvm ? "KVM" : "TCG",
-                               vms.back()->GuestBootTime().count(), vms.back()->ReadyTime().count())
+                               vm->GuestBootTime().count(), vm->ReadyTime().count())
                 << std::flush;
         }
         return RunEachThenHold(

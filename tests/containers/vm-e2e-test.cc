@@ -55,8 +55,9 @@ struct BridgedPair
     std::unique_ptr<Vm> b;
     BridgedPair(const std::string& device, const std::string& tag)
     {
-        a = launcher.Start(vmtest::Spec(0, device, tag));
-        b = launcher.Start(vmtest::Spec(1, device, tag));
+        auto vms = launcher.StartAll({vmtest::Spec(0, device, tag), vmtest::Spec(1, device, tag)});
+        a = std::move(vms[0]);
+        b = std::move(vms[1]);
         bridge.Join(a->Spec().tap);
         bridge.Join(b->Spec().tap);
     }
@@ -97,6 +98,53 @@ TEST_CASE("one VM boots; ibv_devices lists rxe0, or siw0 with siw")
                   << (launcher.GetAccel() == Accel::Kvm ? "KVM" : "TCG") << ")\n";
         CHECK(vm->ReadyTime() < 60s);
     }
+}
+
+TEST_CASE("the KVM probe's outcome is kept for this boot, and a second launcher reuses it")
+{
+    REQUIRE_VMS();
+    const VmImage image = VmImage::In(vmtest::Image());
+    VmLauncher first(image);
+    std::ifstream bootId("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    REQUIRE(std::getline(bootId, id));
+    const fs::path record = fs::path(image.kernel).parent_path() / ("accel-" + id);
+    REQUIRE(fs::exists(record));
+    std::ifstream in(record);
+    std::string kept;
+    std::getline(in, kept);
+    CHECK(kept == (first.GetAccel() == Accel::Kvm ? "kvm" : "tcg"));
+    VmLauncher second(image);
+    CHECK(second.GetAccel() == first.GetAccel());
+}
+
+TEST_CASE("VMs booted together: all ready; one that cannot start stops those already started")
+{
+    REQUIRE_VMS();
+    VmLauncher launcher(VmImage::In(vmtest::Image()));
+    {
+        auto vms = launcher.StartAll({vmtest::Spec(0, "rxe", "a"), vmtest::Spec(1, "siw", "a")});
+        REQUIRE(vms.size() == 2);
+        CHECK(vms[0]->Agent().Run("ibv_devices", 30s).out.find("rxe0") != std::string::npos);
+        CHECK(vms[1]->Agent().Run("ibv_devices", 30s).out.find("siw0") != std::string::npos);
+    }
+    const VmSpec good = vmtest::Spec(0, "rxe", "b");
+    try
+    {
+        launcher.StartAll({good, vmtest::Spec(1, "nic", "b")});
+        FAIL("a VM with device 'nic' was started");
+    }
+    catch (const LaunchError& e)
+    {
+        CHECK(std::string(e.what()).find("endpoint h1") != std::string::npos);
+    }
+    CHECK_FALSE(vmtest::NetDeviceExists(good.tap));
+    for (const auto& e : fs::directory_iterator("/tmp"))
+    {
+        CHECK(e.path().filename().string().rfind("fabemu-vm-" + std::to_string(getpid()) + "-",
+                                                 0) == std::string::npos);
+    }
+    CHECK(system(("pgrep -P " + std::to_string(getpid()) + " qemu >/dev/null").c_str()) != 0);
 }
 
 TEST_CASE("two rxe VMs on a Linux bridge: pingpong, perftest and rping all succeed")

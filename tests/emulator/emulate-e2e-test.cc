@@ -71,33 +71,37 @@ CheckCarried(const EmulateResult& r, uint64_t atLeast)
 
 } // namespace
 
-TEST_CASE("ib_write_bw between two rxe VMs across the emulated RoCEv2 fabric")
+TEST_CASE("ib_write_bw, then rping (rdma_cm), between two rxe VMs across the emulated RoCEv2 "
+          "fabric")
 {
     const std::string why = vmtest::WhyNoVms();
     if (!why.empty())
     {
         FABEMU_SKIP(why);
     }
-    const auto r = Emulate({"h0: ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536"},
-                           {"h1: ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536 {h0}"});
+    // One pair of VMs for both: the servers wait side by side, the clients run in turn.
+    const auto r = Emulate(
+        {"h0: ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536", "h0: rping -s -a {h0} -C 10 -v"},
+        {"h1: ib_write_bw -d rxe0 -x 1 -F -n 100 -s 65536 {h0}", "h1: rping -c -a {h0} -C 10 -v"});
     CheckCarried(r, 1000);
     CHECK(r.pfcFrames == 0); // two endpoints at 100 Gb/s: no congestion
-    REQUIRE(r.commands.size() == 2);
-    CHECK(r.commands[1].out.find("BW average") != std::string::npos);
-}
-
-TEST_CASE("rping (rdma_cm) between two rxe VMs across the emulated RoCEv2 fabric")
-{
-    const std::string why = vmtest::WhyNoVms();
-    if (!why.empty())
-    {
-        FABEMU_SKIP(why);
-    }
-    const auto r = Emulate({"h0: rping -s -a {h0} -C 10 -v"}, {"h1: rping -c -a {h0} -C 10 -v"});
-    CheckCarried(r, 20);
+    REQUIRE(r.commands.size() == 4);
+    const auto client = [&r](const std::string& tool) {
+        for (const auto& c : r.commands)
+        {
+            if (c.on == "h1" && c.cmd.rfind(tool, 0) == 0)
+            {
+                return c.out;
+            }
+        }
+        FAIL("no h1 command runs " << tool);
+        return std::string();
+    };
+    CHECK(client("ib_write_bw").find("BW average") != std::string::npos);
+    const std::string rping = client("rping");
     size_t pings = 0;
-    for (size_t pos = r.commands[1].out.find("ping data"); pos != std::string::npos;
-         pos = r.commands[1].out.find("ping data", pos + 1))
+    for (size_t pos = rping.find("ping data"); pos != std::string::npos;
+         pos = rping.find("ping data", pos + 1))
     {
         ++pings;
     }
@@ -308,16 +312,21 @@ TEST_CASE("RoCEv2 over IPv6 (GID 0): neighbour discovery answered at the edge, t
     }
     // GID 0 is fe80::<EUI-64 of the MAC>: rxe sends RoCEv2 over IPv6 between link-local
     // addresses, after the kernel has resolved the peer's through neighbour discovery.
-    const auto pingpong = Emulate({"h0: ibv_rc_pingpong -d rxe0 -g 0 -n 50"},
-                                  {"h1: ibv_rc_pingpong -d rxe0 -g 0 -n 50 {h0}"});
-    CheckCarried(pingpong, 100);
-    CHECK(pingpong.neighbourAdverts >= 2);
-    const auto bw = Emulate({"h0: ib_write_bw -d rxe0 -x 0 -F -n 50 -s 65536"},
-                            {"h1: ib_write_bw -d rxe0 -x 0 -F -n 50 -s 65536 {h0}"});
-    CheckCarried(bw, 1000);
-    CHECK(bw.neighbourAdverts >= 2);
-    REQUIRE(bw.commands.size() == 2);
-    CHECK(bw.commands[1].out.find("BW average") != std::string::npos);
+    // One pair of VMs for both tools; ib_write_bw on a port of its own.
+    const auto r = Emulate({"h0: ibv_rc_pingpong -d rxe0 -g 0 -n 50",
+                            "h0: ib_write_bw -d rxe0 -x 0 -F -p 18516 -n 50 -s 65536"},
+                           {"h1: ibv_rc_pingpong -d rxe0 -g 0 -n 50 {h0}",
+                            "h1: ib_write_bw -d rxe0 -x 0 -F -p 18516 -n 50 -s 65536 {h0}"});
+    CheckCarried(r, 1000);
+    CHECK(r.neighbourAdverts >= 2);
+    REQUIRE(r.commands.size() == 4);
+    bool bw = false;
+    for (const auto& c : r.commands)
+    {
+        bw = bw || (c.on == "h1" && c.cmd.rfind("ib_write_bw", 0) == 0 &&
+                    c.out.find("BW average") != std::string::npos);
+    }
+    CHECK(bw);
 }
 
 TEST_CASE("a command that fails or never ends is reported with the others, not lost")
