@@ -69,6 +69,7 @@ class IwarpQp : public RdmaQp
     {
         return m_state == State::Error || m_state == State::Terminating;
     }
+    bool HasImmediateData() const override { return false; } // RFC 5040 has none
 
     bool IsEstablished() const { return m_state == State::Established; }
     Ptr<Socket> GetSocket() const { return m_socket; }

@@ -21,6 +21,10 @@ RdmaStagedWrite::RdmaStagedWrite(const RdmaFabric::Connection& c, uint64_t bytes
     m_chunk = nic->GetChunkBytes();
     m_window = nic->GetChunkWindow();
     m_chunks = std::max<uint64_t>(1, (m_bytes + m_chunk - 1) / m_chunk);
+    // Without immediate data (iWARP) a chunk goes as a SEND into a buffer posted in the
+    // destination memory; a reliable connection delivers them in order, so the receiver
+    // knows each chunk by its place in the sequence rather than by its immediate.
+    m_immediate = c.requester->HasImmediateData();
 }
 
 uint64_t
@@ -65,7 +69,7 @@ RdmaStagedWrite::Fetched(uint64_t i)
         return;
     }
     RdmaWorkRequest wr;
-    wr.op = RdmaWorkRequest::Op::WriteWithImm;
+    wr.op = m_immediate ? RdmaWorkRequest::Op::WriteWithImm : RdmaWorkRequest::Op::Send;
     wr.bytes = ChunkBytes(i);
     wr.wrId = i;
     wr.imm = static_cast<uint32_t>(i);
@@ -99,7 +103,8 @@ RdmaStagedWrite::Arrived(const RdmaCompletion& c)
     {
         return;
     }
-    const uint64_t i = c.imm;
+    const uint64_t i = m_immediate ? c.imm : m_arrived;
+    ++m_arrived;
     if (m_dst.nic)
     {
         m_dst.nic->Place(m_dst.memory, i * m_chunk, ChunkBytes(i),

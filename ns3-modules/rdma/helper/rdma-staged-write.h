@@ -62,6 +62,8 @@ class RdmaStagedWrite : public SimpleRefCount<RdmaStagedWrite>
     uint64_t m_inWindow{0}; ///< fetched or fetching, not yet acknowledged
     uint64_t m_acked{0};
     uint64_t m_placed{0};
+    uint64_t m_arrived{0};  ///< chunks received (SEND: they arrive in order)
+    bool m_immediate{true}; ///< chunks go as WRITE with immediate; else as SENDs
     Time m_started;
     bool m_finished{false};
 };

@@ -27,6 +27,9 @@ class RdmaQp : public Object
     virtual uint64_t GetBytesReceived() const = 0;
     /// Whether the QP is in the error state (no more work runs on it).
     virtual bool IsError() const = 0;
+    /// Whether its transport carries immediate data (WRITE and SEND with immediate):
+    /// InfiniBand's and RoCEv2's do; iWARP's (RFC 5040) does not.
+    virtual bool HasImmediateData() const { return true; }
 
   protected:
     void DoDispose() override
