@@ -244,8 +244,16 @@ BuilderTopology(const Scenario& s)
     }
     if (t.builder == "rail")
     {
-        return TopologySpec::Rail(t.nodes, t.RailsPerServer(), t.spines, link(t.link),
-                                  link(t.uplink));
+        TopologySpec::RailShape shape;
+        shape.servers = t.nodes;
+        shape.rails = t.RailsPerServer();
+        shape.serversPerLeaf = t.serversPerLeaf;
+        shape.railSpines = t.railSpines;
+        shape.spines = t.spines;
+        shape.nicLink = link(t.link);
+        shape.leafLink = link(t.uplink);
+        shape.spineLink = link(t.spineLink);
+        return TopologySpec::Rail(shape);
     }
     if (t.builder == "fat-tree")
     {
@@ -338,6 +346,27 @@ LoadCdf(const Scenario& s, size_t wi)
     }
 }
 
+/// The rail workload \p w's flows take on a rail cluster: that of the NIC serving the GPU
+/// it names (src first, then dst, then src_mem and dst_mem), as GPUDirect RDMA would; rail
+/// 0 (each server's nic0) when it names none. 0 on other builders.
+uint32_t
+FlowRail(const Scenario& s, const WorkloadSpec& w)
+{
+    const uint32_t rails = s.topology.RailsPerServer();
+    if (rails <= 1)
+    {
+        return 0;
+    }
+    for (const std::string* device : {&w.srcDevice, &w.dstDevice, &w.srcMemory, &w.dstMemory})
+    {
+        if (device->rfind("gpu", 0) == 0)
+        {
+            return s.topology.node.ServingNic(DeviceNumber(*device)) % rails;
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 std::vector<FlowSpec>
@@ -369,12 +398,7 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
         }
         else if (w.type == "copy" && w.src != w.dst)
         {
-            // GPUDirect RDMA: on a rail cluster through the rail of the NIC that serves the
-            // source GPU (server x rails + rail), else through each server's one port.
-            const uint32_t rails = s.topology.RailsPerServer();
-            const uint32_t rail =
-                rails > 1 ? s.topology.node.ServingNic(DeviceNumber(w.srcDevice)) % rails : 0;
-            made = workload::Bulk(w.src * rails + rail, w.dst * rails + rail, w.bytes, start);
+            made = workload::Bulk(w.src, w.dst, w.bytes, start); // GPUDirect RDMA
         }
         else if (w.type == "poisson")
         {
@@ -382,6 +406,8 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
                                      DataRate(s.topology.link.bitsPerSecond), start,
                                      PicoSeconds(w.stopPs), rng);
         }
+        const uint32_t rails = s.topology.RailsPerServer();
+        const uint32_t rail = FlowRail(s, w);
         const auto op = w.op == "send"   ? RdmaWorkRequest::Op::Send
                         : w.op == "read" ? RdmaWorkRequest::Op::Read
                                          : RdmaWorkRequest::Op::Write;
@@ -393,14 +419,21 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
             // A GPU named as src or dst (copy, or bulk: src: h0.gpu0) is the memory there.
             f.srcMemory = w.srcDevice.empty() ? w.srcMemory : w.srcDevice;
             f.dstMemory = w.dstDevice.empty() ? w.dstMemory : w.dstDevice;
-            if (!w.srcDevice.empty())
+            // Names by server; on a rail cluster a flow that names no GPU by its NIC.
+            if (!w.srcDevice.empty() || rails > 1)
             {
-                f.srcName = fmt::format("h{}.{}", w.src, w.srcDevice);
+                f.srcName =
+                    fmt::format("h{}.{}", f.src,
+                                w.srcDevice.empty() ? fmt::format("nic{}", rail) : w.srcDevice);
             }
-            if (!w.dstDevice.empty())
+            if (!w.dstDevice.empty() || rails > 1)
             {
-                f.dstName = fmt::format("h{}.{}", w.dst, w.dstDevice);
+                f.dstName =
+                    fmt::format("h{}.{}", f.dst,
+                                w.dstDevice.empty() ? fmt::format("nic{}", rail) : w.dstDevice);
             }
+            f.src = f.src * rails + rail; // the network's port: server x rails + rail
+            f.dst = f.dst * rails + rail;
             flows.push_back(f);
             if (workloadOf)
             {

@@ -45,7 +45,10 @@ AddLink(std::vector<Key<TopologyYaml>>& keys, const std::string& name, LinkSpec 
         MakeKey<TopologyYaml>(name, KeyKind::Map, "{rate, delay}", def, help).Only(only).Flow();
     if (link != &TopologyYaml::link)
     {
-        map.Begin([link](TopologyYaml& t) { t.*link = t.link; });
+        // Keys are read in order, so what it inherits is read already.
+        LinkSpec TopologyYaml::*from =
+            inherit == "uplink" ? &TopologyYaml::uplink : &TopologyYaml::link;
+        map.Begin([link, from](TopologyYaml& t) { t.*link = t.*from; });
     }
     keys.push_back(map);
     keys.push_back(MakeKey<TopologyYaml>(name + ".rate", KeyKind::Rate, "rate",
@@ -401,6 +404,19 @@ TopologyKeys()
                 .Range(0, 64)
                 .Field(&T::rails)
                 .Example("2"),
+            MakeKey<T>("servers_per_leaf", KeyKind::Integer, "integer", "0: one leaf",
+                       "Servers on each rail leaf: a rail of more becomes a leaf-spine of "
+                       "ceil(nodes / servers_per_leaf) leaves and rail_spines spines")
+                .Only({"rail"})
+                .Range(0, 512)
+                .Field(&T::serversPerLeaf)
+                .Example("16"),
+            MakeKey<T>("rail_spines", KeyKind::Integer, "integer", "2",
+                       "Spines inside a rail of several leaves, each joined to its leaves")
+                .Only({"rail"})
+                .Range(1, 64)
+                .Field(&T::railSpines)
+                .Example("4"),
             MakeKey<T>("k", KeyKind::Integer, "even integer", "4", "k (k^3/4 hosts)")
                 .Only({"fat-tree"})
                 .Range(2, 32)
@@ -412,8 +428,20 @@ TopologyKeys()
                 .Example("6"),
         };
         AddLink(k, "link", &T::link, "{100Gbps, 1us}", "the host links", {}, "");
-        AddLink(k, "uplink", &T::uplink, "= link", "the switch-to-switch links",
+        AddLink(k, "uplink", &T::uplink, "= link",
+                "the switch-to-switch links (rail: a rail's leaves to its rail spines)",
                 {"leaf-spine", "fat-tree", "ring", "rail"}, "link");
+        AddLink(k, "spine_link", &T::spineLink, "= uplink",
+                "rail: the links from each rail (its leaf, or its spines) to the spines that "
+                "join the rails",
+                {"rail"}, "uplink");
+        for (auto& key : k)
+        {
+            if (key.name == "spine_link")
+            {
+                key.WrittenIf([](const T& t) { return t.spines > 0; }); // else refused
+            }
+        }
         AddLink(k, "bottleneck", &T::bottleneck, "= link", "dumbbell's middle link", {"dumbbell"},
                 "link");
         k.push_back(MakeKey<T>("links", KeyKind::Section, "map name: {rate, delay}", "{}",

@@ -686,6 +686,7 @@ ApplyNicRate(const YAML::Node& t, TopologyYaml& top)
     ParseRate(top.node.nicRate, bps);
     for (const auto& [name, link] : {std::pair<const char*, LinkSpec*>{"link", &top.link},
                                      {"uplink", &top.uplink},
+                                     {"spine_link", &top.spineLink},
                                      {"bottleneck", &top.bottleneck}})
     {
         if (link == &top.link || (!given(name) && link->bitsPerSecond == before))

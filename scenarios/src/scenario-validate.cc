@@ -312,10 +312,6 @@ ValidateCopy(const Reader& r, const YAML::Node& item, const Scenario& s, const W
                            "a PCIe tree with a NIC",
                            where));
     }
-    if (s.fabric.type == "iwarp")
-    {
-        FailAt(r, item, where + ": fabric.type iwarp has no WRITE with immediate to stage it");
-    }
 }
 
 /// An RDMA workload between servers: its NICs stage WRITEs through PCIe when topology.node
@@ -392,13 +388,6 @@ ValidateStaging(const Reader& r, const YAML::Node& item, const Scenario& s, cons
                fmt::format("{}.op: with topology.node.pcie, RDMA runs as WRITEs staged through "
                            "PCIe; a {} through PCIe is not modelled yet",
                            where, wl.op));
-    }
-    if (s.fabric.type == "iwarp")
-    {
-        FailAt(r, item,
-               fmt::format("{}: fabric.type iwarp with topology.node.pcie: staged WRITEs carry an "
-                           "immediate, which iWARP does not have; use roce or infiniband",
-                           where));
     }
 }
 
@@ -491,13 +480,6 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                                        "tree with a NIC",
                                        where, name, wl.hosts[0]));
                 }
-                if (s.fabric.type == "iwarp")
-                {
-                    FailAt(r, ranks[i],
-                           fmt::format("{}: ranks on several servers stage WRITEs with "
-                                       "immediate, which iWARP does not have",
-                                       where));
-                }
             }
             for (size_t j = 0; j < i && node.hasNvlink; ++j)
             {
@@ -582,13 +564,6 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         FailAt(r, item,
                fmt::format("{}: fidelity analytical times collective workloads only; this one "
                            "needs the packet mode (fidelity: packet)",
-                           where));
-    }
-    if (s.topology.builder == "rail")
-    {
-        FailAt(r, item,
-               fmt::format("{}: on a rail cluster, workloads name GPUs (copy) or devices "
-                           "inside a server (dma); a server has one NIC per rail",
                            where));
     }
     if (wl.type != "collective")
@@ -722,6 +697,10 @@ ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
         {
             r.Fail(t,
                    fmt::format("topology: {} NICs on the rails; at most 4096", top.NetworkHosts()));
+        }
+        if (t["spine_link"] && top.spines == 0)
+        {
+            r.Fail(t["spine_link"], "topology.spine_link: no spines join the rails (spines: 0)");
         }
         return;
     }

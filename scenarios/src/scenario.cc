@@ -200,6 +200,17 @@ TopologyYaml::RailsPerServer() const
 }
 
 uint32_t
+TopologyYaml::LeavesPerRail() const
+{
+    if (builder != "rail")
+    {
+        return 0;
+    }
+    const uint32_t perLeaf = serversPerLeaf ? serversPerLeaf : nodes;
+    return (nodes + perLeaf - 1) / perLeaf;
+}
+
+uint32_t
 TopologyYaml::NetworkHosts() const
 {
     return builder == "rail" ? nodes * RailsPerServer() : HostCount();

@@ -194,8 +194,11 @@ struct TopologyYaml
     uint32_t k{4};     ///< fat-tree
     uint32_t nodes{2}; ///< rail: servers
     uint32_t rails{0}; ///< rail: NIC k of every server on rail k (0: every NIC of a server)
+    uint32_t serversPerLeaf{0}; ///< rail: a rail leaf's servers (0: one leaf per rail)
+    uint32_t railSpines{2};     ///< rail: spines inside a rail of several leaves
     LinkSpec link;
-    LinkSpec uplink;     ///< switch-to-switch links (leaf-spine, fat-tree)
+    LinkSpec uplink;     ///< switch-to-switch links (leaf-spine, fat-tree; rail: leaf to spine)
+    LinkSpec spineLink;  ///< rail: a rail's top switches to the spines joining the rails
     LinkSpec bottleneck; ///< dumbbell's middle link
     /// One link unlike the rest (topology.links): a slow or long cable.
     struct LinkOverride
@@ -216,6 +219,8 @@ struct TopologyYaml
     uint32_t NetworkHosts() const;
     /// rail's rails, resolved (rails, or every NIC of a server); 1 on other builders.
     uint32_t RailsPerServer() const;
+    /// rail: leaves in each rail (1 unless servers_per_leaf splits it); 0 on other builders.
+    uint32_t LeavesPerRail() const;
 };
 
 struct EndpointSpec

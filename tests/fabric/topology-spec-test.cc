@@ -73,6 +73,50 @@ TEST_CASE("leaf-spine, star, dumbbell and pair have the shapes their names say")
     CHECK(pair.NextHops()[pair.Hosts()[0]][1].size() == 1);
 }
 
+TEST_CASE("rail: one leaf per rail, or a leaf-spine per rail, joined by spines; links per tier")
+{
+    TopologySpec::RailShape shape;
+    shape.servers = 6;
+    shape.rails = 2;
+    shape.spines = 1;
+    shape.nicLink.rate = DataRate("400Gbps");
+    shape.leafLink.rate = DataRate("800Gbps");
+    shape.spineLink.rate = DataRate("200Gbps");
+    const auto flat = TopologySpec::Rail(shape);
+    CHECK(flat.Hosts().size() == 12);
+    CHECK(Switches(flat) == 2 + 1);
+    CHECK(flat.Links().size() == 2 + 12); // each rail to the spine; the NICs
+    // Host server x rails + rail: h5 is server 2's NIC 1, on rail switch s1.
+    const auto& nic = flat.Links().back(); // server 5, NIC 1
+    CHECK(flat.Nodes()[nic.b].name == "s1");
+    CHECK(nic.params.rate == DataRate("400Gbps"));
+    CHECK(flat.Links()[0].params.rate == DataRate("200Gbps")); // the spine tier's rate
+
+    shape.serversPerLeaf = 4; // 6 servers: two leaves per rail, and two rail spines
+    shape.railSpines = 2;
+    const auto tall = TopologySpec::Rail(shape);
+    CHECK(tall.Hosts().size() == 12);
+    CHECK(Switches(tall) == 2 * (2 + 2) + 1);
+    // Per rail 2 leaves x 2 rail spines; the spine joins each rail's 2 rail spines; 12 NICs.
+    CHECK(tall.Links().size() == 2 * 4 + 2 * 2 + 12);
+    uint32_t leafTier = 0;
+    uint32_t spineTier = 0;
+    for (const auto& l : tall.Links())
+    {
+        leafTier += l.params.rate == DataRate("800Gbps");
+        spineTier += l.params.rate == DataRate("200Gbps");
+    }
+    CHECK(leafTier == 8);
+    CHECK(spineTier == 4);
+    const auto hops = tall.NextHops();
+    // Server 0 and server 5 on rail 0 sit on different leaves: either rail spine joins them.
+    CHECK(hops[tall.Hosts()[0]][10].size() == 1);
+    const uint32_t leaf0 = tall.Links()[8 + 4].b; // server 0's NIC 0 is the first NIC link
+    CHECK(tall.Nodes()[tall.Links()[8 + 4].a].name == "h0");
+    CHECK(hops[leaf0][10].size() == 2);
+    CHECK(hops[leaf0][2].size() == 1); // server 1, same leaf: straight down
+}
+
 TEST_CASE("names are h0.. for hosts and s0.. for switches")
 {
     const auto t = TopologySpec::Star(3, LinkParams{});

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 using namespace fabemu;
@@ -159,6 +160,113 @@ TEST_CASE("a 2-server rail cluster of dgx-h100 on NDR InfiniBand: eight copies, 
     CHECK(s["totals"]["drops"] == 0);
 }
 
+TEST_CASE("a rail that outgrows one leaf: copies across its leaves go through its spines, at "
+          "their tier's rate")
+{
+    const ScratchDir dir("server-rail-tiers");
+    const fs::path out = dir / "out";
+    // Four servers on one rail, two to a leaf; the rail's one spine joins its two leaves
+    // over 100 Gb/s links, the NICs' links are 400 Gb/s. h0 -> h1 stays on leaf 0 (line
+    // rate); h0 -> h2, later, crosses the spine tier (its rate).
+    const auto r = RunInProcess(
+        Write(dir, "tiers", "dgx-h100",
+              "  - {type: copy, src: h0.gpu0, dst: h1.gpu0, bytes: 8MB}\n"
+              "  - {type: copy, src: h0.gpu0, dst: h2.gpu0, bytes: 8MB, start: 2ms}\n",
+              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+              "topology:\n  builder: rail\n  nodes: 4\n  rails: 1\n  servers_per_leaf: 2\n"
+              "  rail_spines: 1\n  spines: 0\n  link: {rate: 400Gbps, delay: 100ns}\n"
+              "  uplink: {rate: 100Gbps, delay: 500ns}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["flows"].size() == 2);
+    for (const auto& f : s["flows"])
+    {
+        CAPTURE(f["dst"]);
+        CHECK(f["state"] == "completed");
+        const double gbps = f["throughput_gbps"].get<double>();
+        if (f["dst"] == "h1.gpu0")
+        {
+            CHECK(gbps > 385); // 393.7 alone on the leaf
+            CHECK(gbps < 400);
+        }
+        else
+        {
+            CHECK(gbps > 90); // the rail spine's 100 Gb/s links bound it
+            CHECK(gbps < 100);
+        }
+    }
+    // The links by their ends: rail 0's leaves s0, s1 and its spine s2.
+    const auto bad = RunInProcess(
+        Write(dir, "names", "dgx-h100",
+              "  - {type: copy, src: h0.gpu0, dst: h2.gpu0, bytes: 1MB}\n",
+              "topology:\n  builder: rail\n  nodes: 4\n  rails: 1\n  servers_per_leaf: 2\n"
+              "  rail_spines: 1\n  spines: 0\n  links: {s0-s3: {rate: 1Gbps}}\n"),
+        dir / "names-out");
+    CHECK(bad.code == kExitBadInput);
+    CHECK(bad.err.find("s0-s2") != std::string::npos); // the links there are, named
+}
+
+TEST_CASE("on a rail cluster flows name GPUs or hosts: a GPU's flow takes its NIC's rail, a "
+          "host's takes nic0")
+{
+    const ScratchDir dir("server-rail-flows");
+    const fs::path out = dir / "out";
+    // h0.gpu5 -> h1.gpu5 goes on rail 5 (NIC 5 serves GPU 5 on dgx-h100); h0 -> h1 on rail
+    // 0. On rails of their own both run at line rate at once; on one they would halve.
+    const auto r = RunInProcess(
+        Write(dir, "flows", "dgx-h100",
+              "  - {type: bulk, src: h0.gpu5, dst: h1.gpu5, bytes: 8MB}\n"
+              "  - {type: bulk, src: h0, dst: h1, bytes: 8MB}\n",
+              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+              "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
+              "  link: {rate: 400Gbps, delay: 100ns}\n"),
+        out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["flows"].size() == 2);
+    std::set<std::string> names;
+    for (const auto& f : s["flows"])
+    {
+        names.insert(f["src"].get<std::string>() + " " + f["dst"].get<std::string>());
+        CHECK(f["state"] == "completed");
+        CHECK(f["throughput_gbps"].get<double>() > 380);
+    }
+    CHECK(names == std::set<std::string>{"h0.gpu5 h1.gpu5", "h0.nic0 h1.nic0"});
+}
+
+TEST_CASE("iWARP between servers: a GPU-to-GPU copy and a collective on a rail cluster go as "
+          "SENDs, completed")
+{
+    const ScratchDir dir("server-rail-iwarp");
+    const fs::path out = dir / "out";
+    const auto r = RunInProcess(Write(dir, "iwarp", "dgx-h100",
+                                      "  - {type: copy, src: h0.gpu2, dst: h1.gpu2, bytes: 4MB}\n"
+                                      "  - {type: collective, job: pair, algorithm: ring, "
+                                      "bytes: 4MB, start: 5ms, ranks: [h0.gpu2, h1.gpu2]}\n",
+                                      "fabric: {type: iwarp}\n"
+                                      "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
+                                      "  link: {rate: 25Gbps, delay: 1us}\n"),
+                                out);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(out);
+    REQUIRE(s["flows"].size() == 1);
+    const auto& f = s["flows"][0];
+    CHECK(f["src"] == "h0.gpu2");
+    CHECK(f["state"] == "completed");
+    CHECK(f["bytes"] == 4u << 20);
+    // TCP/MPA/DDP headers over 25 Gb/s: above 20, below the line.
+    CHECK(f["throughput_gbps"].get<double>() > 20);
+    CHECK(f["throughput_gbps"].get<double>() < 25);
+    // A collective across the servers stages its transfers the same way: a 2-rank ring
+    // all-reduce on rail 2 moves S each way, at about the rail's 25 Gb/s (3.125 GB/s).
+    REQUIRE(s["collectives"].size() == 1);
+    const auto& c = s["collectives"][0];
+    CHECK(c["state"] == "completed");
+    CHECK(c["busbw_gbs"].get<double>() > 2.5);
+    CHECK(c["busbw_gbs"].get<double>() < 3.125);
+}
+
 TEST_CASE("fabemu topo prints a server as nvidia-smi topo -m does; refuses plain hosts")
 {
     const ScratchDir dir("server-topo");
@@ -216,10 +324,13 @@ TEST_CASE("server mistakes: FILE:LINE:COL and the culprit named")
          "name: t\ntopology:\n  builder: rail\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, "
          "1]}]}}\n",
          "bad.yaml:3:3: ", "a rail cluster joins servers' NICs"},
-        {"a host-to-host flow on a rail cluster",
-         "name: t\ntopology: {builder: rail, node: dgx-h100}\nworkloads:\n"
-         "  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\n",
-         "bad.yaml:4:5: ", "on a rail cluster, workloads name GPUs (copy)"},
+        {"a spine tier's link without spines",
+         "name: t\ntopology:\n  builder: rail\n  spines: 0\n  spine_link: {rate: 800Gbps}\n"
+         "  node: dgx-h100\n",
+         "bad.yaml:5:15: ", "topology.spine_link: no spines join the rails (spines: 0)"},
+        {"servers per leaf on another builder",
+         "name: t\ntopology:\n  builder: leaf-spine\n  servers_per_leaf: 2\n",
+         "bad.yaml:4:21: ", "topology.servers_per_leaf does not apply to the 'leaf-spine' builder"},
         {"a copy between servers without a network",
          "name: t\ntopology:\n  builder: pair\n  node: {nvlink: {gpus: 2, mesh: [{gpus: [0, "
          "1]}]}}\n"

@@ -69,29 +69,54 @@ TopologySpec::Dumbbell(uint32_t hosts, LinkParams edge, LinkParams bottleneck)
 }
 
 TopologySpec
-TopologySpec::Rail(uint32_t servers, uint32_t rails, uint32_t spines, LinkParams nicLink,
-                   LinkParams spineLink)
+TopologySpec::Rail(const RailShape& shape)
 {
-    NS_ABORT_MSG_IF(servers < 1 || rails < 1, "rail: servers and rails must be at least 1");
+    NS_ABORT_MSG_IF(shape.servers < 1 || shape.rails < 1,
+                    "rail: servers and rails must be at least 1");
+    const uint32_t perLeaf = shape.serversPerLeaf ? shape.serversPerLeaf : shape.servers;
+    const uint32_t leaves = (shape.servers + perLeaf - 1) / perLeaf;
+    NS_ABORT_MSG_IF(leaves > 1 && shape.railSpines < 1,
+                    "rail: a rail of " << leaves << " leaves needs at least one rail spine");
     TopologySpec t;
-    std::vector<uint32_t> rail;
-    for (uint32_t r = 0; r < rails; ++r)
+    std::vector<std::vector<uint32_t>> leafOf(shape.rails); // [rail][leaf]
+    std::vector<std::vector<uint32_t>> topOf(shape.rails);  // what the spines join
+    for (uint32_t r = 0; r < shape.rails; ++r)
     {
-        rail.push_back(t.AddSwitch());
-    }
-    for (uint32_t s = 0; s < spines; ++s)
-    {
-        const uint32_t spine = t.AddSwitch();
-        for (uint32_t r : rail)
+        for (uint32_t l = 0; l < leaves; ++l)
         {
-            t.AddLink(r, spine, spineLink);
+            leafOf[r].push_back(t.AddSwitch());
+        }
+        topOf[r] = leafOf[r];
+        if (leaves > 1)
+        {
+            topOf[r].clear();
+            for (uint32_t k = 0; k < shape.railSpines; ++k)
+            {
+                const uint32_t spine = t.AddSwitch();
+                topOf[r].push_back(spine);
+                for (uint32_t leaf : leafOf[r])
+                {
+                    t.AddLink(leaf, spine, shape.leafLink);
+                }
+            }
         }
     }
-    for (uint32_t s = 0; s < servers; ++s)
+    for (uint32_t k = 0; k < shape.spines; ++k)
     {
-        for (uint32_t r = 0; r < rails; ++r)
+        const uint32_t spine = t.AddSwitch();
+        for (const auto& tops : topOf)
         {
-            t.AddLink(t.AddHost(), rail[r], nicLink);
+            for (uint32_t top : tops)
+            {
+                t.AddLink(top, spine, shape.spineLink);
+            }
+        }
+    }
+    for (uint32_t s = 0; s < shape.servers; ++s)
+    {
+        for (uint32_t r = 0; r < shape.rails; ++r)
+        {
+            t.AddLink(t.AddHost(), leafOf[r][s / perLeaf], shape.nicLink);
         }
     }
     return t;

@@ -53,11 +53,25 @@ class TopologySpec
     /// smallest topology whose shortest paths close a cycle of channel dependencies.
     static TopologySpec Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLink,
                              LinkParams ringLink);
-    /// A rail-optimised cluster: \p servers servers with \p rails NICs each; NIC r of every
-    /// server on rail switch r (host index server x rails + r), and \p spines spine switches
-    /// each linked to every rail switch (0: the rails stay apart).
-    static TopologySpec Rail(uint32_t servers, uint32_t rails, uint32_t spines, LinkParams nicLink,
-                             LinkParams spineLink);
+    /// The shape of a rail-optimised cluster (Rail).
+    struct RailShape
+    {
+        uint32_t servers{2};
+        uint32_t rails{8};          ///< NICs per server: NIC r of every server on rail r
+        uint32_t serversPerLeaf{0}; ///< a rail leaf's server ports; 0: one leaf per rail
+        uint32_t railSpines{2};     ///< spines inside a rail of more than one leaf
+        uint32_t spines{0};         ///< spines joining the rails (0: the rails stay apart)
+        LinkParams nicLink;         ///< a NIC to its rail leaf
+        LinkParams leafLink;        ///< a rail leaf to its rail's spines
+        LinkParams spineLink;       ///< a rail's top (its leaf, or its spines) to the spines
+    };
+
+    /// A rail-optimised cluster: NIC r of every server on rail r (host index server x rails
+    /// + r). A rail is one leaf switch, or, when it has more servers than serversPerLeaf,
+    /// ceil(servers / serversPerLeaf) leaves each joined to the rail's railSpines spines.
+    /// Switches are numbered rail by rail (its leaves, then its spines), then the spines
+    /// that join the rails, each linked to every rail's top switches.
+    static TopologySpec Rail(const RailShape& shape);
 
     const std::vector<Node>& Nodes() const { return m_nodes; }
     const std::vector<Link>& Links() const { return m_links; }
