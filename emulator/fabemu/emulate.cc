@@ -13,6 +13,7 @@
 #include "emulator/fabemu/status-server.h"
 #include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/fault-schedule.h"
 #include "emulator/runner/scenario-fabric.h"
 #include "emulator/runner/summary.h"
 #include "scenarios/src/results.h"
@@ -844,6 +845,8 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
     PrepareRealtimeNs3(s);
     EmulateResult r;
     fabric.Build(s, RunMode::Emulation);
+    FaultSchedule faults(s);
+    faults.Schedule(fabric);
     std::vector<RealHost> hosts;
     for (const auto& e : s.endpoints)
     {
@@ -897,6 +900,14 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
     r.flowCount = runner.Flows().size();
     RecordLag(s, lag, *simImpl, setup.resultsDir, r);
     fabric.WriteRecords();
+    if (!faults.Empty())
+    {
+        if (!setup.resultsDir.empty())
+        {
+            faults.Write(setup.resultsDir);
+        }
+        r.faults = faults.Summary();
+    }
     edges.clear();
     Simulator::Destroy();
     r.exitCode = ok ? kExitOk : kExitFailure;
@@ -1035,6 +1046,10 @@ EmulationSummaryJson(const EmulateResult& r)
                             {"metrics", PerftestMetrics(c.out)}});
     }
     summary["commands"] = commands;
+    if (!r.faults.is_null())
+    {
+        summary["faults"] = r.faults;
+    }
     return summary;
 }
 

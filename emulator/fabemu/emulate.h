@@ -87,7 +87,8 @@ struct EmulateResult : FabricTotals, EdgeTotals, LagTotals
     double simTimeS{0};
     std::vector<ns3::FlowRecord> flows; ///< simulated background flows, if any: every one, by id
     size_t flowCount{0};
-    int interruptedBy{0}; ///< the signal that stopped the run, or 0
+    nlohmann::json faults; ///< summary.json's "faults" (FaultSchedule::Summary); null: none
+    int interruptedBy{0};  ///< the signal that stopped the run, or 0
 };
 
 /// fabemu emulate: a star of VMs described on the command line.

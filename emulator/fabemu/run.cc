@@ -6,6 +6,7 @@
 #include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/collective-jobs.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/fault-schedule.h"
 #include "emulator/runner/node-fabric.h"
 #include "emulator/runner/scenario-fabric.h"
 #include "emulator/runner/summary.h"
@@ -362,10 +363,12 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     UsePicoseconds();
     ApplyFabricDefaults(s, RunMode::Simulation);
     std::unique_ptr<Fabric> fabric;
+    FaultSchedule faults(s);
     if (HasNetwork(s))
     {
         fabric = FabricRegistry::Create(s.fabric.type);
         fabric->Build(s, RunMode::Simulation);
+        faults.Schedule(*fabric);
         if (s.fidelity == "packet") // analytical: nothing runs, nothing to record
         {
             fabric->AttachRecorders(
@@ -413,6 +416,11 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         node->AddTotals(totals.own);
     }
     json summary = RunSummaryJson(Sec(Simulator::Now()), flows, totals);
+    if (!faults.Empty())
+    {
+        faults.Write(dir);
+        summary["faults"] = faults.Summary();
+    }
     for (const auto& node : nodes)
     {
         node->AddSummary(summary);

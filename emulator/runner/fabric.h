@@ -89,6 +89,13 @@ class Fabric
     virtual void AttachRecorders(const Scenario& s, const RecordSetup& setup) = 0;
     /// Closes the pcaps and writes the CSVs into setup.dir (after the run).
     virtual void WriteRecords() = 0;
+    /// Link \p link of the topology (TopologySpec::Links' order) runs at \p rate from now
+    /// on, both ways: a fault (after Build).
+    virtual void SetLinkRate(uint32_t link, ns3::DataRate rate) = 0;
+    /// Link \p link drops what a bit error hits, at \p ber per bit, both ways (a fault;
+    /// after Build). From then on the totals count bit_error_drops (and, where the
+    /// transport is the fabric's own, retransmitted_packets).
+    virtual void SetLinkBitErrorRate(uint32_t link, double ber) = 0;
     /// The totals for summary.json (after the run).
     virtual FabricTotals Totals() const = 0;
     /// Counters for `fabemu status`, read on the simulation thread while it runs.

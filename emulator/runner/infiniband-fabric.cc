@@ -124,6 +124,14 @@ class InfinibandFabric : public Fabric
 
     RdmaFabric& Rdma() override { return m_fabric; }
 
+    void SetLinkRate(uint32_t link, DataRate rate) override { m_fabric.SetLinkRate(link, rate); }
+
+    void SetLinkBitErrorRate(uint32_t link, double ber) override
+    {
+        m_fabric.SetLinkBitErrorRate(link, ber);
+        m_bitErrors = true;
+    }
+
     std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario&,
                                                    const std::vector<RealHost>& hosts,
                                                    const std::vector<EndpointAddress>& directory,
@@ -191,6 +199,13 @@ class InfinibandFabric : public Fabric
         t.creditStalls = m_fabric.TotalCreditStalls();
         t.peakQueueBytes = PeakQueueBytes(m_fabric);
         t.own = {{"buffer_overflows", m_fabric.TotalOverflows()}, {"fcps", m_fabric.TotalFcps()}};
+        if (m_bitErrors)
+        {
+            t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
+            const auto recovery = m_fabric.GetRecovery();
+            t.own["retransmitted_packets"] = recovery.retransmitted;
+            t.own["retransmission_timeouts"] = recovery.timeouts;
+        }
         return t;
     }
 
@@ -225,6 +240,7 @@ class InfinibandFabric : public Fabric
     }
 
   private:
+    bool m_bitErrors{false}; ///< a fault gave a link bit errors
     IbFabricHelper m_fabric;
     RecordSetup m_setup;
     std::ostringstream m_stallRows;

@@ -89,6 +89,27 @@ class IwarpFabric : public Fabric
 
     RdmaFabric& Rdma() override { return m_ethernet ? m_ethernet->Rdma() : m_fabric; }
 
+    void SetLinkRate(uint32_t link, DataRate rate) override
+    {
+        if (m_ethernet)
+        {
+            m_ethernet->SetLinkRate(link, rate);
+            return;
+        }
+        m_fabric.SetLinkRate(link, rate);
+    }
+
+    void SetLinkBitErrorRate(uint32_t link, double ber) override
+    {
+        if (m_ethernet)
+        {
+            m_ethernet->SetLinkBitErrorRate(link, ber);
+            return;
+        }
+        m_fabric.SetLinkBitErrorRate(link, ber);
+        m_bitErrors = true;
+    }
+
     std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario& s,
                                                    const std::vector<RealHost>& hosts,
                                                    const std::vector<EndpointAddress>& directory,
@@ -145,6 +166,10 @@ class IwarpFabric : public Fabric
         t.own = {{"tcp_retransmissions", m_fabric.TotalTcpRetransmissions()},
                  {"ecn_echoes", m_fabric.TotalEcnEchoes()},
                  {"terminates", m_fabric.TotalTerminates()}};
+        if (m_bitErrors)
+        {
+            t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
+        }
         return t;
     }
 
@@ -175,6 +200,7 @@ class IwarpFabric : public Fabric
     }
 
   private:
+    bool m_bitErrors{false}; ///< a fault gave a link bit errors
     IwarpFabricHelper m_fabric;
     std::unique_ptr<Fabric> m_ethernet; ///< emulation: the Ethernet switch model
     RecordSetup m_setup;

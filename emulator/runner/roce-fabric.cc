@@ -78,6 +78,14 @@ class RoceFabric : public Fabric
 
     RdmaFabric& Rdma() override { return m_fabric; }
 
+    void SetLinkRate(uint32_t link, DataRate rate) override { m_fabric.SetLinkRate(link, rate); }
+
+    void SetLinkBitErrorRate(uint32_t link, double ber) override
+    {
+        m_fabric.SetLinkBitErrorRate(link, ber);
+        m_bitErrors = true;
+    }
+
     std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario& s,
                                                    const std::vector<RealHost>& hosts,
                                                    const std::vector<EndpointAddress>& directory,
@@ -158,6 +166,13 @@ class RoceFabric : public Fabric
         t.cnps = m_fabric.TotalCnps();
         t.switchDrops = m_fabric.DropsByReason();
         t.peakQueueBytes = m_queues ? m_queues->Peak() : 0;
+        if (m_bitErrors)
+        {
+            const auto recovery = m_fabric.GetRecovery();
+            t.own = {{"bit_error_drops", m_fabric.GetBitErrorDrops()},
+                     {"retransmitted_packets", recovery.retransmitted},
+                     {"retransmission_timeouts", recovery.timeouts}};
+        }
         return t;
     }
 
@@ -171,6 +186,7 @@ class RoceFabric : public Fabric
     }
 
   private:
+    bool m_bitErrors{false}; ///< a fault gave a link bit errors
     RoceFabricHelper m_fabric;
     RecordSetup m_setup;
     std::ostringstream m_pfcRows;

@@ -153,7 +153,14 @@ PreflightScenario(const Scenario& s)
     ApplyFabricDefaults(s);
     if (HasNetwork(s))
     {
-        FabricRegistry::Create(s.fabric.type)->Check(s, BuildTopology(s));
+        const TopologySpec spec = BuildTopology(s);
+        FabricRegistry::Create(s.fabric.type)->Check(s, spec);
+        (void)FaultLinks(s, spec);
+    }
+    else if (!s.faults.empty())
+    {
+        throw ScenarioError(s.file, s.faults[0].mark,
+                            "faults.0: the node builder has no network links to break");
     }
     for (const auto& node : NodeFabricsOf(s))
     {
@@ -285,6 +292,59 @@ LinkNames(const Scenario& s, const TopologySpec& spec)
     return names;
 }
 
+uint32_t
+FindLink(const Scenario& s, const std::vector<std::string>& names, const std::string& name,
+         const SourceMark& mark, const std::string& what)
+{
+    // Either way round ("s0-h2" is "h2-s0"), or a host alone for its own link.
+    const size_t dash = name.find('-');
+    const std::string reversed =
+        dash == std::string::npos ? name : name.substr(dash + 1) + "-" + name.substr(0, dash);
+    auto it = std::find_if(names.begin(), names.end(),
+                           [&](const std::string& n) { return n == name || n == reversed; });
+    if (it == names.end() && dash == std::string::npos && !name.empty())
+    {
+        std::vector<size_t> own;
+        for (size_t l = 0; l < names.size(); ++l)
+        {
+            const size_t d = names[l].find('-');
+            if (names[l].substr(0, d) == name || names[l].substr(d + 1) == name)
+            {
+                own.push_back(l);
+            }
+        }
+        if (own.size() == 1)
+        {
+            return static_cast<uint32_t>(own[0]);
+        }
+    }
+    if (it == names.end())
+    {
+        const std::string close = Closest(name, names);
+        const size_t shown = std::min<size_t>(names.size(), 12);
+        throw ScenarioError(
+            s.file, mark,
+            fmt::format("{}: no link '{}' in this topology{} (links: {}{})", what, name,
+                        close.empty() ? "" : "; did you mean '" + close + "'?",
+                        fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
+                        shown < names.size() ? ", ..." : ""));
+    }
+    return static_cast<uint32_t>(it - names.begin());
+}
+
+std::vector<uint32_t>
+FaultLinks(const Scenario& s, const TopologySpec& spec)
+{
+    const std::vector<std::string> names = LinkNames(s, spec);
+    std::vector<uint32_t> links;
+    for (size_t i = 0; i < s.faults.size(); ++i)
+    {
+        links.push_back(
+            FindLink(s, names, s.faults[i].link, s.faults[i].mark, fmt::format("faults.{}", i)));
+    }
+    return links;
+}
+
 TopologySpec
 BuildTopology(const Scenario& s)
 {
@@ -292,27 +352,7 @@ BuildTopology(const Scenario& s)
     const std::vector<std::string> names = LinkNames(s, spec);
     for (const auto& o : s.topology.overrides)
     {
-        // Either way round: "s0-h2" is "h2-s0".
-        const size_t dash = o.name.find('-');
-        const std::string reversed = dash == std::string::npos
-                                         ? o.name
-                                         : o.name.substr(dash + 1) + "-" + o.name.substr(0, dash);
-        const auto it = std::find_if(names.begin(), names.end(), [&](const std::string& n) {
-            return n == o.name || n == reversed;
-        });
-        if (it == names.end())
-        {
-            const std::string close = Closest(o.name, names);
-            const size_t shown = std::min<size_t>(names.size(), 12);
-            throw ScenarioError(
-                s.file, o.mark,
-                fmt::format(
-                    "topology.links: no link '{}' in this topology{} (links: {}{})", o.name,
-                    close.empty() ? "" : "; did you mean '" + close + "'?",
-                    fmt::join(names.begin(), names.begin() + static_cast<long>(shown), ", "),
-                    shown < names.size() ? ", ..." : ""));
-        }
-        const auto link = static_cast<uint32_t>(it - names.begin());
+        const uint32_t link = FindLink(s, names, o.name, o.mark, "topology.links");
         LinkParams p = spec.Links()[link].params;
         if (!o.rate.empty())
         {

@@ -30,6 +30,12 @@ ns3::TopologySpec BuildTopology(const Scenario& s);
 /// What topology.links calls each link of \p spec (by index): its two ends, "h2-s0",
 /// and on a rail cluster a NIC's end as its server's, "h1.nic3-s3".
 std::vector<std::string> LinkNames(const Scenario& s, const ns3::TopologySpec& spec);
+/// The link of \p name among \p names (LinkNames): "a-b" either way round, or a host alone
+/// for its own link; a ScenarioError at \p mark naming \p what and the closest otherwise.
+uint32_t FindLink(const Scenario& s, const std::vector<std::string>& names, const std::string& name,
+                  const SourceMark& mark, const std::string& what);
+/// The links of s.faults in \p spec, in order (ScenarioError at a fault's unknown link).
+std::vector<uint32_t> FaultLinks(const Scenario& s, const ns3::TopologySpec& spec);
 
 /// Whether \p s has a network between its servers (the node builder has none).
 bool HasNetwork(const Scenario& s);

@@ -63,6 +63,7 @@ Keys()
         AddHelp(out, EndpointKeys(), "endpoints.hN.");
         AddHelp(out, WorkloadKeys(), "workloads.N.");
         AddHelp(out, RecordKeys(), "record.");
+        AddHelp(out, FaultKeys(), "faults.N.");
         return out;
     }();
     return keys;

@@ -246,6 +246,11 @@ ScenarioKeys()
             .Own(ReadWorkloads, WriteWorkloads),
         MakeKey<S>("record", KeyKind::Section, "map", "{}", "What is recorded: the record.* keys")
             .Own(ReadRecord, WriteRecord),
+        MakeKey<S>("faults", KeyKind::Section, "list", "[]",
+                   "What breaks on purpose, each item {at, link, rate or ber}: the faults.N.* keys "
+                   "(docs/faults.md)")
+            .Own(ReadFaults, WriteFaults)
+            .WrittenIf([](const S& s) { return !s.faults.empty(); }),
         MakeKey<S>("expect", KeyKind::Section, "map metric: want", "{}",
                    "Checked after the run; want is a number, \">0\", \">=x\", \"<x\", \"<=x\" or "
                    "\"a..b\"; any miss exits 3")
@@ -474,6 +479,50 @@ TopologyKeys()
                 .Example("{pcie: gpudirect}"));
         return k;
     }();
+    return keys;
+}
+
+const std::vector<Key<FaultSpec>>&
+FaultKeys()
+{
+    using F = FaultSpec;
+    static const std::vector<Key<F>> keys{
+        MakeKey<F>("at", KeyKind::Time, "time", "0s", "When the fault happens")
+            .Range(0, 3600 * kPsPerSecond)
+            .Timed(&F::at, &F::atPs)
+            .Example("2ms"),
+        MakeKey<F>("link", KeyKind::Text, "string", "(required)",
+                   "The link, by its two ends as the topology names them (s0-s1, h2-s0; on "
+                   "rail h1.nic3-s3), or a host's own link by the host (h3); an unknown name "
+                   "is refused with the links there are")
+            .Required({"fault"})
+            .Field(&F::link)
+            .Example("h1"),
+        MakeKey<F>("rate", KeyKind::Rate, "rate", "(rate or ber)",
+                   "A degraded link: both ways at this rate from `at` on (what is on the wire "
+                   "keeps its rate)")
+            .WrittenIf([](const F& f) { return !f.rate.empty(); })
+            .Access(
+                [](F& f, const KeyValue& v) {
+                    f.rate = v.text;
+                    f.bitsPerSecond = v.u;
+                },
+                [](const F& f) {
+                    KeyValue v;
+                    v.text = f.rate;
+                    v.u = f.bitsPerSecond;
+                    return v;
+                })
+            .Example("10Gbps"),
+        MakeKey<F>("ber", KeyKind::Number, "0..0.001", "(rate or ber)",
+                   "Bit errors: each bit that crosses the link, either way, is wrong with this "
+                   "probability from `at` on; what one hits is dropped (RoCEv2: FCS; "
+                   "InfiniBand: VCRC; iWARP: the frame) and the transport recovers")
+            .Between(0, 1e-3)
+            .WrittenIf([](const F& f) { return f.ber >= 0; })
+            .Field(&F::ber)
+            .Example("1e-6"),
+    };
     return keys;
 }
 

@@ -315,6 +315,7 @@ const std::vector<Key<TopologyYaml>>& TopologyKeys();
 const std::vector<Key<EndpointSpec>>& EndpointKeys();
 const std::vector<Key<WorkloadSpec>>& WorkloadKeys();
 const std::vector<Key<Scenario::Record>>& RecordKeys();
+const std::vector<Key<FaultSpec>>& FaultKeys();
 
 // The sections' own readers and writers (scenario-parse.cc, scenario-write.cc).
 void ReadFabric(const ReadContext& c, const YAML::Node& n, Scenario& s);
@@ -322,6 +323,7 @@ void ReadTopology(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadEndpoints(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadWorkloads(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadRecord(const ReadContext& c, const YAML::Node& n, Scenario& s);
+void ReadFaults(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadExpect(const ReadContext& c, const YAML::Node& n, Scenario& s);
 void ReadFabricSet(const ReadContext& c, const YAML::Node& n, FabricSpec& f);
 void ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t);
@@ -342,6 +344,7 @@ void WriteTopology(YAML::Emitter& y, const Scenario& s);
 void WriteEndpoints(YAML::Emitter& y, const Scenario& s);
 void WriteWorkloads(YAML::Emitter& y, const Scenario& s);
 void WriteRecord(YAML::Emitter& y, const Scenario& s);
+void WriteFaults(YAML::Emitter& y, const Scenario& s);
 void WriteExpect(YAML::Emitter& y, const Scenario& s);
 void WriteFabricSet(YAML::Emitter& y, const FabricSpec& f);
 

@@ -777,6 +777,37 @@ ReadWorkloads(const ReadContext& outer, const YAML::Node& w, Scenario& s)
 }
 
 void
+ReadFaults(const ReadContext& c, const YAML::Node& n, Scenario& s)
+{
+    if (!n.IsSequence())
+    {
+        c.r.Fail(n, "faults must be a list, each item {at, link, rate or ber}");
+    }
+    for (size_t i = 0; i < n.size(); ++i)
+    {
+        const YAML::Node item = n[i];
+        if (!item.IsMap())
+        {
+            c.r.Fail(item, "a fault is a map such as {at: 1ms, link: s0-s1, rate: 10Gbps}");
+        }
+        FaultSpec f;
+        f.mark = Reader::MarkOf(item);
+        const std::string where = fmt::format("faults.{}", i);
+        ReadKeys(c, FaultKeys(), item, "", where, where + ".", "fault", nullptr, f);
+        if (f.atPs > s.durationPs)
+        {
+            c.r.Fail(item["at"], fmt::format("{}.at is after the run ends ({} > duration {})",
+                                             where, f.at, s.duration));
+        }
+        if (item["rate"].IsDefined() == item["ber"].IsDefined())
+        {
+            c.r.Fail(item, where + " needs one of rate (a degraded link) or ber (bit errors)");
+        }
+        s.faults.push_back(f);
+    }
+}
+
+void
 ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
 {
     const std::string what = "workload 'collective'.ranks";

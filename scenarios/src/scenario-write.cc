@@ -167,6 +167,19 @@ WriteWorkloads(YAML::Emitter& y, const Scenario& s)
 }
 
 void
+WriteFaults(YAML::Emitter& y, const Scenario& s)
+{
+    y << YAML::BeginSeq;
+    for (const auto& f : s.faults)
+    {
+        y << YAML::Flow << YAML::BeginMap;
+        WriteKeys(y, FaultKeys(), "", "fault", f);
+        y << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+}
+
+void
 WriteRecord(YAML::Emitter& y, const Scenario& s)
 {
     y << YAML::BeginMap;

@@ -319,6 +319,22 @@ struct Expectation
     bool Holds(double value) const;
 };
 
+/// One fault (faults:): at a time, a link degraded to another rate or given bit errors.
+/// Links are named by their two ends as the topology names them (s0-s1), or a host's own
+/// link by the host (h3).
+struct FaultSpec
+{
+    std::string at{"0s"};
+    int64_t atPs{0};
+    std::string link;
+    std::string rate; ///< as written; "" unless the fault is a degraded link
+    uint64_t bitsPerSecond{0};
+    double ber{-1};  ///< bit errors per bit; < 0 unless the fault is bit errors
+    SourceMark mark; ///< the item, for messages about its link
+    /// "rate" or "ber".
+    std::string Kind() const { return rate.empty() ? "ber" : "rate"; }
+};
+
 struct Scenario
 {
     std::string file;
@@ -332,6 +348,7 @@ struct Scenario
     TopologyYaml topology;
     std::vector<EndpointSpec> endpoints; ///< in host order
     std::vector<WorkloadSpec> workloads;
+    std::vector<FaultSpec> faults;
     std::vector<Expectation> expect;
     /// What is recorded besides FCTs and counters.
     struct Record

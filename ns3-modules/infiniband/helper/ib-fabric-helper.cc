@@ -1,6 +1,7 @@
 #include "ns3/ib-fabric-helper.h"
 
 #include "ns3/abort.h"
+#include "ns3/double.h"
 #include "ns3/ib-recorders.h"
 #include "ns3/uinteger.h"
 
@@ -173,6 +174,7 @@ IbFabricHelper::Disconnect(const Connection& c)
         auto it = m_qpHost.find(PeekPointer(qp));
         if (it != m_qpHost.end())
         {
+            m_goneRecovery += DynamicCast<RdmaQueuePair>(qp)->GetRecovery();
             GetHca(it->second)->DestroyQp(DynamicCast<RdmaQueuePair>(qp));
             m_qpHost.erase(it);
         }
@@ -282,6 +284,47 @@ IbFabricHelper::TotalBecns() const
         n += h ? h->GetBecnsReceived() : 0;
     }
     return n;
+}
+
+void
+IbFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_ports.size(), "IbFabricHelper: no link " << link);
+    for (uint32_t end = 0; end < 2; ++end)
+    {
+        m_ports[2 * link + end]->SetAttribute("BitErrorRate", DoubleValue(ber));
+        m_ports[2 * link + end]->AssignStreams(kBitErrorStreamBase + 2 * link + end);
+    }
+}
+
+uint64_t
+IbFabricHelper::GetBitErrorDrops() const
+{
+    uint64_t n = 0;
+    for (const auto& port : m_ports)
+    {
+        n += port->GetBitErrorDrops();
+    }
+    return n;
+}
+
+RdmaQueuePair::Recovery
+IbFabricHelper::GetRecovery() const
+{
+    RdmaQueuePair::Recovery r = m_goneRecovery;
+    for (const auto& [qp, host] : m_qpHost)
+    {
+        r += dynamic_cast<const RdmaQueuePair&>(*qp).GetRecovery();
+    }
+    return r;
+}
+
+void
+IbFabricHelper::SetLinkRate(uint32_t link, DataRate rate)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_ports.size(), "IbFabricHelper: no link " << link);
+    m_ports[2 * link]->SetAttribute("DataRate", DataRateValue(rate)); // a link's two, in turn
+    m_ports[2 * link + 1]->SetAttribute("DataRate", DataRateValue(rate));
 }
 
 } // namespace ns3

@@ -77,6 +77,16 @@ class IbFabricHelper : public RdmaFabric
     uint16_t GetLid(uint32_t host) const { return BaseLid(host); }
     const std::vector<Ptr<IbSwitch>>& GetSwitches() const { return m_switches; }
     const std::vector<Ptr<IbPort>>& GetPorts() const { return m_ports; }
+    /// Both ports of link \p link (TopologySpec::Links' order) run at \p rate from now on
+    /// (a degraded link); packets already on the wire keep theirs.
+    void SetLinkRate(uint32_t link, DataRate rate);
+    /// Both ports of link \p link drop a packet that a bit error hits, at \p ber per bit.
+    void SetLinkBitErrorRate(uint32_t link, double ber);
+    /// Packets every port dropped for bit errors (VCRC).
+    uint64_t GetBitErrorDrops() const;
+    /// What every QP's go-back-N did (packets sent again, timeouts), QPs already
+    /// disconnected included.
+    RdmaQueuePair::Recovery GetRecovery() const;
     /// Writes every packet host \p host's port sends or receives to the pcap file
     /// \p path (IbPcapWriter); the file is complete at DisablePcaps or when the helper goes.
     void EnablePcap(const std::string& path, uint32_t host);
@@ -103,6 +113,7 @@ class IbFabricHelper : public RdmaFabric
     std::vector<Ptr<IbSwitch>> m_switches;
     std::vector<Ptr<IbPort>> m_ports;
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost;
+    RdmaQueuePair::Recovery m_goneRecovery; ///< of QPs already disconnected
     std::vector<Ptr<IbPcapWriter>> m_pcaps;
     ObjectFactory m_portFactory;
     ObjectFactory m_hcaFactory;

@@ -4,6 +4,7 @@
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
+#include "ns3/error-model.h"
 #include "ns3/host-address.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/internet-stack-helper.h"
@@ -12,6 +13,7 @@
 #include "ns3/ipv4.h"
 #include "ns3/pcap-file-wrapper.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/pointer.h"
 #include "ns3/queue-size.h"
 #include "ns3/red-queue-disc.h"
 #include "ns3/simulator.h"
@@ -133,6 +135,8 @@ IwarpFabricHelper::Install(const TopologySpec& spec, const IwarpFabricOptions& o
         // One packet in the device: the queueing (and ECN marking) happens in the queue disc.
         p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("1p")));
         NetDeviceContainer devs = p2p.Install(m_nodes.Get(link.a), m_nodes.Get(link.b));
+        m_linkDevices.push_back(devs.Get(0));
+        m_linkDevices.push_back(devs.Get(1));
         for (uint32_t side = 0; side < 2; ++side)
         {
             const uint32_t node = side == 0 ? link.a : link.b;
@@ -395,6 +399,34 @@ uint64_t
 IwarpFabricHelper::PeakSwitchQueueBytes() const
 {
     return m_peakQueue;
+}
+
+void
+IwarpFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_linkDevices.size(), "IwarpFabricHelper: no link " << link);
+    for (uint32_t side = 0; side < 2; ++side)
+    {
+        Ptr<NetDevice> dev = m_linkDevices[2 * link + side];
+        Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+        em->SetUnit(RateErrorModel::ERROR_UNIT_BIT);
+        em->SetRate(ber);
+        em->AssignStreams(kBitErrorStreamBase + 2 * link + side);
+        dev->SetAttribute("ReceiveErrorModel", PointerValue(em));
+        if (m_errorCounted.insert(PeekPointer(dev)).second) // counted once, whatever comes next
+        {
+            dev->TraceConnectWithoutContext("PhyRxDrop",
+                                            MakeCallback(&IwarpFabricHelper::BitErrorDrop, this));
+        }
+    }
+}
+
+void
+IwarpFabricHelper::SetLinkRate(uint32_t link, DataRate rate)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_linkDevices.size(), "IwarpFabricHelper: no link " << link);
+    m_linkDevices[2 * link]->SetAttribute("DataRate", DataRateValue(rate));
+    m_linkDevices[2 * link + 1]->SetAttribute("DataRate", DataRateValue(rate));
 }
 
 } // namespace ns3

@@ -21,6 +21,7 @@
 #include "ns3/rdma-fabric.h"
 #include "ns3/topology-spec.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,14 @@ class IwarpFabricHelper : public RdmaFabric
         Ptr<QueueDisc> queue;
     };
     const std::vector<SwitchPort>& GetSwitchPorts() const { return m_switchPorts; }
+    /// Both devices of link \p link (TopologySpec::Links' order) send at \p rate from now
+    /// on (a degraded link).
+    void SetLinkRate(uint32_t link, DataRate rate);
+    /// Both devices of link \p link drop a packet that a bit error hits, at \p ber per bit
+    /// (a RateErrorModel on receive; TCP recovers).
+    void SetLinkBitErrorRate(uint32_t link, double ber);
+    /// Packets the links dropped for bit errors.
+    uint64_t GetBitErrorDrops() const { return m_bitErrorDrops; }
 
     uint64_t TotalTcpRetransmissions() const;
     uint64_t TotalEcnEchoes() const;
@@ -106,9 +115,13 @@ class IwarpFabricHelper : public RdmaFabric
     std::vector<uint32_t> m_hostNodes;         ///< node index of each host
     std::vector<Ipv4Address> m_hostAddress;    ///< each host's address
     std::vector<Ptr<NetDevice>> m_hostDevices; ///< each host's device
-    std::vector<SwitchPort> m_switchPorts;     ///< one per switch port
-    std::vector<uint16_t> m_nextPort;          ///< per host, the next listening port
-    std::vector<Ptr<IwarpQp>> m_qps;           ///< alive until the helper goes
+    std::vector<SwitchPort> m_switchPorts;
+    std::vector<Ptr<NetDevice>> m_linkDevices; ///< each link's two ends, in link order
+    uint64_t m_bitErrorDrops{0};
+    std::set<const NetDevice*> m_errorCounted; ///< devices whose PhyRxDrop is counted
+    void BitErrorDrop(Ptr<const Packet>) { ++m_bitErrorDrops; } ///< one per switch port
+    std::vector<uint16_t> m_nextPort; ///< per host, the next listening port
+    std::vector<Ptr<IwarpQp>> m_qps;  ///< alive until the helper goes
     std::vector<std::pair<Ptr<NetDevice>, Ptr<PcapFileWrapper>>> m_pcaps;
     uint64_t m_peakQueue{0};
 };

@@ -84,6 +84,19 @@ class RdmaQueuePair : public RdmaQp
     uint64_t GetRetransmittedPackets() const { return m_retransmitted; }
     uint64_t GetTimeouts() const { return m_timeouts; }
     uint64_t GetNaksSent() const { return m_naksSent; }
+    /// What go-back-N did: packets sent again, and retransmission timeouts.
+    struct Recovery
+    {
+        uint64_t retransmitted{0};
+        uint64_t timeouts{0};
+        Recovery& operator+=(const Recovery& o)
+        {
+            retransmitted += o.retransmitted;
+            timeouts += o.timeouts;
+            return *this;
+        }
+    };
+    Recovery GetRecovery() const { return {m_retransmitted, m_timeouts}; }
     uint32_t GetMtu() const { return m_mtu; }
     Service GetService() const { return m_service; }
     uint64_t GetDatagramsDropped() const { return m_udDropped; }

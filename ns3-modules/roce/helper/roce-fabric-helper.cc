@@ -3,6 +3,7 @@
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/bth-header.h"
+#include "ns3/double.h"
 #include "ns3/host-address.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-recorders.h"
@@ -206,6 +207,7 @@ RoceFabricHelper::Disconnect(const Connection& c)
         auto it = m_qpHost.find(PeekPointer(qp));
         if (it != m_qpHost.end())
         {
+            m_goneRecovery += DynamicCast<RdmaQueuePair>(qp)->GetRecovery();
             GetNic(it->second)->DestroyQp(DynamicCast<RdmaQueuePair>(qp));
             m_qpHost.erase(it);
         }
@@ -341,6 +343,47 @@ RoceFabricHelper::DropsByReason() const
         }
     }
     return out;
+}
+
+void
+RoceFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_devices.size(), "RoceFabricHelper: no link " << link);
+    for (uint32_t end = 0; end < 2; ++end)
+    {
+        m_devices[2 * link + end]->SetAttribute("BitErrorRate", DoubleValue(ber));
+        m_devices[2 * link + end]->AssignStreams(kBitErrorStreamBase + 2 * link + end);
+    }
+}
+
+uint64_t
+RoceFabricHelper::GetBitErrorDrops() const
+{
+    uint64_t n = 0;
+    for (const auto& dev : m_devices)
+    {
+        n += dev->GetBitErrorDrops();
+    }
+    return n;
+}
+
+RdmaQueuePair::Recovery
+RoceFabricHelper::GetRecovery() const
+{
+    RdmaQueuePair::Recovery r = m_goneRecovery;
+    for (const auto& [qp, host] : m_qpHost)
+    {
+        r += dynamic_cast<const RdmaQueuePair&>(*qp).GetRecovery();
+    }
+    return r;
+}
+
+void
+RoceFabricHelper::SetLinkRate(uint32_t link, DataRate rate)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_devices.size(), "RoceFabricHelper: no link " << link);
+    m_devices[2 * link]->SetDataRate(rate); // Install adds a link's two ends in turn
+    m_devices[2 * link + 1]->SetDataRate(rate);
 }
 
 } // namespace ns3

@@ -76,6 +76,16 @@ class RoceFabricHelper : public RdmaFabric
     void DisablePcaps();
     /// Every port in the fabric, host and switch.
     const std::vector<Ptr<RoceNetDevice>>& GetDevices() const { return m_devices; }
+    /// Both ends of link \p link (TopologySpec::Links' order) run at \p rate from now on
+    /// (a degraded link); frames already on the wire keep theirs.
+    void SetLinkRate(uint32_t link, DataRate rate);
+    /// Both ends of link \p link drop a frame that a bit error hits, at \p ber per bit.
+    void SetLinkBitErrorRate(uint32_t link, double ber);
+    /// Frames every port dropped for bit errors.
+    uint64_t GetBitErrorDrops() const;
+    /// What every QP's go-back-N did (packets sent again, timeouts), QPs already
+    /// disconnected included.
+    RdmaQueuePair::Recovery GetRecovery() const;
 
     // Fabric-wide counters.
     uint64_t TotalDrops() const;
@@ -101,6 +111,7 @@ class RoceFabricHelper : public RdmaFabric
     std::vector<std::pair<uint32_t, std::map<uint32_t, uint32_t>>>
         m_switchPorts;                                    ///< node, link->port
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost; ///< the host of each live QP
+    RdmaQueuePair::Recovery m_goneRecovery;               ///< of QPs already disconnected
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;
     std::vector<uint32_t> m_external;

@@ -2,6 +2,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/enum.h"
 #include "ns3/ethernet-header.h"
 #include "ns3/log.h"
@@ -10,6 +11,8 @@
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
+
+#include <cmath>
 
 namespace ns3
 {
@@ -53,6 +56,14 @@ RoceNetDevice::GetTypeId()
             .AddAttribute("DwrrQuantum", "Bytes a priority of weight 1 may send per DWRR round",
                           UintegerValue(9000), MakeUintegerAccessor(&RoceNetDevice::m_dwrrQuantum),
                           MakeUintegerChecker<uint32_t>(64))
+            .AddAttribute("BitErrorRate",
+                          "Probability that a received bit is wrong; a frame with one fails "
+                          "its FCS and is dropped (0: none)",
+                          DoubleValue(0), MakeDoubleAccessor(&RoceNetDevice::m_bitErrorRate),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddTraceSource("PhyRxDrop", "A frame dropped on arrival for a bit error",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_phyRxDropTrace),
+                            "ns3::Packet::TracedCallback")
             .AddTraceSource("PfcPauseReceived",
                             "A PFC frame paused (quanta > 0) or resumed (0) a priority",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_pfcRxTrace),
@@ -289,6 +300,21 @@ void
 RoceNetDevice::Receive(Ptr<Packet> frame)
 {
     NS_LOG_FUNCTION(this << frame);
+    if (m_bitErrorRate > 0)
+    {
+        if (!m_errorDraw)
+        {
+            m_errorDraw = CreateObject<UniformRandomVariable>();
+        }
+        // Every bit of the frame and its FCS may be hit; one wrong bit fails the FCS.
+        const double bits = 8.0 * (frame->GetSize() + kFcs);
+        if (m_errorDraw->GetValue() < -std::expm1(bits * std::log1p(-m_bitErrorRate)))
+        {
+            ++m_bitErrorDrops;
+            m_phyRxDropTrace(frame);
+            return;
+        }
+    }
     m_snifferTrace(frame);
     const ParsedFrame f = PeekFrame(frame);
     if (f.kind == FrameKind::Pfc)
@@ -309,6 +335,17 @@ RoceNetDevice::Receive(Ptr<Packet> frame)
         copy->RemoveHeader(eth);
         m_rxCallback(this, copy, eth.GetLengthType(), eth.GetSource());
     }
+}
+
+int64_t
+RoceNetDevice::AssignStreams(int64_t stream)
+{
+    if (!m_errorDraw)
+    {
+        m_errorDraw = CreateObject<UniformRandomVariable>();
+    }
+    m_errorDraw->SetStream(stream);
+    return 1;
 }
 
 void

@@ -1,0 +1,49 @@
+// The scenario's faults (faults:) as events of the run: each at its time on its link, by
+// the Fabric seam, and what happened recorded for faults.csv and summary.json.
+#ifndef FABEMU_RUNNER_FAULT_SCHEDULE_H
+#define FABEMU_RUNNER_FAULT_SCHEDULE_H
+
+#include "emulator/runner/fabric.h"
+#include "scenarios/src/scenario.h"
+
+#include "ns3/nstime.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fabemu
+{
+
+class FaultSchedule
+{
+  public:
+    /// Resolves every fault's link in \p s's topology (ScenarioError at an unknown one).
+    explicit FaultSchedule(const Scenario& s);
+    /// Schedules each fault on \p fabric (built); \p fabric must outlive the run.
+    void Schedule(Fabric& fabric);
+    /// faults.csv: time_s, link, kind, value, one row per fault applied.
+    void Write(const std::filesystem::path& dir) const;
+    /// summary.json's "faults": [{at_s, link, kind, value, applied}], in the file's order.
+    nlohmann::json Summary() const;
+    bool Empty() const { return m_faults.empty(); }
+
+  private:
+    struct Entry
+    {
+        FaultSpec spec;
+        uint32_t link;
+        std::string name; ///< the link as the topology names it (s0-s1)
+        bool applied{false};
+        ns3::Time at;
+    };
+    void Apply(size_t i, Fabric* fabric);
+
+    std::vector<Entry> m_faults;
+};
+
+} // namespace fabemu
+
+#endif

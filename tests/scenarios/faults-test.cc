@@ -1,0 +1,175 @@
+// Faults as scenario events (faults:): a link degraded mid-flow on every fabric, what the
+// results say of it (faults.csv, summary.json), and fault items refused at FILE:LINE:COL.
+#include "../run-in-process.h"
+#include "../scratch-dir.h"
+#include "emulator/fabemu/exit-codes.h"
+#include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+using namespace fabemu;
+namespace fs = std::filesystem;
+
+namespace
+{
+
+/// Two hosts on one 100 Gb/s link (pair) on \p fabric, one 10 MiB bulk flow, and \p faults.
+nlohmann::json
+RunPair(const ScratchDir& dir, const std::string& name, const std::string& fabric,
+        const std::string& faults)
+{
+    const fs::path file = dir / (name + ".yaml");
+    std::ofstream(file) << "name: " << name << "\nduration: 50ms\nfabric: {type: " << fabric
+                        << "}\ntopology: {builder: pair, link: {rate: 100Gbps, delay: 1us}}\n"
+                        << "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 10MiB}\n"
+                        << faults;
+    const auto r = RunInProcess(file, dir / name);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    return Summary(dir / name);
+}
+
+} // namespace
+
+TEST_CASE("a link degraded mid-flow: the bytes before at the old rate, the rest at the new, on "
+          "every fabric")
+{
+    for (const std::string fabric : {"roce", "infiniband", "iwarp"})
+    {
+        CAPTURE(fabric);
+        const ScratchDir dir("faults-" + fabric);
+        // Undisturbed, the flow's goodput gives the fabric's efficiency at either rate.
+        const auto base = RunPair(dir, "base", fabric, "");
+        REQUIRE(base["flows"][0]["state"] == "completed");
+        const double bytes = 10.0 * (1 << 20);
+        const double good = base["flows"][0]["throughput_gbps"].get<double>() * 1e9 / 8;
+        const double at = 400e-6;
+        // At 400 us the link drops to 10 Gb/s: what is left goes at a tenth of the goodput.
+        const auto hit =
+            RunPair(dir, "hit", fabric, "faults:\n  - {at: 400us, link: h1, rate: 10Gbps}\n");
+        const auto& f = hit["flows"][0];
+        REQUIRE(f["state"] == "completed");
+        const double expected = at + (bytes - good * at) / (good / 10);
+        MESSAGE(fabric << ": FCT " << f["fct_s"].get<double>() << " s, expected " << expected);
+        CHECK(f["fct_s"].get<double>() == doctest::Approx(expected).epsilon(0.02));
+        REQUIRE(hit["faults"].size() == 1);
+        CHECK(hit["faults"][0]["link"] == "h0-h1"); // the host's own link, as the topology names it
+        CHECK(hit["faults"][0]["applied"] == true);
+        const auto rows = ReadCsv(dir / "hit" / "faults.csv");
+        REQUIRE(rows.size() == 1);
+        CHECK(std::stod(rows[0][0]) == doctest::Approx(at));
+        CHECK(rows[0][1] == "h0-h1");
+        CHECK(rows[0][2] == "rate");
+        CHECK(rows[0][3] == "10Gbps");
+        CHECK(!fs::exists(dir / "base" / "faults.csv")); // no faults, no file
+    }
+}
+
+TEST_CASE("bit errors at 1e-6: drops as many as the bits crossing predict, the transport "
+          "recovers every byte, on every fabric")
+{
+    struct Fabric
+    {
+        const char* type;
+        double frameBits; ///< a full data packet on the wire, every header in
+        double payload;   ///< its payload bytes
+    };
+    // Path MTU 1024 (the default). RoCEv2: Ethernet 14 + IP 20 + UDP 8 + BTH 12 + ICRC 4 +
+    // FCS 4 (RETH only on a message's first). InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2.
+    // iWARP: 1448-byte TCP segments in 1500-byte IP packets, a 14-byte Ethernet header;
+    // MPA, DDP and RDMAP headers take some of the segment.
+    const std::vector<Fabric> fabrics{{"roce", 8.0 * (1024 + 62), 1024},
+                                      {"infiniband", 8.0 * (1024 + 26), 1024},
+                                      {"iwarp", 8.0 * 1514, 1448 - 14}};
+    for (const auto& fab : fabrics)
+    {
+        const std::string type = fab.type;
+        CAPTURE(type);
+        const ScratchDir dir("faults-ber-" + type);
+        const auto base = RunPair(dir, "base", fab.type, "");
+        const auto hit = RunPair(dir, "hit", fab.type, "faults:\n  - {link: h0-h1, ber: 1e-6}\n");
+        const auto& f = hit["flows"][0];
+        REQUIRE(f["state"] == "completed");
+        CHECK(f["delivered_bytes"] == 10u << 20); // every byte, once
+        CHECK(f["fct_s"].get<double>() > base["flows"][0]["fct_s"].get<double>());
+        const auto& totals = hit["totals"];
+        const double p = -std::expm1(fab.frameBits * std::log1p(-1e-6));
+        const double frames = 10.0 * (1 << 20) / fab.payload;
+        const double drops = totals["bit_error_drops"].get<double>();
+        MESSAGE(type << ": " << drops << " drops, " << frames * p << " expected");
+        // The data frames alone (retransmissions and ACKs add a few): within a factor of 2.
+        CHECK(drops > 0.5 * frames * p);
+        CHECK(drops < 2 * frames * p);
+        if (totals.contains("retransmitted_packets"))
+        {
+            // Go-back-N: each lost data packet is sent again with those sent after it
+            // before the NAK came back, about one round trip (2 us and two packet times at
+            // 100 Gb/s) of packets.
+            const double rtt = 2e-6 + 2 * fab.frameBits / 100e9;
+            const double perLoss = 1 + rtt * 100e9 / fab.frameBits;
+            const double resent = totals["retransmitted_packets"].get<double>();
+            MESSAGE(type << ": " << resent << " resent, " << frames * p * perLoss << " expected");
+            CHECK(resent > 0.5 * frames * p * perLoss);
+            // A lost retransmission is not NAKed again (IBA 9.7.5.2.2): the sender's timer
+            // fires, after it has sent at most the rest of the message.
+            const double timeouts = totals["retransmission_timeouts"].get<double>();
+            MESSAGE(type << ": " << timeouts << " timeouts");
+            CHECK(resent < 2 * frames * p * perLoss + timeouts * frames);
+        }
+        CHECK(!base["totals"].contains("bit_error_drops")); // counted where a fault asks
+        // The same file and seed hit the same bits, whatever the process ran before.
+        const auto again =
+            RunPair(dir, "again", fab.type, "faults:\n  - {link: h0-h1, ber: 1e-6}\n");
+        CHECK(again["totals"] == totals);
+        const auto rows = ReadCsv(dir / "hit" / "faults.csv");
+        REQUIRE(rows.size() == 1);
+        CHECK(rows[0][2] == "ber");
+        CHECK(rows[0][3] == "1e-06");
+    }
+}
+
+TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
+{
+    const ScratchDir dir("faults-bad");
+    struct Case
+    {
+        const char* what;
+        std::string faults;
+        std::string says;
+    };
+    const std::vector<Case> cases{
+        {"a link the topology lacks, the closest suggested",
+         "  - {at: 1ms, link: s0-h7, rate: 1Gbps}\n",
+         "bad.yaml:6:5: faults.0: no link 's0-h7' in this topology; did you mean"},
+        {"after the run ends", "  - {at: 1s, link: h1, rate: 1Gbps}\n",
+         "bad.yaml:6:10: faults.0.at is after the run ends (1s > duration 10ms)"},
+        {"a rate of 0", "  - {link: h1, rate: 0Gbps}\n",
+         "bad.yaml:6:22: faults.0.rate must be a rate such as 100Gbps"},
+        {"both a rate and bit errors", "  - {link: h1, rate: 1Gbps, ber: 1e-6}\n",
+         "bad.yaml:6:5: faults.0 needs one of rate (a degraded link) or ber (bit errors)"},
+        {"neither", "  - {link: h1}\n", "bad.yaml:6:5: faults.0 needs one of rate"},
+        {"bit errors past 1e-3", "  - {link: h1, ber: 0.01}\n", "bad.yaml:6:21: faults.0.ber"},
+        {"no link", "  - {at: 1ms, rate: 1Gbps}\n", "bad.yaml:6:5: faults.0 needs 'link'"},
+        {"a key faults do not have", "  - {at: 1ms, link: h1, rate: 1Gbps, down: 1ms}\n",
+         "bad.yaml:6:38: unknown key 'down' in faults.0 (valid: at, link, rate, ber)"},
+        {"not a list", "  at: 1ms\n", "bad.yaml:6:3: faults must be a list"},
+    };
+    for (const auto& c : cases)
+    {
+        CAPTURE(c.what);
+        const fs::path file = dir / "bad.yaml";
+        std::ofstream(file) << "name: bad\ntopology: {builder: star, hosts: 3}\nworkloads:\n"
+                            << "  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\nfaults:\n"
+                            << c.faults;
+        const auto r = RunInProcess(file, dir / "out");
+        CHECK(r.code == kExitBadInput);
+        CAPTURE(r.err);
+        CHECK(r.err.find(c.says) != std::string::npos);
+        CHECK(!fs::exists(dir / "out" / "summary.json")); // refused before anything ran
+    }
+}
