@@ -3,6 +3,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -103,12 +104,11 @@ Record(const std::string& path, const std::string& text)
         fs::remove(tmp, ec);
         return;
     }
-    // Records of earlier boots answer nothing now.
+    // Records of earlier boots answer nothing now (nor what a crash left half-written).
     for (const auto& e : fs::directory_iterator(fs::path(path).parent_path(), ec))
     {
         const std::string name = e.path().filename().string();
-        if (name.rfind("accel-", 0) == 0 && e.path() != fs::path(path) &&
-            name.find('.') == std::string::npos)
+        if (name.rfind("accel-", 0) == 0 && e.path() != fs::path(path))
         {
             fs::remove(e.path(), ec);
         }
@@ -218,14 +218,18 @@ VmLauncher::VmLauncher(VmImage image, Accel accel, std::string runRoot)
         // machines with broken nested virtualisation KVM guests hang at boot.
         // The probe costs up to 10 s where KVM hangs, so its outcome is kept beside the
         // image for the rest of this boot of the host (a new boot id asks again).
+        // Only the two outcomes that say something of KVM are kept: it booted, or it
+        // hung (not ready in time); any other failure (no QEMU, no tap) asks again next
+        // time. A kept "kvm" counts only where this process may open /dev/kvm.
         const std::string known = ProbeRecord(m_image);
         const std::string before = known.empty() ? "" : Slurp(known);
+        const bool usable = access("/dev/kvm", R_OK | W_OK) == 0;
         m_accel = Accel::Tcg;
-        if (before == "kvm\n")
+        if (before == "kvm\n" && usable)
         {
             m_accel = Accel::Kvm;
         }
-        else if (before != "tcg\n" && access("/dev/kvm", R_OK | W_OK) == 0)
+        else if (before != "tcg\n" && usable)
         {
             try
             {
@@ -234,12 +238,15 @@ VmLauncher::VmLauncher(VmImage image, Accel accel, std::string runRoot)
                              256};
                 auto vm = AwaitReady(Spawn(probe, true), std::chrono::seconds(10));
                 m_accel = Accel::Kvm;
+                Record(known, "kvm\n");
             }
-            catch (const LaunchError&)
+            catch (const LaunchError& e)
             {
-                // TCG it is.
+                if (std::string(e.what()).find(": not ready within ") != std::string::npos)
+                {
+                    Record(known, "tcg\n"); // KVM hangs here
+                }
             }
-            Record(known, m_accel == Accel::Kvm ? "kvm\n" : "tcg\n");
         }
     }
 }
@@ -283,17 +290,23 @@ VmLauncher::Start(const VmSpec& spec, std::chrono::seconds readyTimeout)
 std::vector<std::unique_ptr<Vm>>
 VmLauncher::StartAll(const std::vector<VmSpec>& specs, std::chrono::seconds readyTimeout)
 {
-    // All QEMUs start from this thread (PR_SET_PDEATHSIG follows the forking thread),
-    // then boot side by side while their readiness is awaited in turn. On a failure the
-    // VMs already spawned stop with their handles.
+    // QEMUs start from this thread (PR_SET_PDEATHSIG follows the forking thread), as
+    // many at once as there are cores (a TCG boot keeps one busy, so each still boots in
+    // its usual time), and their readiness is awaited in turn. On a failure the VMs
+    // already spawned stop with their handles.
+    const size_t together = std::max(1u, std::thread::hardware_concurrency());
     std::vector<std::unique_ptr<Vm>> vms;
-    for (const auto& spec : specs)
+    for (size_t first = 0; first < specs.size(); first += together)
     {
-        vms.push_back(Spawn(spec, m_accel == Accel::Kvm));
-    }
-    for (auto& vm : vms)
-    {
-        vm = AwaitReady(std::move(vm), readyTimeout);
+        const size_t end = std::min(specs.size(), first + together);
+        for (size_t i = first; i < end; ++i)
+        {
+            vms.push_back(Spawn(specs[i], m_accel == Accel::Kvm));
+        }
+        for (size_t i = first; i < end; ++i)
+        {
+            vms[i] = AwaitReady(std::move(vms[i]), readyTimeout);
+        }
     }
     return vms;
 }
@@ -373,7 +386,13 @@ VmLauncher::Spawn(const VmSpec& spec, bool kvm)
         }
         // QEMU opens its tap by name and needs none of ours (another VM's agent socket,
         // the edges' taps): holding them would keep them open after their owner closed them.
-        close_range(3, ~0U, 0);
+        if (close_range(3, ~0U, 0) != 0) // kernels before 5.9
+        {
+            for (int fd = 3; fd < 1024; ++fd)
+            {
+                close(fd);
+            }
+        }
         execvp(argv[0], argv.data());
         _exit(127);
     }

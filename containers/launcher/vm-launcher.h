@@ -101,7 +101,8 @@ class VmLauncher
     std::unique_ptr<Vm> Start(const VmSpec& spec,
                               std::chrono::seconds readyTimeout = std::chrono::seconds(90));
 
-    /// Boots the VMs of \p specs side by side and waits until all are ready, in order.
+    /// Boots the VMs of \p specs side by side, as many at once as there are cores, and
+    /// waits until all are ready, in order.
     /// Throws as Start does for the first that fails; the others are stopped.
     std::vector<std::unique_ptr<Vm>> StartAll(
         const std::vector<VmSpec>& specs,
@@ -113,7 +114,7 @@ class VmLauncher
     static void SweepStale(const std::string& runRoot = "/tmp");
 
   private:
-    /// Starts QEMU for \p spec and connects to its agent's socket; the boot goes on.
+    /// Starts QEMU for \p spec; the boot goes on (AwaitReady connects to its agent).
     std::unique_ptr<Vm> Spawn(const VmSpec& spec, bool kvm);
     /// Waits until \p vm's device is ACTIVE and its agent ready, or kills it and throws.
     static std::unique_ptr<Vm> AwaitReady(std::unique_ptr<Vm> vm,

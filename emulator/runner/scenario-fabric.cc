@@ -448,6 +448,7 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
         }
         const uint32_t rails = s.topology.RailsPerServer();
         const uint32_t rail = FlowRail(s, w);
+        const bool onRail = s.topology.builder == "rail";
         const auto op = w.op == "send"   ? RdmaWorkRequest::Op::Send
                         : w.op == "read" ? RdmaWorkRequest::Op::Read
                                          : RdmaWorkRequest::Op::Write;
@@ -460,13 +461,13 @@ BuildFlows(const Scenario& s, std::vector<size_t>* workloadOf)
             f.srcMemory = w.srcDevice.empty() ? w.srcMemory : w.srcDevice;
             f.dstMemory = w.dstDevice.empty() ? w.dstMemory : w.dstDevice;
             // Names by server; on a rail cluster a flow that names no GPU by its NIC.
-            if (!w.srcDevice.empty() || rails > 1)
+            if (!w.srcDevice.empty() || onRail)
             {
                 f.srcName =
                     fmt::format("h{}.{}", f.src,
                                 w.srcDevice.empty() ? fmt::format("nic{}", rail) : w.srcDevice);
             }
-            if (!w.dstDevice.empty() || rails > 1)
+            if (!w.dstDevice.empty() || onRail)
             {
                 f.dstName =
                     fmt::format("h{}.{}", f.dst,

@@ -147,7 +147,7 @@ Builders()
         {"node",
          "One server (h0) and no network: experiments inside it (topology.node: PCIe, NVLink)"},
         {"rail", "A rail-optimised cluster: nodes servers (topology.node), NIC k of every server "
-                 "on rail switch k; spines join the rails"},
+                 "on rail k (a leaf, or a leaf-spine of its own); spines join the rails"},
     };
     return builders;
 }
@@ -404,7 +404,7 @@ TopologyKeys()
                 .Field(&T::nodes)
                 .Example("4"),
             MakeKey<T>("rails", KeyKind::Integer, "integer", "0: every NIC",
-                       "Rails: NIC k of every server on rail switch k (k < rails)")
+                       "Rails: NIC k of every server on rail k (k < rails)")
                 .Only({"rail"})
                 .Range(0, 64)
                 .Field(&T::rails)

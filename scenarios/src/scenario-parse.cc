@@ -686,7 +686,6 @@ ApplyNicRate(const YAML::Node& t, TopologyYaml& top)
     ParseRate(top.node.nicRate, bps);
     for (const auto& [name, link] : {std::pair<const char*, LinkSpec*>{"link", &top.link},
                                      {"uplink", &top.uplink},
-                                     {"spine_link", &top.spineLink},
                                      {"bottleneck", &top.bottleneck}})
     {
         if (link == &top.link || (!given(name) && link->bitsPerSecond == before))
@@ -694,6 +693,11 @@ ApplyNicRate(const YAML::Node& t, TopologyYaml& top)
             link->rate = top.node.nicRate;
             link->bitsPerSecond = bps;
         }
+    }
+    if (!given("spine_link")) // = uplink, whichever rate that has now
+    {
+        top.spineLink.rate = top.uplink.rate;
+        top.spineLink.bitsPerSecond = top.uplink.bitsPerSecond;
     }
 }
 

@@ -732,6 +732,12 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
         FailAt(r, At(root, "fidelity"),
                "fidelity analytical times collective workloads, and there is none");
     }
+    if (s.fidelity == "analytical" && !s.faults.empty())
+    {
+        FailAt(r, At(root, "faults"),
+               "faults: fidelity analytical simulates nothing for a fault to break; faults "
+               "need fidelity: packet");
+    }
     if (s.fidelity == "analytical" && s.HasVms())
     {
         FailAt(r, At(root, "fidelity"),

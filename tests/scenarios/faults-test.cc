@@ -172,4 +172,13 @@ TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
         CHECK(r.err.find(c.says) != std::string::npos);
         CHECK(!fs::exists(dir / "out" / "summary.json")); // refused before anything ran
     }
+    // The analytical mode simulates nothing for a fault to break.
+    const fs::path file = dir / "analytical.yaml";
+    std::ofstream(file) << "name: a\nfidelity: analytical\ntopology: {builder: star, hosts: 4}\n"
+                        << "workloads:\n  - {type: collective, bytes: 1MB, ranks: all}\n"
+                        << "faults:\n  - {link: h1, rate: 1Gbps}\n";
+    const auto r = RunInProcess(file, dir / "out");
+    CHECK(r.code == kExitBadInput);
+    CHECK(r.err.find("analytical.yaml:7:3: faults: fidelity analytical simulates nothing") !=
+          std::string::npos);
 }

@@ -43,6 +43,17 @@ RunNode(const ScratchDir& dir, const std::string& node, const std::string& workl
     return Summary(dir / "out");
 }
 
+/// Runs dgx-h100 servers as \p head says (fabric, topology) with \p workloads into dir/out;
+/// its summary.json.
+nlohmann::json
+RunServers(const ScratchDir& dir, const std::string& name, const std::string& head,
+           const std::string& workloads)
+{
+    const auto r = RunInProcess(Write(dir, name, "dgx-h100", workloads, head), dir / "out");
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    return Summary(dir / "out");
+}
+
 double
 GBps(const nlohmann::json& flow)
 {
@@ -112,15 +123,11 @@ TEST_CASE("pcie-8gpu: no NVLink, a copy under one PCIe switch runs at the PCIe r
 TEST_CASE("two dgx-h100 servers on NDR InfiniBand: a copy between them at the NIC's line rate")
 {
     const ScratchDir dir("server-pair");
-    const fs::path out = dir / "out";
-    const auto r = RunInProcess(
-        Write(dir, "pair", "dgx-h100",
-              "  - {type: copy, src: h0.gpu0, dst: h1.gpu3, bytes: 16MB}\n",
-              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
-              "topology:\n  builder: pair\n  link: {rate: 400Gbps, delay: 100ns}\n"),
-        out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s =
+        RunServers(dir, "pair",
+                   "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+                   "topology:\n  builder: pair\n  link: {rate: 400Gbps, delay: 100ns}\n",
+                   "  - {type: copy, src: h0.gpu0, dst: h1.gpu3, bytes: 16MB}\n");
     const auto& f = s["flows"][0];
     CHECK(f["src"] == "h0.gpu0");
     CHECK(f["dst"] == "h1.gpu3");
@@ -134,21 +141,18 @@ TEST_CASE("a 2-server rail cluster of dgx-h100 on NDR InfiniBand: eight copies, 
           "each at the NIC's line rate")
 {
     const ScratchDir dir("server-rail");
-    const fs::path out = dir / "out";
     std::string copies;
     for (int k = 0; k < 8; ++k)
     {
         copies += "  - {type: copy, src: h0.gpu" + std::to_string(k) + ", dst: h1.gpu" +
                   std::to_string(k) + ", bytes: 16MB}\n";
     }
-    const auto r = RunInProcess(
-        Write(dir, "rail", "dgx-h100", copies,
-              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
-              "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
-              "  link: {rate: 400Gbps, delay: 100ns}\n"),
-        out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s = RunServers(dir, "rail",
+                              "fabric: {type: infiniband, mtu: 4096, set: "
+                              "{ns3::IbPort::BufferBlocks: 2048}}\n"
+                              "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
+                              "  link: {rate: 400Gbps, delay: 100ns}\n",
+                              copies);
     REQUIRE(s["flows"].size() == 8);
     for (const auto& f : s["flows"])
     {
@@ -164,21 +168,17 @@ TEST_CASE("a rail that outgrows one leaf: copies across its leaves go through it
           "their tier's rate")
 {
     const ScratchDir dir("server-rail-tiers");
-    const fs::path out = dir / "out";
     // Four servers on one rail, two to a leaf; the rail's one spine joins its two leaves
     // over 100 Gb/s links, the NICs' links are 400 Gb/s. h0 -> h1 stays on leaf 0 (line
     // rate); h0 -> h2, later, crosses the spine tier (its rate).
-    const auto r = RunInProcess(
-        Write(dir, "tiers", "dgx-h100",
-              "  - {type: copy, src: h0.gpu0, dst: h1.gpu0, bytes: 8MB}\n"
-              "  - {type: copy, src: h0.gpu0, dst: h2.gpu0, bytes: 8MB, start: 2ms}\n",
-              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
-              "topology:\n  builder: rail\n  nodes: 4\n  rails: 1\n  servers_per_leaf: 2\n"
-              "  rail_spines: 1\n  spines: 0\n  link: {rate: 400Gbps, delay: 100ns}\n"
-              "  uplink: {rate: 100Gbps, delay: 500ns}\n"),
-        out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s =
+        RunServers(dir, "tiers",
+                   "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+                   "topology:\n  builder: rail\n  nodes: 4\n  rails: 1\n  servers_per_leaf: 2\n"
+                   "  rail_spines: 1\n  spines: 0\n  link: {rate: 400Gbps, delay: 100ns}\n"
+                   "  uplink: {rate: 100Gbps, delay: 500ns}\n",
+                   "  - {type: copy, src: h0.gpu0, dst: h1.gpu0, bytes: 8MB}\n"
+                   "  - {type: copy, src: h0.gpu0, dst: h2.gpu0, bytes: 8MB, start: 2ms}\n");
     REQUIRE(s["flows"].size() == 2);
     for (const auto& f : s["flows"])
     {
@@ -211,19 +211,15 @@ TEST_CASE("on a rail cluster flows name GPUs or hosts: a GPU's flow takes its NI
           "host's takes nic0")
 {
     const ScratchDir dir("server-rail-flows");
-    const fs::path out = dir / "out";
     // h0.gpu5 -> h1.gpu5 goes on rail 5 (NIC 5 serves GPU 5 on dgx-h100); h0 -> h1 on rail
     // 0. On rails of their own both run at line rate at once; on one they would halve.
-    const auto r = RunInProcess(
-        Write(dir, "flows", "dgx-h100",
-              "  - {type: bulk, src: h0.gpu5, dst: h1.gpu5, bytes: 8MB}\n"
-              "  - {type: bulk, src: h0, dst: h1, bytes: 8MB}\n",
-              "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
-              "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
-              "  link: {rate: 400Gbps, delay: 100ns}\n"),
-        out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s =
+        RunServers(dir, "flows",
+                   "fabric: {type: infiniband, mtu: 4096, set: {ns3::IbPort::BufferBlocks: 2048}}\n"
+                   "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
+                   "  link: {rate: 400Gbps, delay: 100ns}\n",
+                   "  - {type: bulk, src: h0.gpu5, dst: h1.gpu5, bytes: 8MB}\n"
+                   "  - {type: bulk, src: h0, dst: h1, bytes: 8MB}\n");
     REQUIRE(s["flows"].size() == 2);
     std::set<std::string> names;
     for (const auto& f : s["flows"])
@@ -239,17 +235,13 @@ TEST_CASE("iWARP between servers: a GPU-to-GPU copy and a collective on a rail c
           "SENDs, completed")
 {
     const ScratchDir dir("server-rail-iwarp");
-    const fs::path out = dir / "out";
-    const auto r = RunInProcess(Write(dir, "iwarp", "dgx-h100",
-                                      "  - {type: copy, src: h0.gpu2, dst: h1.gpu2, bytes: 4MB}\n"
-                                      "  - {type: collective, job: pair, algorithm: ring, "
-                                      "bytes: 4MB, start: 5ms, ranks: [h0.gpu2, h1.gpu2]}\n",
-                                      "fabric: {type: iwarp}\n"
-                                      "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
-                                      "  link: {rate: 25Gbps, delay: 1us}\n"),
-                                out);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    const auto s = Summary(out);
+    const auto s = RunServers(dir, "iwarp",
+                              "fabric: {type: iwarp}\n"
+                              "topology:\n  builder: rail\n  nodes: 2\n  spines: 0\n"
+                              "  link: {rate: 25Gbps, delay: 1us}\n",
+                              "  - {type: copy, src: h0.gpu2, dst: h1.gpu2, bytes: 4MB}\n"
+                              "  - {type: collective, job: pair, algorithm: ring, "
+                              "bytes: 4MB, start: 5ms, ranks: [h0.gpu2, h1.gpu2]}\n");
     REQUIRE(s["flows"].size() == 1);
     const auto& f = s["flows"][0];
     CHECK(f["src"] == "h0.gpu2");

@@ -17,11 +17,6 @@ namespace ns3
 {
 
 /// Rate and propagation delay of a link.
-/// The first random stream of a link's bit errors: link l's two ends draw from
-/// kBitErrorStreamBase + 2l and + 2l + 1, whatever else the run has drawn before, so that
-/// the same scenario and seed give the same errors in any process.
-constexpr int64_t kBitErrorStreamBase = int64_t{1} << 40;
-
 struct LinkParams
 {
     DataRate rate{"100Gbps"};

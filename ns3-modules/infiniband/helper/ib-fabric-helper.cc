@@ -1,8 +1,9 @@
 #include "ns3/ib-fabric-helper.h"
 
 #include "ns3/abort.h"
-#include "ns3/double.h"
 #include "ns3/ib-recorders.h"
+#include "ns3/link-errors.h"
+#include "ns3/pointer.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
@@ -292,8 +293,8 @@ IbFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
     NS_ABORT_MSG_IF(2 * link + 1 >= m_ports.size(), "IbFabricHelper: no link " << link);
     for (uint32_t end = 0; end < 2; ++end)
     {
-        m_ports[2 * link + end]->SetAttribute("BitErrorRate", DoubleValue(ber));
-        m_ports[2 * link + end]->AssignStreams(kBitErrorStreamBase + 2 * link + end);
+        m_ports[2 * link + end]->SetAttribute("ReceiveErrorModel",
+                                              PointerValue(BitErrorModel(link, end, ber)));
     }
 }
 

@@ -2,13 +2,12 @@
 
 #include "ns3/abort.h"
 #include "ns3/data-rate.h"
-#include "ns3/double.h"
+#include "ns3/pointer.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
-#include <cmath>
 #include <sstream>
 
 namespace ns3
@@ -30,12 +29,12 @@ IbPort::GetTypeId()
             .AddAttribute("NumDataVls", "Data virtual lanes, VL0 up (VLCap: 1, 2, 4, 8 or 15)",
                           UintegerValue(1), MakeUintegerAccessor(&IbPort::m_numVls),
                           MakeUintegerChecker<uint8_t>(1, kMaxDataVls))
-            .AddAttribute("BitErrorRate",
-                          "Probability that a received bit is wrong; a packet with one fails "
-                          "its VCRC and is dropped, its blocks still counted in ABR (0: none)",
-                          DoubleValue(0), MakeDoubleAccessor(&IbPort::m_bitErrorRate),
-                          MakeDoubleChecker<double>(0, 1))
-            .AddTraceSource("PhyRxDrop", "A packet dropped on arrival for a bit error",
+            .AddAttribute("ReceiveErrorModel",
+                          "Corrupts received packets (e.g. a RateErrorModel in bits); a corrupt "
+                          "packet fails its VCRC and is dropped, its blocks still counted in ABR",
+                          PointerValue(), MakePointerAccessor(&IbPort::m_receiveErrorModel),
+                          MakePointerChecker<ErrorModel>())
+            .AddTraceSource("PhyRxDrop", "A packet dropped on arrival, corrupt",
                             MakeTraceSourceAccessor(&IbPort::m_phyRxDropTrace),
                             "ns3::Packet::TracedCallback")
             .AddAttribute("BufferBlocks", "Receive buffer per data VL, in 64-byte credits",
@@ -390,23 +389,15 @@ IbPort::ReceiveHead(Ptr<Packet> p, uint8_t vl, Time tail)
     const uint32_t blocks = Blocks(p->GetSize());
     RxVl& r = m_rx[vl];
     r.abr = static_cast<uint16_t>((r.abr + blocks) & kIbCounterMask);
-    if (m_bitErrorRate > 0)
+    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(p))
     {
-        if (!m_errorDraw)
-        {
-            m_errorDraw = CreateObject<UniformRandomVariable>();
-        }
-        // One wrong bit anywhere fails the VCRC: the packet is dropped on arrival. ABR
-        // counts its blocks anyway (IBA 7.9.4), so no credit is lost with it.
-        const double bits = 8.0 * p->GetSize();
-        if (m_errorDraw->GetValue() < -std::expm1(bits * std::log1p(-m_bitErrorRate)))
-        {
-            ++m_bitErrorDrops;
-            m_phyRxDropTrace(p);
-            r.dirty = true;
-            TrySend();
-            return;
-        }
+        // A corrupt packet fails its VCRC and is dropped on arrival. ABR counts its blocks
+        // anyway (IBA 7.9.4), so no credit is lost with it.
+        ++m_bitErrorDrops;
+        m_phyRxDropTrace(p);
+        r.dirty = true;
+        TrySend();
+        return;
     }
     r.used += blocks;
     r.peak = std::max(r.peak, r.used);
@@ -419,17 +410,6 @@ IbPort::ReceiveHead(Ptr<Packet> p, uint8_t vl, Time tail)
     {
         m_receive(this, p, vl, tail);
     }
-}
-
-int64_t
-IbPort::AssignStreams(int64_t stream)
-{
-    if (!m_errorDraw)
-    {
-        m_errorDraw = CreateObject<UniformRandomVariable>();
-    }
-    m_errorDraw->SetStream(stream);
-    return 1;
 }
 
 void

@@ -25,12 +25,12 @@
 
 #include "ns3/callback.h"
 #include "ns3/data-rate.h"
+#include "ns3/error-model.h"
 #include "ns3/event-id.h"
 #include "ns3/ib-headers.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/packet.h"
-#include "ns3/random-variable-stream.h"
 #include "ns3/traced-callback.h"
 
 #include <array>
@@ -86,10 +86,8 @@ class IbPort : public Object
     uint32_t GetPeakBlocks(uint8_t vl) const { return m_rx.at(vl).peak; }
     /// Times a packet arrived with no room for it (never, if credits work).
     uint64_t GetOverflows() const { return m_overflows; }
-    /// Packets that arrived with a bit error (BitErrorRate): VCRC failed, dropped.
+    /// Packets the ReceiveErrorModel corrupted: VCRC failed, dropped.
     uint64_t GetBitErrorDrops() const { return m_bitErrorDrops; }
-    /// Draws bit errors from stream \p stream; returns the streams used (1).
-    int64_t AssignStreams(int64_t stream);
     uint64_t GetCreditStalls() const { return m_stalls; }
     uint64_t GetFcpsSent() const { return m_fcpsSent; }
     uint64_t GetBytesSent(uint8_t vl) const { return m_tx.at(vl).bytesSent; }
@@ -175,8 +173,7 @@ class IbPort : public Object
     ReceiveCallback m_receive;
     Callback<void, uint8_t> m_dequeued;
     uint64_t m_overflows{0};
-    double m_bitErrorRate{0};
-    Ptr<UniformRandomVariable> m_errorDraw; ///< made when BitErrorRate is first above 0
+    Ptr<ErrorModel> m_receiveErrorModel; ///< null: every packet arrives whole
     uint64_t m_bitErrorDrops{0};
     TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;
     uint64_t m_stalls{0};

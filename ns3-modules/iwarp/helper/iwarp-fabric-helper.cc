@@ -4,13 +4,13 @@
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/enum.h"
-#include "ns3/error-model.h"
 #include "ns3/host-address.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/ipv4-static-routing-helper.h"
 #include "ns3/ipv4.h"
+#include "ns3/link-errors.h"
 #include "ns3/pcap-file-wrapper.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/pointer.h"
@@ -408,11 +408,7 @@ IwarpFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
     for (uint32_t side = 0; side < 2; ++side)
     {
         Ptr<NetDevice> dev = m_linkDevices[2 * link + side];
-        Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
-        em->SetUnit(RateErrorModel::ERROR_UNIT_BIT);
-        em->SetRate(ber);
-        em->AssignStreams(kBitErrorStreamBase + 2 * link + side);
-        dev->SetAttribute("ReceiveErrorModel", PointerValue(em));
+        dev->SetAttribute("ReceiveErrorModel", PointerValue(BitErrorModel(link, side, ber)));
         if (m_errorCounted.insert(PeekPointer(dev)).second) // counted once, whatever comes next
         {
             dev->TraceConnectWithoutContext("PhyRxDrop",

@@ -3,8 +3,9 @@
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/bth-header.h"
-#include "ns3/double.h"
 #include "ns3/host-address.h"
+#include "ns3/link-errors.h"
+#include "ns3/pointer.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-recorders.h"
 #include "ns3/uinteger.h"
@@ -351,8 +352,8 @@ RoceFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
     NS_ABORT_MSG_IF(2 * link + 1 >= m_devices.size(), "RoceFabricHelper: no link " << link);
     for (uint32_t end = 0; end < 2; ++end)
     {
-        m_devices[2 * link + end]->SetAttribute("BitErrorRate", DoubleValue(ber));
-        m_devices[2 * link + end]->AssignStreams(kBitErrorStreamBase + 2 * link + end);
+        m_devices[2 * link + end]->SetAttribute("ReceiveErrorModel",
+                                                PointerValue(BitErrorModel(link, end, ber)));
     }
 }
 

@@ -2,17 +2,15 @@
 
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
-#include "ns3/double.h"
 #include "ns3/enum.h"
 #include "ns3/ethernet-header.h"
 #include "ns3/log.h"
 #include "ns3/pfc-header.h"
+#include "ns3/pointer.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
-
-#include <cmath>
 
 namespace ns3
 {
@@ -56,12 +54,12 @@ RoceNetDevice::GetTypeId()
             .AddAttribute("DwrrQuantum", "Bytes a priority of weight 1 may send per DWRR round",
                           UintegerValue(9000), MakeUintegerAccessor(&RoceNetDevice::m_dwrrQuantum),
                           MakeUintegerChecker<uint32_t>(64))
-            .AddAttribute("BitErrorRate",
-                          "Probability that a received bit is wrong; a frame with one fails "
-                          "its FCS and is dropped (0: none)",
-                          DoubleValue(0), MakeDoubleAccessor(&RoceNetDevice::m_bitErrorRate),
-                          MakeDoubleChecker<double>(0, 1))
-            .AddTraceSource("PhyRxDrop", "A frame dropped on arrival for a bit error",
+            .AddAttribute("ReceiveErrorModel",
+                          "Corrupts received frames (e.g. a RateErrorModel in bits); a corrupt "
+                          "frame fails its FCS and is dropped",
+                          PointerValue(), MakePointerAccessor(&RoceNetDevice::m_receiveErrorModel),
+                          MakePointerChecker<ErrorModel>())
+            .AddTraceSource("PhyRxDrop", "A frame dropped on arrival, corrupt",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_phyRxDropTrace),
                             "ns3::Packet::TracedCallback")
             .AddTraceSource("PfcPauseReceived",
@@ -300,20 +298,11 @@ void
 RoceNetDevice::Receive(Ptr<Packet> frame)
 {
     NS_LOG_FUNCTION(this << frame);
-    if (m_bitErrorRate > 0)
+    if (m_receiveErrorModel && m_receiveErrorModel->IsCorrupt(frame))
     {
-        if (!m_errorDraw)
-        {
-            m_errorDraw = CreateObject<UniformRandomVariable>();
-        }
-        // Every bit of the frame and its FCS may be hit; one wrong bit fails the FCS.
-        const double bits = 8.0 * (frame->GetSize() + kFcs);
-        if (m_errorDraw->GetValue() < -std::expm1(bits * std::log1p(-m_bitErrorRate)))
-        {
-            ++m_bitErrorDrops;
-            m_phyRxDropTrace(frame);
-            return;
-        }
+        ++m_bitErrorDrops;
+        m_phyRxDropTrace(frame);
+        return;
     }
     m_snifferTrace(frame);
     const ParsedFrame f = PeekFrame(frame);
@@ -335,17 +324,6 @@ RoceNetDevice::Receive(Ptr<Packet> frame)
         copy->RemoveHeader(eth);
         m_rxCallback(this, copy, eth.GetLengthType(), eth.GetSource());
     }
-}
-
-int64_t
-RoceNetDevice::AssignStreams(int64_t stream)
-{
-    if (!m_errorDraw)
-    {
-        m_errorDraw = CreateObject<UniformRandomVariable>();
-    }
-    m_errorDraw->SetStream(stream);
-    return 1;
 }
 
 void

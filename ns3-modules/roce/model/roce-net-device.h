@@ -13,11 +13,11 @@
 #define FABEMU_ROCE_NET_DEVICE_H
 
 #include "ns3/data-rate.h"
+#include "ns3/error-model.h"
 #include "ns3/event-id.h"
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
-#include "ns3/random-variable-stream.h"
 #include "ns3/roce-frame.h"
 #include "ns3/traced-callback.h"
 
@@ -68,10 +68,8 @@ class RoceNetDevice : public NetDevice
     uint64_t GetPfcStorms() const { return m_pfcStorms; }
     DataRate GetDataRate() const { return m_rate; }
     void SetDataRate(DataRate rate) { m_rate = rate; }
-    /// Frames that arrived with a bit error (BitErrorRate) and were dropped at the MAC.
+    /// Frames the ReceiveErrorModel corrupted, dropped at the MAC (they fail the FCS).
     uint64_t GetBitErrorDrops() const { return m_bitErrorDrops; }
-    /// Draws bit errors from stream \p stream; returns the streams used (1).
-    int64_t AssignStreams(int64_t stream);
     void SetScheduler(Scheduler s) { m_scheduler = s; }
     void SetDwrrWeight(uint8_t priority, uint32_t weight);
 
@@ -134,8 +132,7 @@ class RoceNetDevice : public NetDevice
     uint32_t m_ifIndex{0};
     uint16_t m_mtu{9000};
     DataRate m_rate;
-    double m_bitErrorRate{0};
-    Ptr<UniformRandomVariable> m_errorDraw; ///< made when BitErrorRate is first above 0
+    Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
     uint64_t m_bitErrorDrops{0};
     TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;
     bool m_pfcEnabled{true};
