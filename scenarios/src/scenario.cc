@@ -304,7 +304,7 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
     static const std::vector<std::string> tops{
         "totals",           "flows",           "flow_stats", "commands",     "lag",
         "sim_time_s",       "timing_faithful", "edge",       "switch_drops", "fct_slowdown",
-        "peak_queue_bytes", "collectives",     "training",   "memory"};
+        "peak_queue_bytes", "collectives",     "training",   "memory",       "faults"};
     const std::string top = e.metric.substr(0, e.metric.find('.'));
     if (std::find(tops.begin(), tops.end(), top) == tops.end())
     {
@@ -316,11 +316,26 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
     }
     if (top == "totals")
     {
-        static const std::vector<std::string> totals{
-            "drops",         "pfc_pause_frames",    "ecn_marks",        "cnps",
-            "credit_stalls", "bytes_delivered",     "congestion_drops", "buffer_overflows",
-            "fcps",          "tcp_retransmissions", "ecn_echoes",       "terminates",
-            "pcie_replays",  "credit_starved_s",    "nvlink_replays"};
+        static const std::vector<std::string> totals{"drops",
+                                                     "pfc_pause_frames",
+                                                     "ecn_marks",
+                                                     "cnps",
+                                                     "credit_stalls",
+                                                     "bytes_delivered",
+                                                     "congestion_drops",
+                                                     "buffer_overflows",
+                                                     "fcps",
+                                                     "tcp_retransmissions",
+                                                     "ecn_echoes",
+                                                     "terminates",
+                                                     "pcie_replays",
+                                                     "credit_starved_s",
+                                                     "nvlink_replays",
+                                                     "cxl_flits",
+                                                     "cxl_replays",
+                                                     "bit_error_drops",
+                                                     "retransmitted_packets",
+                                                     "retransmission_timeouts"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {

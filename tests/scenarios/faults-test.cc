@@ -50,8 +50,10 @@ TEST_CASE("a link degraded mid-flow: the bytes before at the old rate, the rest 
         const double good = base["flows"][0]["throughput_gbps"].get<double>() * 1e9 / 8;
         const double at = 400e-6;
         // At 400 us the link drops to 10 Gb/s: what is left goes at a tenth of the goodput.
-        const auto hit =
-            RunPair(dir, "hit", fabric, "faults:\n  - {at: 400us, link: h1, rate: 10Gbps}\n");
+        // expect reads the faults too: the run exits 0 only if it was applied.
+        const auto hit = RunPair(dir, "hit", fabric,
+                                 "faults:\n  - {at: 400us, link: h1, rate: 10Gbps}\n"
+                                 "expect: {faults.0.applied: 1}\n");
         const auto& f = hit["flows"][0];
         REQUIRE(f["state"] == "completed");
         const double expected = at + (bytes - good * at) / (good / 10);
@@ -92,7 +94,9 @@ TEST_CASE("bit errors at 1e-6: drops as many as the bits crossing predict, the t
         CAPTURE(type);
         const ScratchDir dir("faults-ber-" + type);
         const auto base = RunPair(dir, "base", fab.type, "");
-        const auto hit = RunPair(dir, "hit", fab.type, "faults:\n  - {link: h0-h1, ber: 1e-6}\n");
+        const auto hit = RunPair(dir, "hit", fab.type,
+                                 "faults:\n  - {link: h0-h1, ber: 1e-6}\n"
+                                 "expect: {totals.bit_error_drops: \">0\"}\n");
         const auto& f = hit["flows"][0];
         REQUIRE(f["state"] == "completed");
         CHECK(f["delivered_bytes"] == 10u << 20); // every byte, once
