@@ -541,6 +541,23 @@ MemoryTableMd(const json& memory)
     return md.str();
 }
 
+std::string
+FaultsTableMd(const json& faults)
+{
+    std::ostringstream md;
+    md << "## Faults\n\nWhat the scenario broke on purpose (faults:, docs/faults.md).\n\n"
+          "| at (s) | link | kind | value | applied |\n|---|---|---|---|---|\n";
+    for (const auto& f : faults)
+    {
+        md << fmt::format("| {:.6f} | {} | {} | {} | {} |\n", f.value("at_s", 0.0),
+                          f.value("link", std::string()), f.value("kind", std::string()),
+                          f.value("value", std::string()),
+                          f.value("applied", false) ? "yes" : "no");
+    }
+    md << "\n";
+    return md.str();
+}
+
 std::vector<std::string>
 RenderReport(const fs::path& dir, std::ostream& err)
 {
@@ -638,6 +655,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
     if (summary.contains("memory") && !summary["memory"].empty())
     {
         md << MemoryTableMd(summary["memory"]);
+    }
+    if (summary.contains("faults") && !summary["faults"].empty())
+    {
+        md << FaultsTableMd(summary["faults"]);
     }
     if (summary.contains("lag"))
     {

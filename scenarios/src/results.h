@@ -59,6 +59,8 @@ std::string FctTable(const nlohmann::json& summary);
 /// each memory workload's target, achieved bandwidth and latency percentiles.
 std::string MemoryTable(const nlohmann::json& memory);
 std::string MemoryTableMd(const nlohmann::json& memory);
+/// report.md's faults: each fault's time, link, kind, value and whether it happened.
+std::string FaultsTableMd(const nlohmann::json& faults);
 
 std::vector<std::string> RenderReport(const std::filesystem::path& dir, std::ostream& err);
 

@@ -69,6 +69,11 @@ TEST_CASE("a link degraded mid-flow: the bytes before at the old rate, the rest 
         CHECK(rows[0][2] == "rate");
         CHECK(rows[0][3] == "10Gbps");
         CHECK(!fs::exists(dir / "base" / "faults.csv")); // no faults, no file
+        // report.md shows it as people read it.
+        const std::string report = Slurp(dir / "hit" / "report.md");
+        CHECK(report.find("## Faults") != std::string::npos);
+        CHECK(report.find("| 0.000400 | h0-h1 | rate | 10Gbps | yes |") != std::string::npos);
+        CHECK(Slurp(dir / "base" / "report.md").find("## Faults") == std::string::npos);
     }
 }
 
