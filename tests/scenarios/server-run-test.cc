@@ -185,6 +185,7 @@ TEST_CASE("a rail that outgrows one leaf: copies across its leaves go through it
         CAPTURE(f["dst"]);
         CHECK(f["state"] == "completed");
         const double gbps = f["throughput_gbps"].get<double>();
+        MESSAGE(f["dst"].get<std::string>() << ": " << gbps << " Gb/s");
         if (f["dst"] == "h1.gpu0")
         {
             CHECK(gbps > 385); // 393.7 alone on the leaf
@@ -226,6 +227,8 @@ TEST_CASE("on a rail cluster flows name GPUs or hosts: a GPU's flow takes its NI
     {
         names.insert(f["src"].get<std::string>() + " " + f["dst"].get<std::string>());
         CHECK(f["state"] == "completed");
+        MESSAGE(f["src"].get<std::string>()
+                << ": " << f["throughput_gbps"].get<double>() << " Gb/s");
         CHECK(f["throughput_gbps"].get<double>() > 380);
     }
     CHECK(names == std::set<std::string>{"h0.gpu5 h1.gpu5", "h0.nic0 h1.nic0"});
@@ -248,6 +251,7 @@ TEST_CASE("iWARP between servers: a GPU-to-GPU copy and a collective on a rail c
     CHECK(f["state"] == "completed");
     CHECK(f["bytes"] == 4u << 20);
     // TCP/MPA/DDP headers over 25 Gb/s: above 20, below the line.
+    MESSAGE("iWARP copy: " << f["throughput_gbps"].get<double>() << " Gb/s");
     CHECK(f["throughput_gbps"].get<double>() > 20);
     CHECK(f["throughput_gbps"].get<double>() < 25);
     // A collective across the servers stages its transfers the same way: a 2-rank ring
@@ -255,6 +259,7 @@ TEST_CASE("iWARP between servers: a GPU-to-GPU copy and a collective on a rail c
     REQUIRE(s["collectives"].size() == 1);
     const auto& c = s["collectives"][0];
     CHECK(c["state"] == "completed");
+    MESSAGE("iWARP all-reduce busBw: " << c["busbw_gbs"].get<double>() << " GB/s");
     CHECK(c["busbw_gbs"].get<double>() > 2.5);
     CHECK(c["busbw_gbs"].get<double>() < 3.125);
 }
