@@ -3,6 +3,8 @@
 #include "ns3/abort.h"
 #include "ns3/cluster-collective-transport.h"
 #include "ns3/collective-cost-model.h"
+#include "ns3/mixed-collective-transport.h"
+#include "ns3/nvlink-collective-transport.h"
 #include "ns3/rdma-collective-transport.h"
 #include "ns3/simulator.h"
 
@@ -167,6 +169,39 @@ PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const Coll
 /// GPU ranks on several servers: each server's ranks joined by that server's node
 /// fabric (NVLink), the pairs across servers by \p fabric, each GPU on its NIC's rail
 /// host with its WRITEs staged through the NIC's PCIe (GPUDirect RDMA).
+/// What joins \p gpus of server \p host: its NVLink or its PCIe tree, or both (NVLink
+/// where it joins a pair, PCIe for the rest: dgx-1).
+Ptr<CollectiveTransport>
+ServerTransport(const WorkloadSpec& w, const std::vector<std::unique_ptr<NodeFabric>>& nodes,
+                uint32_t host, const std::vector<std::string>& gpus,
+                const std::vector<std::string>& names)
+{
+    Ptr<CollectiveTransport> nvlink;
+    Ptr<CollectiveTransport> other;
+    for (const auto& node : nodes)
+    {
+        Ptr<CollectiveTransport> t = node->CollectiveTransport(host, gpus, names);
+        if (DynamicCast<NvlinkCollectiveTransport>(t))
+        {
+            nvlink = t;
+        }
+        else if (t)
+        {
+            other = t;
+        }
+    }
+    NS_ABORT_MSG_IF(!nvlink && !other,
+                    "collective " << w.job << ": nothing joins the GPUs of h" << host);
+    if (nvlink && other)
+    {
+        Ptr<MixedCollectiveTransport> mixed = CreateObject<MixedCollectiveTransport>();
+        mixed->Setup(nvlink, other);
+        mixed->SetRankNames(names);
+        return mixed;
+    }
+    return nvlink ? nvlink : other;
+}
+
 Ptr<ClusterCollectiveTransport>
 ClusterTransport(const Scenario& s, const WorkloadSpec& w, const std::vector<std::string>& names,
                  RdmaFabric* fabric, const std::vector<std::unique_ptr<NodeFabric>>& nodes)
@@ -202,15 +237,8 @@ ClusterTransport(const Scenario& s, const WorkloadSpec& w, const std::vector<std
             gpus.push_back(w.rankDevices[r]);
             serverNames.push_back(names[r]);
         }
-        Ptr<CollectiveTransport> inside;
-        for (const auto& node : nodes)
-        {
-            inside =
-                inside ? inside : node->CollectiveTransport(w.hosts[server[0]], gpus, serverNames);
-        }
-        NS_ABORT_MSG_IF(!inside, "collective " << w.job << ": nothing joins the GPUs of h"
-                                               << w.hosts[server[0]]);
-        cluster->AddServer(inside, server);
+        cluster->AddServer(ServerTransport(w, nodes, w.hosts[server[0]], gpus, serverNames),
+                           server);
     }
     return cluster;
 }
@@ -255,14 +283,25 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             job.layout = cluster->GetLayout();
             job.transport = cluster;
         }
-        for (const auto& node : nodes)
+        if (!job.transport)
         {
-            if (!job.transport)
-            {
-                job.transport = node->CollectiveTransport(w.hosts[0], w.rankDevices, names);
-            }
+            job.transport = ServerTransport(w, nodes, w.hosts[0], w.rankDevices, names);
         }
         job.layout.chunks = w.chunks;
+        if (Ptr<MixedCollectiveTransport> mixed =
+                DynamicCast<MixedCollectiveTransport>(job.transport))
+        {
+            // Rings follow NVLink where it joins only some pairs (dgx-1), as NCCL's do.
+            const uint32_t n = mixed->GetNRanks();
+            job.layout.direct.assign(n, std::vector<bool>(n, false));
+            for (uint32_t a = 0; a < n; ++a)
+            {
+                for (uint32_t b = 0; b < n; ++b)
+                {
+                    job.layout.direct[a][b] = a != b && mixed->Prefers(a, b);
+                }
+            }
+        }
         NS_ABORT_MSG_IF(!job.transport, "no fabric joins the ranks of collective " << w.job);
         // auto picks per size, as NCCL's tuner does: latency-bound sizes may take another
         // algorithm than bandwidth-bound ones.

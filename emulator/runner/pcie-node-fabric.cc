@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 
@@ -122,6 +123,9 @@ class PcieNodeFabric : public NodeFabricFlows
     {
         m_pcie = s.topology.node.pcie;
         m_hasNvlink = s.topology.node.hasNvlink;
+        m_nvlinkJoins = [node = s.topology.node](const std::string& a, const std::string& b) {
+            return node.NvlinkJoins(a, b);
+        };
         m_railsPerServer = s.topology.RailsPerServer();
         const PcieHelper h = Helper(m_pcie);
         const PcieTreeSpec spec = TreeSpec(m_pcie);
@@ -157,14 +161,23 @@ class PcieNodeFabric : public NodeFabricFlows
         }
     }
 
-    /// GPUs of a server without NVLink: collectives over its PCIe tree.
+    /// GPUs of a server without NVLink, or some of whose pairs NVLink does not join:
+    /// collectives over its PCIe tree (for those pairs, on a server with NVLink).
     Ptr<ns3::CollectiveTransport> CollectiveTransport(
         uint32_t host, const std::vector<std::string>& gpus,
         const std::vector<std::string>& names) const override
     {
-        if (m_hasNvlink)
+        bool joined = m_hasNvlink;
+        for (size_t a = 0; a < gpus.size() && joined; ++a)
         {
-            return nullptr; // NVLink joins this server's GPUs
+            for (size_t b = 0; b < gpus.size() && joined; ++b)
+            {
+                joined = a == b || m_nvlinkJoins(gpus[a], gpus[b]);
+            }
+        }
+        if (joined)
+        {
+            return nullptr; // NVLink joins every pair
         }
         std::vector<PcieCollectiveTransport::Rank> ranks;
         for (const auto& g : gpus)
@@ -375,6 +388,8 @@ class PcieNodeFabric : public NodeFabricFlows
 
     PcieNodeYaml m_pcie;
     bool m_hasNvlink{false}; ///< the servers' GPUs are on NVLink too: it joins them
+    /// Whether NVLink joins two GPUs ("gpuK") of a server.
+    std::function<bool(const std::string&, const std::string&)> m_nvlinkJoins;
     std::vector<Ptr<PcieTree>> m_trees;
     std::vector<std::unique_ptr<std::ofstream>> m_traces; ///< record.pcie_trace's files
     uint32_t m_railsPerServer{1};

@@ -481,17 +481,15 @@ ValidateCollective(const Reader& r, const YAML::Node& item, const Scenario& s,
                                        where, name, wl.hosts[0]));
                 }
             }
-            for (size_t j = 0; j < i && node.hasNvlink; ++j)
+            for (size_t j = 0; j < i && node.hasNvlink && !node.hasPcie; ++j)
             {
-                // Without NVLink the server's PCIe tree joins its GPUs; with it, NVLink must
-                // join every pair.
+                // NVLink carries the pairs it joins, the server's PCIe tree the others.
                 if (wl.hosts[j] == wl.hosts[i] &&
                     !node.NvlinkJoins(wl.rankDevices[j], wl.rankDevices[i]))
                 {
                     FailAt(r, ranks[i],
-                           fmt::format("{}: NVLink does not join {} and {}; collectives over "
-                                       "NVLink and PCIe at once inside a server are not built "
-                                       "yet (a server without NVLink runs them on PCIe)",
+                           fmt::format("{}: NVLink does not join {} and {}, and the server has "
+                                       "no PCIe tree to carry them",
                                        where, wl.RankName(j), name));
                 }
             }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 using namespace ns3;
@@ -466,6 +467,64 @@ Servers(uint32_t servers, uint32_t g)
 }
 
 } // namespace
+
+TEST_CASE("rings on a server whose links join some pairs follow the links (dgx-1's cube mesh)")
+{
+    // dgx-1: quads 0-3 and 4-7 fully linked, and i <-> i+4 (docs/nvlink.md).
+    const auto linked = [](uint32_t a, uint32_t b) {
+        return a != b && (a / 4 == b / 4 || a % 4 == b % 4);
+    };
+    CollectiveLayout layout;
+    layout.direct.assign(8, std::vector<bool>(8, false));
+    for (uint32_t a = 0; a < 8; ++a)
+    {
+        for (uint32_t b = 0; b < 8; ++b)
+        {
+            layout.direct[a][b] = linked(a, b);
+        }
+    }
+    // The ranks in order cross unlinked pairs (3 -> 4, 7 -> 0); the search finds two
+    // cycles over the 16 links that share none, each run both ways: every link carries
+    // one ring each way.
+    const auto orders = CollectiveRingOrders(8, layout, 64);
+    REQUIRE(orders.size() == 4);
+    std::set<std::pair<uint32_t, uint32_t>> used;
+    for (const auto& order : orders)
+    {
+        REQUIRE(order.size() == 8);
+        CHECK(std::set<uint32_t>(order.begin(), order.end()).size() == 8);
+        for (size_t i = 0; i < order.size(); ++i)
+        {
+            const uint32_t from = order[i];
+            const uint32_t to = order[(i + 1) % order.size()];
+            CHECK_MESSAGE(linked(from, to), from << " -> " << to);
+            CHECK(used.insert({from, to}).second); // no way of a link taken twice
+        }
+    }
+    CHECK(used.size() == 32);
+    CHECK(CollectiveSplitOf(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 8, 1 << 20,
+                            layout) == 4);
+    CHECK(CollectiveRingOrders(8, layout, 2).size() == 2);
+    // A chain of links has no cycle: the ranks in order (PCIe carries what NVLink cannot).
+    CollectiveLayout chain;
+    chain.direct.assign(4, std::vector<bool>(4, false));
+    for (uint32_t a = 0; a + 1 < 4; ++a)
+    {
+        chain.direct[a][a + 1] = chain.direct[a + 1][a] = true;
+    }
+    CHECK(CollectiveRingOrders(4, chain, 8) == std::vector<std::vector<uint32_t>>{{0, 1, 2, 3}});
+    CHECK(CollectiveSplitOf(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, 1 << 20,
+                            chain) == 1);
+    // The analytical ring: each of the 4 rings on a link of its own, the same time as
+    // one ring of a quarter of the bytes.
+    const auto cost = [&linked](uint32_t a, uint32_t b) {
+        return CollectiveTransport::PathCost{MicroSeconds(1), linked(a, b) ? 18e9 : 14e9};
+    };
+    const Time four = CollectiveAnalyticalTime(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring,
+                                               8, 64 << 20, cost, layout);
+    const double piece = (64 << 20) / 8.0 / 4.0;
+    CHECK(four.GetSeconds() == doctest::Approx(14 * (1e-6 + piece / 18e9)).epsilon(1e-6));
+}
 
 TEST_CASE("rail-following rings: one channel per rail, every crossing on one rail")
 {

@@ -214,6 +214,59 @@ TEST_CASE("GPUs without NVLink (pcie-8gpu): collectives over PCIe at its framing
     CHECK(packet.summary["totals"]["pcie_replays"] == 0);
 }
 
+TEST_CASE("dgx-1: rings follow its NVLink cube mesh, pairs NVLink does not join go over PCIe")
+{
+    ScratchDir dir("collective-dgx1");
+    const std::string gpus =
+        "[h0.gpu0, h0.gpu1, h0.gpu2, h0.gpu3, h0.gpu4, h0.gpu5, h0.gpu6, h0.gpu7]";
+    const std::string body =
+        "duration: 60ms\ntopology: {builder: node, node: dgx-1}\nworkloads:\n"
+        "  - {type: collective, algorithm: ring, bytes: 64MiB, ranks: " +
+        gpus +
+        "}\n"
+        "  - {type: collective, job: a2a, op: all-to-all, bytes: 8MiB, start: 20ms, ranks: " +
+        gpus +
+        "}\n"
+        "  - {type: collective, job: pair, algorithm: ring, bytes: 8MiB, start: 40ms, ranks: "
+        "[h0.gpu0, h0.gpu5]}\n";
+    const Run packet = RunText(dir, "packet", body);
+    REQUIRE_MESSAGE(packet.code == kExitOk, packet.err);
+    const Run analytical = RunText(dir, "analytical", "fidelity: analytical\n" + body);
+    REQUIRE_MESSAGE(analytical.code == kExitOk, analytical.err);
+    const auto& c = packet.summary["collectives"];
+    for (size_t j = 0; j < 3; ++j)
+    {
+        CHECK_MESSAGE(c[j]["state"] == "completed", c[j].dump()); // every byte where it belongs
+    }
+    // NVLink1 carries 18.0 GB/s a link (docs/nvlink.md). The ring search finds two cycles
+    // through the 8 GPUs that share no link, each run both ways: 4 rings, each link
+    // carrying one each way, so a GPU sends on its 4 links at once.
+    const double link = 18.0;
+    MESSAGE("dgx-1 ring all-reduce 64 MiB: busBw " << c[0]["busbw_gbs"].get<double>()
+                                                   << " GB/s (4 rings x " << link << ")");
+    CHECK(c[0]["busbw_gbs"].get<double>() == doctest::Approx(4 * link).epsilon(0.05));
+    CHECK(Time(c[0]) == doctest::Approx(Time(analytical.summary["collectives"][0])).epsilon(0.05));
+    for (const auto& row : ReadCsv(dir / "packet" / "collective-steps.csv"))
+    {
+        if (row[0] != "job0")
+        {
+            continue;
+        }
+        const int a = row[2].back() - '0';
+        const int b = row[3].back() - '0';
+        CHECK_MESSAGE((a / 4 == b / 4 || a % 4 == b % 4), row[2] << " -> " << row[3]);
+    }
+    // gpu0 and gpu5 share no NVLink: Gen3 x16 through the root complex, F(3, 16, 256) =
+    // 14.6 GB/s (docs/pcie.md); a 2-rank all-reduce's busBw is its link's rate.
+    MESSAGE("dgx-1 gpu0 <-> gpu5 all-reduce 8 MiB over PCIe: busBw "
+            << c[2]["busbw_gbs"].get<double>() << " GB/s");
+    CHECK(c[2]["busbw_gbs"].get<double>() == doctest::Approx(14.6).epsilon(0.05));
+    CHECK(c[2]["busbw_gbs"].get<double>() < link);
+    // All-to-all sends between every pair: NVLink's and PCIe's at once.
+    CHECK(c[1]["busbw_gbs"].get<double>() > 0);
+    CHECK(Time(c[2]) == doctest::Approx(Time(analytical.summary["collectives"][2])).epsilon(0.05));
+}
+
 TEST_CASE("a straggler holds up every iteration by at least its delay")
 {
     ScratchDir dir("collective-straggler");

@@ -187,11 +187,19 @@ TEST_CASE("GPU ranks: GPUs that NVLink joins inside each server, refused otherwi
               .find("a rank is a host or a GPU, not 'h0.nic0'") != std::string::npos);
     CHECK(ParseErrorOf(rail + "{type: collective, bytes: 8MB, ranks: [h0.gpu1, h0.gpu1]}\n")
               .find("lists h0.gpu1 twice") != std::string::npos);
-    // dgx-1's hybrid cube mesh: gpu0 and gpu5 share no NVLink (docs/nvlink.md).
-    CHECK(ParseErrorOf("name: c\ntopology: {builder: node, node: dgx-1}\nworkloads:\n  - "
-                       "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n")
-              .find("NVLink does not join h0.gpu0 and h0.gpu5; collectives over NVLink and PCIe "
-                    "at once inside a server are not built yet") != std::string::npos);
+    // dgx-1's hybrid cube mesh: gpu0 and gpu5 share no NVLink (docs/nvlink.md); its PCIe
+    // tree carries them. A server of NVLink alone cannot.
+    CHECK(ParseScenario("name: c\ntopology: {builder: node, node: dgx-1}\nworkloads:\n  - "
+                        "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n",
+                        "d.yaml")
+              .workloads[0]
+              .rankDevices.size() == 2);
+    CHECK(ParseErrorOf(
+              "name: c\ntopology: {builder: node, node: {nvlink: {gpus: 4, "
+              "mesh: [{gpus: [0, 1], links: 1}, {gpus: [1, 2], links: 1}]}}}\nworkloads:\n  - "
+              "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu2]}\n")
+              .find("NVLink does not join h0.gpu0 and h0.gpu2, and the server has no PCIe tree "
+                    "to carry them") != std::string::npos);
     // pcie-8gpu has no NVLink: its PCIe tree joins the GPUs.
     CHECK(ParseScenario("name: c\ntopology: {builder: node, node: pcie-8gpu}\nworkloads:\n  - "
                         "{type: collective, bytes: 8MB, ranks: [h0.gpu0, h0.gpu5]}\n",

@@ -86,6 +86,12 @@ NvlinkCollectiveTransport::GetPathCost(uint32_t from, uint32_t to) const
     return c;
 }
 
+bool
+NvlinkCollectiveTransport::Reaches(uint32_t from, uint32_t to) const
+{
+    return m_node->CheckTransfer(m_gpus.at(from), m_gpus.at(to)).empty();
+}
+
 std::vector<uint32_t>
 NvlinkCollectiveTransport::GpusOf(const std::vector<uint32_t>& ranks) const
 {

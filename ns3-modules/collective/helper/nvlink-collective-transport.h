@@ -35,6 +35,8 @@ class NvlinkCollectiveTransport : public CollectiveTransport
      * the NVSwitch's latency where the path crosses one.
      */
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
+    /// Whether NVLink joins the two GPUs (dgx-1's hybrid cube mesh leaves some pairs out).
+    bool Reaches(uint32_t from, uint32_t to) const override;
     std::string CheckInSwitch(const std::vector<uint32_t>& ranks) const override;
     void SendInSwitch(CollectiveVia via, uint32_t from, uint32_t to,
                       const std::vector<uint32_t>& group, uint64_t bytes, Done done) override;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -140,6 +141,36 @@ HierarchicalPipeline(uint32_t k, double latency, double work, double ar)
     return end;
 }
 
+/**
+ * How many of \p orders' rings share each edge's way out of its sender: on a server's
+ * switch (NVSwitch, PCIe) or its NIC, every ring leaving the rank inside its server, or
+ * out of it; where the server's links join only some pairs (\p layout.direct), each
+ * pair has a link of its own, shared by the rings that take that pair.
+ */
+std::function<uint32_t(uint32_t, uint32_t)>
+RingShares(const std::vector<std::vector<uint32_t>>& orders, const std::vector<uint32_t>& serverOf,
+           const CollectiveLayout& layout)
+{
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> ways;
+    for (const auto& order : orders)
+    {
+        for (size_t i = 0; i < order.size(); ++i)
+        {
+            const uint32_t from = order[i];
+            const uint32_t to = order[(i + 1) % order.size()];
+            ++ways[layout.direct.empty()
+                       ? std::make_pair(from, serverOf[from] == serverOf[to] ? 0u : 1u)
+                       : std::make_pair(from, to)];
+        }
+    }
+    return [ways, &serverOf, direct = !layout.direct.empty()](uint32_t from, uint32_t to) {
+        const auto it =
+            ways.find(direct ? std::make_pair(from, to)
+                             : std::make_pair(from, serverOf[from] == serverOf[to] ? 0u : 1u));
+        return it == ways.end() ? 1u : it->second;
+    };
+}
+
 } // namespace
 
 Time
@@ -159,7 +190,6 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
             serverOf[r] = s;
         }
     }
-    const auto inside = [&serverOf](uint32_t a, uint32_t b) { return serverOf[a] == serverOf[b]; };
     switch (algorithm)
     {
     case CollectiveAlgorithm::Ring: {
@@ -182,18 +212,7 @@ CollectiveAnalyticalTime(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_
         }
         const uint32_t c = CollectiveSplitOf(op, algorithm, n, bytes, layout);
         const auto orders = CollectiveRingOrders(n, layout, c);
-        // How many channels leave each rank inside its server, and out of it.
-        std::vector<uint32_t> ways(2 * n, 0);
-        for (const auto& order : orders)
-        {
-            for (size_t i = 0; i < order.size(); ++i)
-            {
-                ++ways[2 * order[i] + (inside(order[i], order[(i + 1) % n]) ? 0 : 1)];
-            }
-        }
-        const auto share = [&](uint32_t from, uint32_t to) {
-            return ways[2 * from + (inside(from, to) ? 0 : 1)];
-        };
+        const auto share = RingShares(orders, serverOf, layout);
         Time worst;
         for (const auto& order : orders)
         {

@@ -656,10 +656,98 @@ CollectiveLayout::RanksPerServer() const
     return Uniform() ? static_cast<uint32_t>(servers[0].size()) : 1;
 }
 
+namespace
+{
+
+/// Extends \p path (from rank 0) to a cycle through every rank over the pairs \p free
+/// joins both ways, depth first; false when none exists or \p budget runs out.
+bool
+ExtendCycle(std::vector<uint32_t>& path, std::vector<bool>& on,
+            const std::vector<std::vector<bool>>& free, uint64_t& budget)
+{
+    const auto n = static_cast<uint32_t>(free.size());
+    const uint32_t last = path.back();
+    if (path.size() == n)
+    {
+        return free[last][path[0]];
+    }
+    for (uint32_t next = 0; next < n && budget > 0; ++next)
+    {
+        if (on[next] || !free[last][next])
+        {
+            continue;
+        }
+        --budget;
+        on[next] = true;
+        path.push_back(next);
+        if (ExtendCycle(path, on, free, budget))
+        {
+            return true;
+        }
+        path.pop_back();
+        on[next] = false;
+    }
+    return false;
+}
+
+/// Rings over the pairs \p direct joins (both ways): cycles through every rank that share
+/// no pair, each followed by its reverse; empty when there is none.
+std::vector<std::vector<uint32_t>>
+LinkFollowingRings(const std::vector<std::vector<bool>>& direct)
+{
+    const auto n = static_cast<uint32_t>(direct.size());
+    std::vector<std::vector<bool>> free(n, std::vector<bool>(n, false));
+    for (uint32_t a = 0; a < n; ++a)
+    {
+        for (uint32_t b = 0; b < n; ++b)
+        {
+            free[a][b] = a != b && direct[a].at(b) && direct.at(b)[a];
+        }
+    }
+    std::vector<std::vector<uint32_t>> rings;
+    uint64_t budget = 1000000; // a bound on the search on a server of many GPUs
+    while (n > 1)
+    {
+        std::vector<uint32_t> path{0};
+        std::vector<bool> on(n, false);
+        on[0] = true;
+        if (!ExtendCycle(path, on, free, budget))
+        {
+            break;
+        }
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            const uint32_t a = path[i];
+            const uint32_t b = path[(i + 1) % n];
+            free[a][b] = false;
+            free[b][a] = false;
+        }
+        rings.push_back(path);
+        if (n > 2)
+        {
+            // Backwards: rank 0 first, then the others in reverse.
+            std::reverse(path.begin() + 1, path.end());
+            rings.push_back(std::move(path));
+        }
+    }
+    return rings;
+}
+
+} // namespace
+
 std::vector<std::vector<uint32_t>>
 CollectiveRingOrders(uint32_t ranks, const CollectiveLayout& layout, uint32_t channels)
 {
     const uint32_t g = layout.RanksPerServer();
+    if (g < 2 && layout.direct.size() == ranks)
+    {
+        auto rings = LinkFollowingRings(layout.direct);
+        if (!rings.empty())
+        {
+            rings.resize(std::max(1u, std::min(channels, static_cast<uint32_t>(rings.size()))));
+            return rings;
+        }
+    }
     if (g < 2)
     {
         std::vector<uint32_t> order(ranks);
@@ -744,10 +832,15 @@ CollectiveSplitOf(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks
     {
     case CollectiveAlgorithm::Ring:
         // A chain pipelines its pieces: 8 per rank where the bytes cut so.
-        return CollectiveSplit(bytes, ranks,
-                               op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce
-                                   ? 8
-                                   : layout.RanksPerServer());
+        if (op == CollectiveOp::Broadcast || op == CollectiveOp::Reduce)
+        {
+            return CollectiveSplit(bytes, ranks, 8);
+        }
+        return CollectiveSplit(
+            bytes, ranks,
+            layout.direct.empty()
+                ? layout.RanksPerServer()
+                : static_cast<uint32_t>(CollectiveRingOrders(ranks, layout, ranks * ranks).size()));
     case CollectiveAlgorithm::Hierarchical:
         return CollectiveSplit(bytes, ranks, layout.chunks);
     case CollectiveAlgorithm::Tree:

@@ -77,6 +77,10 @@ struct CollectiveLayout
     /// Hierarchical: the chunks the buffer is pipelined in (fewer when the bytes do not
     /// cut into that many).
     uint32_t chunks{8};
+    /// Ranks of one server whose own links do not join every pair (dgx-1's NVLink cube
+    /// mesh; PCIe carries the rest): direct[a][b] says whether a link joins rank a to
+    /// rank b. Empty: every pair alike.
+    std::vector<std::vector<bool>> direct;
 
     /// At least 2 servers with the same number of ranks each: the rails line up.
     bool Uniform() const;
@@ -91,7 +95,11 @@ struct CollectiveLayout
  * c goes through each server's GPUs from the c-th on, and crosses to the next server
  * on a rail, every other server in reverse so that both ends of each crossing are the
  * same GPU index (the same rail). With an odd number of servers the ring's last
- * crossing changes rails. \p channels: at most this many (the rails), fewer if asked.
+ * crossing changes rails. On one server whose links join only some pairs (\p
+ * layout.direct), rings that follow the links, as NCCL searches them: cycles through
+ * every rank that share no link, each also run backwards (a link carries both ways), or
+ * the ranks in order where no such cycle exists. \p channels: at most this many (the
+ * rails, or the rings found), fewer if asked.
  */
 std::vector<std::vector<uint32_t>> CollectiveRingOrders(uint32_t ranks,
                                                         const CollectiveLayout& layout,
@@ -104,8 +112,9 @@ uint32_t CollectiveSplit(uint64_t bytes, uint32_t ranks, uint32_t want);
 /**
  * \brief What \p algorithm cuts \p op of \p bytes into, as the schedule and the
  * analytical mode both take it: ring channels (one per rank of a server on a Uniform()
- * layout), a chain's pieces per rank (8), hierarchical's chunks (\p layout.chunks), the
- * tree's chunks per tree (16); each fewer where the bytes do not cut so. 1 otherwise.
+ * layout, one per ring that follows a server's links where \p layout.direct is set), a chain's
+ * pieces per rank (8), hierarchical's chunks (\p layout.chunks), the tree's chunks per tree (16);
+ * each fewer where the bytes do not cut so. 1 otherwise.
  */
 uint32_t CollectiveSplitOf(CollectiveOp op, CollectiveAlgorithm algorithm, uint32_t ranks,
                            uint64_t bytes, const CollectiveLayout& layout);
