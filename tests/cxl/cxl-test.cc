@@ -384,3 +384,144 @@ TEST_CASE("link-layer retry: flits hit by bit errors go again, nothing is lost")
         Simulator::Destroy();
     }
 }
+
+namespace
+{
+
+/// A CXL 3.1 pool of 4 servers on two leaf switches ([h0, h1] and [h2, h3]) under the
+/// pool's switch; clients on \p active servers read flat out (\p requests each), or one
+/// at a time with \p rate 0 and 1 outstanding.
+struct FabricRun
+{
+    std::vector<double> gbs;
+    std::vector<double> p50Ns;
+    double idleNs{0};
+    uint64_t spineRoutes{0};
+    uint32_t hops{0};
+};
+
+void
+CountRoute(uint64_t* n, const CxlMessage&)
+{
+    ++*n;
+}
+
+FabricRun
+MeasureFabric(const std::vector<uint32_t>& active, uint64_t requests, uint32_t outstanding)
+{
+    CxlHelper h;
+    h.SetLinkAttribute("Version", StringValue("3.1"));
+    h.SetExpanderAttribute("DramRate", DataRateValue(DataRate("2000Gbps")));
+    CxlHelper::Servers s = h.InstallServers(4, 0, true, {0, 1, 2, 3}, {{0, 1}, {2, 3}});
+    REQUIRE_MESSAGE(s.Ok(), s.error);
+    REQUIRE(s.leafSwitches.size() == 2);
+    FabricRun r;
+    s.poolSwitch->TraceConnectWithoutContext("Route",
+                                             MakeBoundCallback(&CountRoute, &r.spineRoutes));
+    std::vector<Ptr<CxlMemoryClient>> clients;
+    for (uint32_t host : active)
+    {
+        Ptr<CxlMemoryClient> c = CreateObject<CxlMemoryClient>();
+        c->SetAttribute("Outstanding", UintegerValue(outstanding));
+        c->SetAttribute("Requests", UintegerValue(requests));
+        c->AssignStreams(10 * host);
+        s.cpus[host]->Attach(c, s.poolRootPort[host]);
+        c->Start(Time(0));
+        clients.push_back(c);
+    }
+    Simulator::Run();
+    for (const auto& c : clients)
+    {
+        CHECK(c->GetCompleted() == requests);
+        r.gbs.push_back(c->GetAchievedBytesPerSecond() / 1e9);
+        r.p50Ns.push_back(c->GetLatencyQuantile(0.5).GetSeconds() * 1e9);
+    }
+    CHECK(s.pool->GetReads() == requests * active.size());
+    TimeValue host;
+    TimeValue sw;
+    clients[0]->GetAttribute("HostLatency", host);
+    s.poolSwitch->GetAttribute("Latency", sw);
+    // h0's root port, its leaf's link to the pool's switch, the pool's link.
+    r.idleNs =
+        CxlHelper::IdleReadLatency(host.Get(), {s.poolHostLinks[0], s.fabricLinks[0], s.poolLink},
+                                   sw.Get(), s.pool, false)
+            .GetSeconds() *
+        1e9;
+    r.hops = s.manager->GetHops(1, 0); // h0's edge port (ID 1) to the pool's (ID 0)
+    s.Dispose();
+    Simulator::Destroy();
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("CXL 3.x multi-level switching: port-based routing through two switches to a pool")
+{
+    // Idle: one read at a time costs its parts, with two switches each way.
+    const FabricRun idle = MeasureFabric({0}, 20, 1);
+    std::printf("multi-level pool idle read: %.1f ns (parts %.1f ns), %u switches\n", idle.p50Ns[0],
+                idle.idleNs, idle.hops);
+    CHECK(idle.p50Ns[0] == doctest::Approx(idle.idleNs).epsilon(0.01));
+    CHECK(idle.hops == 2);
+    // Every request and every response crosses the pool's switch by its port ID.
+    CHECK(idle.spineRoutes == 2 * 20);
+    // Flat out, one host reads at the 256-byte flit arithmetic (less the first read's
+    // round trip, 0.5 us of 58); two hosts on different leaves share the pool's link evenly.
+    const double limit = CxlLinkSpec{"3.1", 64, 16, CxlFlitMode::Flit256}.LineBytesPerSecond(
+                             CxlMessageType::S2mDrs) /
+                         1e9;
+    const FabricRun one = MeasureFabric({0}, 100000, 4096);
+    const FabricRun two = MeasureFabric({0, 2}, 100000, 4096);
+    std::printf("multi-level pool flat out: one host %.2f GB/s; h0 + h2 %.2f + %.2f GB/s (link "
+                "%.2f)\n",
+                one.gbs[0], two.gbs[0], two.gbs[1], limit);
+    CHECK(one.gbs[0] == doctest::Approx(limit).epsilon(0.02));
+    CHECK(two.gbs[0] + two.gbs[1] == doctest::Approx(limit).epsilon(0.02));
+    CHECK(two.gbs[0] == doctest::Approx(two.gbs[1]).epsilon(0.05));
+}
+
+TEST_CASE("CXL fabrics refuse what port-based routing cannot do, naming it")
+{
+    CxlHelper h;
+    h.SetLinkAttribute("Version", StringValue("2.0"));
+    CxlHelper::Servers old = h.InstallServers(2, 0, true, {0, 1}, {{0}, {1}});
+    CHECK(old.error.find("switches under switches route by port ID, which CXL 2.0 does not have") !=
+          std::string::npos);
+    old.Dispose();
+    h.SetLinkAttribute("Version", StringValue("3.0"));
+    CxlHelper::Servers off = h.InstallServers(3, 0, true, {0, 1, 2}, {{0}, {1}});
+    CHECK(off.error.find("pool host h2 is on no switch") != std::string::npos);
+    off.Dispose();
+    // 12-bit port IDs: the 4097th edge port has none.
+    Ptr<CxlFabricManager> fm = CreateObject<CxlFabricManager>();
+    Ptr<CxlSwitch> sw = CreateObject<CxlSwitch>();
+    const uint32_t s = fm->AddSwitch(sw);
+    std::string wrong;
+    for (uint32_t i = 0; i <= CxlFabricManager::kMaxPortIds && wrong.empty(); ++i)
+    {
+        sw->AddUpstreamPort();
+        uint16_t pid = 0;
+        wrong = fm->AddHost(s, i, &pid);
+        CHECK((!wrong.empty() || pid == i));
+    }
+    CHECK(wrong == "port IDs are 12 bits: 4096 edge ports at most");
+    // Two switches no link joins.
+    Ptr<CxlFabricManager> apart = CreateObject<CxlFabricManager>();
+    Ptr<CxlSwitch> a = CreateObject<CxlSwitch>();
+    Ptr<CxlSwitch> b = CreateObject<CxlSwitch>();
+    apart->AddSwitch(a);
+    apart->AddSwitch(b);
+    a->AddUpstreamPort();
+    b->AddDownstreamPort();
+    uint16_t host = 0;
+    uint16_t device = 0;
+    REQUIRE(apart->AddHost(0, 0, &host).empty());
+    REQUIRE(apart->AddDevice(1, 0, &device).empty());
+    CHECK(apart->Bind(host, device, 0) == "no link joins switch 0 to switch 1");
+    CHECK(apart->Bind(device, device, 0) == "port ID 1 is not a host's edge port");
+    for (const Ptr<Object>& o :
+         {Ptr<Object>(fm), Ptr<Object>(sw), Ptr<Object>(apart), Ptr<Object>(a), Ptr<Object>(b)})
+    {
+        o->Dispose();
+    }
+}

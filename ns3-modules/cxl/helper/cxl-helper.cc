@@ -98,6 +98,7 @@ std::vector<Ptr<CxlLink>>
 CxlHelper::Servers::AllLinks() const
 {
     std::vector<Ptr<CxlLink>> all = poolHostLinks;
+    all.insert(all.end(), fabricLinks.begin(), fabricLinks.end());
     for (const auto& server : links)
     {
         all.insert(all.end(), server.begin(), server.end());
@@ -127,7 +128,11 @@ CxlHelper::Servers::Dispose()
             e->Dispose();
         }
     }
-    for (const Ptr<Object>& o : {Ptr<Object>(poolSwitch), Ptr<Object>(pool)})
+    for (const auto& leaf : leafSwitches)
+    {
+        leaf->Dispose();
+    }
+    for (const Ptr<Object>& o : {Ptr<Object>(poolSwitch), Ptr<Object>(pool), Ptr<Object>(manager)})
     {
         if (o)
         {
@@ -171,7 +176,8 @@ CxlHelper::InstallSharedPort() const
 
 CxlHelper::Servers
 CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
-                          const std::vector<uint32_t>& pool) const
+                          const std::vector<uint32_t>& pool,
+                          const std::vector<std::vector<uint32_t>>& leaves) const
 {
     Servers out;
     if (const std::string wrong = m_link.Create<CxlLink>()->Check(); !wrong.empty())
@@ -213,6 +219,15 @@ CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
             out.error = fmt::format("pool host h{}: there are {} servers", h, servers);
             return out;
         }
+    }
+    if (!leaves.empty())
+    {
+        out.error = AddLeaves(out, pool, leaves);
+        return out;
+    }
+    for (size_t ld = 0; hasPool && ld < pool.size(); ++ld)
+    {
+        const uint32_t h = pool[ld];
         Ptr<CxlLink> link = m_link.Create<CxlLink>();
         Ptr<CxlPort> root = CreateObject<CxlPort>();
         link->Connect(root, out.poolSwitch->AddUpstreamPort());
@@ -225,6 +240,71 @@ CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
         }
     }
     return out;
+}
+
+std::string
+CxlHelper::AddLeaves(Servers& out, const std::vector<uint32_t>& pool,
+                     const std::vector<std::vector<uint32_t>>& leaves) const
+{
+    const CxlLinkSpec spec = m_link.Create<CxlLink>()->GetSpec();
+    if (!out.poolSwitch || spec.version.empty() || spec.version[0] != '3')
+    {
+        return fmt::format("switches under switches route by port ID, which CXL {} does not "
+                           "have (CXL 3.0 on)",
+                           spec.version);
+    }
+    out.manager = CreateObject<CxlFabricManager>();
+    const uint32_t spine = out.manager->AddSwitch(out.poolSwitch);
+    uint16_t poolPid = 0;
+    if (std::string wrong = out.manager->AddDevice(spine, 0, &poolPid); !wrong.empty())
+    {
+        return wrong;
+    }
+    std::vector<int64_t> leafOf(out.cpus.size(), -1);
+    for (size_t k = 0; k < leaves.size(); ++k)
+    {
+        Ptr<CxlSwitch> leaf = m_switch.Create<CxlSwitch>();
+        const uint32_t index = out.manager->AddSwitch(leaf);
+        const auto [down, up] = out.manager->Link(index, spine);
+        Ptr<CxlLink> link = m_link.Create<CxlLink>();
+        link->Connect(down, up);
+        out.leafSwitches.push_back(leaf);
+        out.fabricLinks.push_back(link);
+        for (uint32_t h : leaves[k])
+        {
+            if (h >= out.cpus.size() || leafOf[h] >= 0)
+            {
+                return fmt::format("leaf switch {}: h{} is not a server, or on two switches", k, h);
+            }
+            leafOf[h] = static_cast<int64_t>(k);
+        }
+    }
+    for (size_t ld = 0; ld < pool.size(); ++ld)
+    {
+        const uint32_t h = pool[ld];
+        if (leafOf[h] < 0)
+        {
+            return fmt::format("pool host h{} is on no switch", h);
+        }
+        Ptr<CxlSwitch> leaf = out.leafSwitches[leafOf[h]];
+        Ptr<CxlLink> link = m_link.Create<CxlLink>();
+        Ptr<CxlPort> root = CreateObject<CxlPort>();
+        link->Connect(root, leaf->AddUpstreamPort());
+        out.poolRootPort[h] = out.cpus[h]->AddRootPort(root);
+        out.poolHostLinks.push_back(link);
+        uint16_t pid = 0;
+        std::string wrong = out.manager->AddHost(static_cast<uint32_t>(leafOf[h]) + 1,
+                                                 leaf->GetNUpstreamPorts() - 1, &pid);
+        if (wrong.empty())
+        {
+            wrong = out.manager->Bind(pid, poolPid, static_cast<uint32_t>(ld));
+        }
+        if (!wrong.empty())
+        {
+            return wrong;
+        }
+    }
+    return "";
 }
 
 Time

@@ -8,6 +8,7 @@
 
 #include "ns3/cxl-cpu.h"
 #include "ns3/cxl-dma-engine.h"
+#include "ns3/cxl-fabric-manager.h"
 #include "ns3/cxl-link.h"
 #include "ns3/cxl-memory-client.h"
 #include "ns3/cxl-memory-expander.h"
@@ -89,6 +90,11 @@ class CxlHelper
         Ptr<CxlLink> poolLink;                   ///< the switch to the pool's expander
         std::vector<Ptr<CxlLink>> poolHostLinks; ///< each pool host's root port to the switch
         std::vector<uint32_t> poolRootPort; ///< by server: its root port to the switch, or kLocal
+        /// A multi-level pool (CXL 3.x): the switches the pool's hosts sit on, each linked
+        /// to the pool's switch, and the fabric manager that routes between them.
+        std::vector<Ptr<CxlSwitch>> leafSwitches;
+        std::vector<Ptr<CxlLink>> fabricLinks; ///< leaf switch k to the pool's switch
+        Ptr<CxlFabricManager> manager;
         std::string error;
         bool Ok() const { return error.empty(); }
         /// Every link of the servers and the pool.
@@ -100,10 +106,14 @@ class CxlHelper
     /**
      * \brief \p servers servers with \p expanders expanders each; the servers in \p pool
      * (each bound to its own logical device, in order) share one more expander through a
-     * switch when \p hasPool.
+     * switch when \p hasPool. With \p leaves (CXL 3.x), the pool's servers sit on
+     * switches of their own, leaf k holding the servers \p leaves[k] lists, each leaf
+     * linked to the pool's switch; a fabric manager gives the edge ports their IDs and
+     * routes by them.
      */
     Servers InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
-                           const std::vector<uint32_t>& pool) const;
+                           const std::vector<uint32_t>& pool,
+                           const std::vector<std::vector<uint32_t>>& leaves = {}) const;
 
     /// The idle latency of one read through \p d, summed from its parts: the host's round
     /// trip, the link's delay both ways, one request flit and the two flits a line's
@@ -116,6 +126,11 @@ class CxlHelper
                                 Time switchLatency, Ptr<CxlMemoryExpander> memory, bool rowHit);
 
   private:
+    /// InstallServers' multi-level pool: the leaf switches, their links to the pool's
+    /// switch, the pool's hosts on them, and the fabric manager's IDs and bindings.
+    std::string AddLeaves(Servers& out, const std::vector<uint32_t>& pool,
+                          const std::vector<std::vector<uint32_t>>& leaves) const;
+
     ObjectFactory m_link;
     ObjectFactory m_expander;
     ObjectFactory m_client;

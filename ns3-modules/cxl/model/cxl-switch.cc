@@ -24,7 +24,10 @@ CxlSwitch::GetTypeId()
                           MakeTimeChecker(Time(0)))
             .AddTraceSource("Forward", "A message crossed the switch",
                             MakeTraceSourceAccessor(&CxlSwitch::m_forwardTrace),
-                            "ns3::CxlSwitch::ForwardTracedCallback");
+                            "ns3::CxlSwitch::ForwardTracedCallback")
+            .AddTraceSource("Route", "A message crossed the switch by port-based routing",
+                            MakeTraceSourceAccessor(&CxlSwitch::m_routeTrace),
+                            "ns3::CxlSwitch::RouteTracedCallback");
     return tid;
 }
 
@@ -49,6 +52,65 @@ CxlSwitch::AddDownstreamPort()
         MakeCallback(&CxlSwitch::FromDevice, this).Bind(static_cast<uint32_t>(m_down.size())));
     m_down.push_back(p);
     return p;
+}
+
+Ptr<CxlPort>
+CxlSwitch::AddFabricPort()
+{
+    Ptr<CxlPort> p = CreateObject<CxlPort>();
+    p->SetReceiveCallback(MakeCallback(&CxlSwitch::Route, this));
+    m_fabric.push_back(p);
+    return p;
+}
+
+void
+CxlSwitch::SetRoute(uint16_t pid, Ptr<CxlPort> port)
+{
+    m_routes[pid] = port;
+}
+
+std::string
+CxlSwitch::BindRemote(uint32_t host, uint16_t hostPid, uint16_t devicePid, uint32_t ld)
+{
+    if (host >= m_up.size())
+    {
+        return fmt::format("upstream port {}: the switch has {}", host, m_up.size());
+    }
+    if (m_hostBinding.count(host) || m_remote.count(host))
+    {
+        return fmt::format("upstream port {} is bound already", host);
+    }
+    if (ld >= 16)
+    {
+        return fmt::format("logical device {}: a multi-logical device has at most 16", ld);
+    }
+    m_remote[host] = {hostPid, devicePid, ld};
+    return "";
+}
+
+std::string
+CxlSwitch::SetOwner(uint32_t device, uint16_t devicePid, uint32_t ld, uint16_t hostPid)
+{
+    if (device >= m_down.size())
+    {
+        return fmt::format("downstream port {}: the switch has {}", device, m_down.size());
+    }
+    const auto key = std::make_pair(device, ld);
+    if (m_ldOwner.count(key) || m_remoteOwner.count(key))
+    {
+        return fmt::format("logical device {} of downstream port {} is bound already", ld, device);
+    }
+    m_remoteOwner[key] = {devicePid, hostPid};
+    return "";
+}
+
+void
+CxlSwitch::Route(const CxlMessage& m)
+{
+    const auto it = m_routes.find(m.dpid);
+    NS_ABORT_MSG_IF(it == m_routes.end(), "CxlSwitch: no route to port ID " << m.dpid);
+    m_routeTrace(m);
+    Simulator::Schedule(m_latency, &CxlPort::Enqueue, it->second, m);
 }
 
 std::string
@@ -93,6 +155,15 @@ CxlSwitch::BindDevice(uint32_t host, uint32_t device)
 void
 CxlSwitch::FromHost(uint32_t host, const CxlMessage& m)
 {
+    if (const auto remote = m_remote.find(host); remote != m_remote.end())
+    {
+        CxlMessage out = m;
+        out.logicalDevice = remote->second.ld;
+        out.spid = remote->second.hostPid;
+        out.dpid = remote->second.devicePid;
+        Route(out);
+        return;
+    }
     auto it = m_hostBinding.find(host);
     NS_ABORT_MSG_IF(it == m_hostBinding.end(),
                     "CxlSwitch: upstream port " << host << " is bound to no device");
@@ -114,6 +185,15 @@ CxlSwitch::FromDevice(uint32_t device, const CxlMessage& m)
         Simulator::Schedule(m_latency, &CxlPort::Enqueue, m_up[io->second], m);
         return;
     }
+    if (const auto remote = m_remoteOwner.find({device, m.logicalDevice});
+        remote != m_remoteOwner.end())
+    {
+        CxlMessage out = m;
+        out.spid = remote->second.first;
+        out.dpid = remote->second.second;
+        Route(out);
+        return;
+    }
     auto it = m_ldOwner.find({device, m.logicalDevice});
     NS_ABORT_MSG_IF(it == m_ldOwner.end(), "CxlSwitch: logical device "
                                                << m.logicalDevice << " of downstream port "
@@ -125,7 +205,8 @@ CxlSwitch::FromDevice(uint32_t device, const CxlMessage& m)
 void
 CxlSwitch::DoDispose()
 {
-    for (auto* ports : {&m_up, &m_down})
+    m_routes.clear();
+    for (auto* ports : {&m_up, &m_down, &m_fabric})
     {
         for (auto& p : *ports)
         {
