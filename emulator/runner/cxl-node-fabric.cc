@@ -223,8 +223,8 @@ class CxlNodeFabric : public NodeFabricFlows
             pool.resize(s.topology.HostCount());
             std::iota(pool.begin(), pool.end(), 0);
         }
-        CxlHelper::Servers servers =
-            h.InstallServers(s.topology.HostCount(), c.expanders.size(), c.hasPool, pool);
+        CxlHelper::Servers servers = h.InstallServers(s.topology.HostCount(), c.expanders.size(),
+                                                      c.hasPool, pool, c.poolSwitches);
         const auto apply = [](Ptr<CxlMemoryExpander> e, const CxlExpanderYaml& y) {
             e->SetAttribute("DramRate", DataRateValue(DataRate(y.dramBitsPerSecond)));
             e->SetAttribute("DramLatency", TimeValue(PicoSeconds(y.dramLatencyPs)));
@@ -258,8 +258,13 @@ class CxlNodeFabric : public NodeFabricFlows
         std::vector<Ptr<CxlLink>> path;
         if (device == "pool")
         {
-            // The host's link to the switch is built as the switch's link to the pool.
+            // The host's link to the switch is built as the switch's link to the pool; under
+            // switches of their own, the leaf's link to the pool's switch is too.
             path = {m_servers.poolLink, m_servers.poolLink};
+            if (!m_servers.fabricLinks.empty())
+            {
+                path.insert(path.begin() + 1, m_servers.fabricLinks[0]);
+            }
         }
         else if (device != "mem")
         {

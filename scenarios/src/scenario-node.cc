@@ -612,7 +612,7 @@ void
 ReadPool(const Reader& r, const YAML::Node& n, CxlNodeYaml& c)
 {
     const std::string where = kCxl + ".pool";
-    r.CheckMap(n, where, {"hosts", "capacity", "dram_rate", "dram_latency"});
+    r.CheckMap(n, where, {"hosts", "switches", "capacity", "dram_rate", "dram_latency"});
     c.hasPool = true;
     const YAML::Node hosts = n["hosts"];
     c.poolHosts.clear(); // all, unless listed
@@ -620,6 +620,20 @@ ReadPool(const Reader& r, const YAML::Node& n, CxlNodeYaml& c)
     {
         // Checked against the topology's servers once it is known (ValidateTopology).
         c.poolHosts = r.Hosts(hosts, where + ".hosts", UINT32_MAX);
+    }
+    c.poolSwitches.clear();
+    if (const YAML::Node switches = n["switches"])
+    {
+        if (!switches.IsSequence() || switches.size() == 0)
+        {
+            r.Fail(switches, where + ".switches is a list of switches, each a list of servers "
+                                     "([[h0, h1], [h2, h3]])");
+        }
+        for (size_t k = 0; k < switches.size(); ++k)
+        {
+            c.poolSwitches.push_back(
+                r.Hosts(switches[k], fmt::format("{}.switches.{}", where, k), UINT32_MAX));
+        }
     }
     c.pool = ReadExpander(r, n, where, c.pool);
 }
@@ -732,6 +746,20 @@ WriteCxl(YAML::Emitter& y, const CxlNodeYaml& c)
             for (uint32_t h : c.poolHosts)
             {
                 y << "h" + std::to_string(h);
+            }
+            y << YAML::EndSeq;
+        }
+        if (!c.poolSwitches.empty())
+        {
+            y << YAML::Key << "switches" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+            for (const auto& hosts : c.poolSwitches)
+            {
+                y << YAML::Flow << YAML::BeginSeq;
+                for (uint32_t h : hosts)
+                {
+                    y << "h" + std::to_string(h);
+                }
+                y << YAML::EndSeq;
             }
             y << YAML::EndSeq;
         }
@@ -917,6 +945,11 @@ NodeTopologyMatrix(const NodeYaml& node)
                        ? "         shared through a CXL switch by every server\n"
                        : fmt::format("         shared through a CXL switch by h{}\n",
                                      fmt::join(node.cxl.poolHosts, ", h"));
+            for (size_t k = 0; k < node.cxl.poolSwitches.size(); ++k)
+            {
+                out += fmt::format("         under it switch {}: h{} (port-based routing)\n", k,
+                                   fmt::join(node.cxl.poolSwitches[k], ", h"));
+            }
         }
     }
     return out;

@@ -610,6 +610,51 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
 }
 
 /// topology.node.cxl: a link the specification allows, a pool of existing servers.
+
+/// topology.node.cxl.pool.switches (at \p n): CXL 3.x, every pool server on one of them,
+/// and nothing else on them.
+void
+ValidatePoolSwitches(const Reader& r, const YAML::Node& n, const Scenario& s)
+{
+    const CxlNodeYaml& c = s.topology.node.cxl;
+    const std::string where = "topology.node.cxl.pool.switches";
+    if (c.version.empty() || c.version[0] != '3')
+    {
+        FailAt(r, n,
+               fmt::format("{}: switches under the pool's switch route by port ID, which CXL {} "
+                           "does not have (version 3.0 or 3.1)",
+                           where, c.version));
+    }
+    const uint32_t servers = s.topology.HostCount();
+    std::vector<int64_t> on(servers, -1);
+    for (size_t k = 0; k < c.poolSwitches.size(); ++k)
+    {
+        const YAML::Node at = n.IsSequence() && k < n.size() ? n[k] : n;
+        for (uint32_t h : c.poolSwitches[k])
+        {
+            if (h >= servers || !c.InPool(h))
+            {
+                FailAt(r, at,
+                       fmt::format("{}.{}: h{} does not share the pool (pool.hosts)", where, k, h));
+            }
+            if (on[h] >= 0)
+            {
+                FailAt(r, at,
+                       fmt::format("{}.{}: h{} is on switch {} already", where, k, h, on[h]));
+            }
+            on[h] = static_cast<int64_t>(k);
+        }
+    }
+    for (uint32_t h = 0; h < servers; ++h)
+    {
+        if (c.InPool(h) && on[h] < 0)
+        {
+            FailAt(r, n,
+                   fmt::format("{}: h{} shares the pool but is on none of its switches", where, h));
+        }
+    }
+}
+
 void
 ValidateCxl(const Reader& r, const YAML::Node& t, const Scenario& s)
 {
@@ -647,6 +692,10 @@ ValidateCxl(const Reader& r, const YAML::Node& t, const Scenario& s)
                fmt::format("topology.node.cxl.pool: {} hosts, but a pooled expander has at most "
                            "16 logical devices",
                            n));
+    }
+    if (!c.poolSwitches.empty())
+    {
+        ValidatePoolSwitches(r, pool.IsMap() && pool["switches"] ? pool["switches"] : pool, s);
     }
 }
 

@@ -144,7 +144,10 @@ struct CxlNodeYaml
     std::vector<CxlExpanderYaml> expanders; ///< cxl0, cxl1, ...: each on a root port of the CPU
     bool hasPool{false};
     std::vector<uint32_t> poolHosts; ///< servers a CXL switch joins to the pool (empty: all)
-    CxlExpanderYaml pool;            ///< the pool's multi-logical-device expander
+    /// CXL 3.x: the switches the pool's servers sit on, each a list of servers, each switch
+    /// linked to the pool's switch (empty: every pool server on the pool's switch).
+    std::vector<std::vector<uint32_t>> poolSwitches;
+    CxlExpanderYaml pool; ///< the pool's multi-logical-device expander
     int64_t switchLatencyPs{50'000};
     /// Whether server \p host is wired to the pool's switch.
     bool InPool(uint32_t host) const;

@@ -85,6 +85,46 @@ TEST_CASE("memory workloads: idle latency to local DRAM and an expander, the lin
     CHECK(fs::exists(out / "plots" / "loaded-latency.gp"));
 }
 
+TEST_CASE("a CXL 3.1 pool under two levels of switches: a lone read costs one more link and switch")
+{
+    const ScratchDir dir("cxl-switches");
+    const auto run = [&dir](const std::string& name, const std::string& switches) {
+        const fs::path file = dir / (name + ".yaml");
+        std::ofstream(file)
+            << "name: " << name
+            << "\nduration: 1ms\ntopology:\n  builder: star\n  hosts: 4\n  node:\n"
+               "    cxl: {version: \"3.1\", expanders: 0, pool: {hosts: all, dram_rate: 2000Gbps"
+            << switches
+            << "}}\nworkloads:\n"
+               "  - {type: memory, on: h3.cpu, target: h3.pool, outstanding: 1, duration: 5us}\n"
+               "  - {type: memory, on: h0.cpu, target: h0.pool, outstanding: 2048, bytes: 4MB, "
+               "start: 10us}\n";
+        const RunOutcome r = RunInProcess(file, dir / name);
+        REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+        return Summary(dir / name);
+    };
+    const auto one = run("one", "");
+    const auto two = run("two", ", switches: [[h0, h1], [h2, h3]]");
+    const auto& lone = two["memory"][0];
+    CHECK(lone["p50_ns"].get<double>() == doctest::Approx(lone["idle_ns"].get<double>()));
+    // The leaf's link both ways (2 x 25 ns, and a request flit and a response flit of 2 ns:
+    // a line's header and data take 5 of a 256-byte flit's 15 slots), and the leaf switch
+    // both ways (2 x 50 ns).
+    const ns3::CxlLinkSpec spec{"3.1", 64, 16, ns3::CxlFlitMode::Flit256};
+    const double more = 2 * 25 + 2 * spec.FlitSeconds() * 1e9 + 2 * 50;
+    const double added = lone["p50_ns"].get<double>() - one["memory"][0]["p50_ns"].get<double>();
+    MESSAGE("a lone read to the pool: " << one["memory"][0]["p50_ns"].get<double>()
+                                        << " ns on one "
+                                           "switch, "
+                                        << lone["p50_ns"].get<double>() << " ns under two");
+    CHECK(added == doctest::Approx(more).epsilon(0.01));
+    // Flat out, 256-byte flits' arithmetic through both switches.
+    CHECK(
+        two["memory"][1]["gbs"].get<double>() ==
+        doctest::Approx(spec.LineBytesPerSecond(ns3::CxlMessageType::S2mDrs) / 1e9).epsilon(0.03));
+    CHECK(two["memory"][1]["requests"] == 4 * 1024 * 1024 / 64);
+}
+
 TEST_CASE("the shipped CXL scenarios meet their expectations: the knee and the pool")
 {
     const ScratchDir dir("cxl-shipped");
@@ -120,6 +160,33 @@ TEST_CASE("bad CXL input is refused at its place, before anything runs")
          "256}\n" +
              read,
          "flit.yaml:6:47: topology.node.cxl: a 256-byte flit at 32 GT/s"},
+        {"switches-2.0",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {pool: {switches: [[h0], "
+         "[h1]]}}\n" +
+             read,
+         "switches-2.0.yaml:7:28: topology.node.cxl.pool.switches: switches under the pool's "
+         "switch route by port ID, which CXL 2.0 does not have (version 3.0 or 3.1)"},
+        {"switches-twice",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {version: \"3.1\", pool: "
+         "{switches: [[h0, h1], [h1]]}}\n" +
+             read,
+         "switches-twice.yaml:7:55: topology.node.cxl.pool.switches.1: h1 is on switch 0 already"},
+        {"switches-missing",
+         "topology:\n  builder: star\n  hosts: 3\n  node:\n    cxl: {version: \"3.0\", pool: "
+         "{switches: [[h0, h1]]}}\n" +
+             read,
+         "switches-missing.yaml:7:44: topology.node.cxl.pool.switches: h2 shares the pool but is "
+         "on none of its switches"},
+        {"switches-outside",
+         "topology:\n  builder: star\n  hosts: 3\n  node:\n    cxl: {version: \"3.0\", pool: "
+         "{hosts: [h0, h1], switches: [[h0, h1, h2]]}}\n" +
+             read,
+         "topology.node.cxl.pool.switches.0: h2 does not share the pool (pool.hosts)"},
+        {"switches-shape",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {version: \"3.0\", pool: "
+         "{switches: h0}}\n" +
+             read,
+         "topology.node.cxl.pool.switches is a list of switches, each a list of servers"},
         {"pool-hosts",
          "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {pool: {hosts: [h0, h5]}}\n" +
              read,
@@ -199,4 +266,8 @@ TEST_CASE("fabemu topo lists a server's CXL memory: its link, expanders and the 
     CHECK(r.out.find("pool   256 GiB, DRAM 76.8 GB/s, 60 ns") != std::string::npos);
     CHECK(r.out.find("shared through a CXL switch by every server") != std::string::npos);
     CHECK(r.out.find("Legend") == std::string::npos); // no GPU or NIC: no matrix
+    const auto fabric = FabemuInProcess({"topo", (kScenarios / "cxl-fabric-pool.yaml").string()});
+    CHECK(fabric.code == kExitOk);
+    CHECK(fabric.out.find("CXL 3.1 x16 at 64 GT/s, 256-byte flits") != std::string::npos);
+    CHECK(fabric.out.find("under it switch 1: h2, h3 (port-based routing)") != std::string::npos);
 }
