@@ -38,6 +38,10 @@ class CxlNodeFabric : public NodeFabricFlows
             {
                 m.client->Dispose();
             }
+            if (m.dma)
+            {
+                m.dma->Dispose();
+            }
         }
         m_servers.Dispose();
     }
@@ -61,9 +65,9 @@ class CxlNodeFabric : public NodeFabricFlows
         NS_ABORT_MSG_IF(!m_servers.Ok(), m_servers.error); // Check() refused it before any run
         for (const auto& w : s.workloads)
         {
-            if (w.type == "memory")
+            if (Takes(s, w))
             {
-                m_memory.push_back({w, nullptr, 0});
+                m_memory.push_back({w, nullptr, nullptr, 0});
             }
         }
         m_seed = s.seed;
@@ -120,7 +124,12 @@ class CxlNodeFabric : public NodeFabricFlows
     }
 
   protected:
-    bool Takes(const Scenario&, const WorkloadSpec& w) const override { return w.type == "memory"; }
+    /// Memory workloads, and the DMA of a GPU that shares an expander's root port.
+    bool Takes(const Scenario& s, const WorkloadSpec& w) const override
+    {
+        return w.type == "memory" ||
+               (w.type == "dma" && s.topology.node.cxl.SharedBy(w.srcDevice) >= 0);
+    }
 
     /// The bytes alone at the narrower of the target's link (reads and writes each on
     /// their direction) and its DRAM, at most the offered rate; a duration is its own.
@@ -131,6 +140,15 @@ class CxlNodeFabric : public NodeFabricFlows
             return PicoSeconds(w.memoryDurationPs);
         }
         const CxlLinkSpec link = CxlLinkOf(m_cxl);
+        if (w.type == "dma")
+        {
+            // Full TLPs of MaxPayload bytes in the link's slots and flits.
+            UintegerValue mps;
+            CreateObject<CxlDmaEngine>()->GetAttribute("MaxPayload", mps);
+            const double payload = static_cast<double>(mps.Get());
+            return Seconds(static_cast<double>(w.bytes) * CxlIoSlots(mps.Get()) * 16 / payload /
+                           (link.BytesPerSecond() * link.Slots() * 16 / link.FlitBytes()));
+        }
         const double bytes = static_cast<double>(w.bytes);
         double seconds = bytes / 64 * Target(w.dst, w.dstDevice)->GetLineTime().GetSeconds();
         if (w.dstDevice != "mem")
@@ -151,6 +169,10 @@ class CxlNodeFabric : public NodeFabricFlows
     {
         Memory& m = m_memory.at(i);
         const WorkloadSpec& w = m.spec;
+        if (w.type == "dma")
+        {
+            return LaunchDma(i, r.spec.src);
+        }
         m.client = CreateObject<CxlMemoryClient>();
         m.client->SetAttribute("ReadRatio", DoubleValue(w.readRatio));
         m.client->SetAttribute("Outstanding", UintegerValue(w.outstanding));
@@ -196,7 +218,26 @@ class CxlNodeFabric : public NodeFabricFlows
                       uint64_t transfer) const override
     {
         const auto& m = m_memory.at(transfer - 1);
+        if (m.dma)
+        {
+            return m.dma->GetDelivered();
+        }
         return m.client ? m.client->GetCompleted() * 64 : 0;
+    }
+
+    /// A GPU's DMA write to host memory over CXL.io, on the root port it shares with
+    /// an expander.
+    uint64_t LaunchDma(size_t i, uint32_t host)
+    {
+        Memory& m = m_memory.at(i);
+        const auto k = static_cast<size_t>(m_cxl.SharedBy(m.spec.srcDevice));
+        m.dma = CreateObject<CxlDmaEngine>();
+        m.dma->SetAttribute("Id", UintegerValue(kDmaIds + i)); // apart from clients' requesters
+        m.dma->SetPort(m_servers.devicePorts.at(host).at(k));
+        m_servers.cpus.at(host)->TraceConnectWithoutContext(
+            "IoRx", MakeCallback(&CxlDmaEngine::Delivered, m.dma));
+        m.dma->Write(m.spec.bytes, MakeCallback(&CxlNodeFabric::Done, this).Bind(i));
+        return i + 1;
     }
 
   private:
@@ -204,6 +245,7 @@ class CxlNodeFabric : public NodeFabricFlows
     {
         WorkloadSpec spec;
         Ptr<CxlMemoryClient> client; ///< null until launched
+        Ptr<CxlDmaEngine> dma;       ///< a dma workload's, once launched
         double idleNs{0};            ///< a lone read's latency on its path, summed from the parts
     };
 
@@ -223,8 +265,13 @@ class CxlNodeFabric : public NodeFabricFlows
             pool.resize(s.topology.HostCount());
             std::iota(pool.begin(), pool.end(), 0);
         }
+        std::vector<bool> shared;
+        for (const auto& e : c.expanders)
+        {
+            shared.push_back(!e.shares.empty());
+        }
         CxlHelper::Servers servers = h.InstallServers(s.topology.HostCount(), c.expanders.size(),
-                                                      c.hasPool, pool, c.poolSwitches);
+                                                      c.hasPool, pool, c.poolSwitches, shared);
         const auto apply = [](Ptr<CxlMemoryExpander> e, const CxlExpanderYaml& y) {
             e->SetAttribute("DramRate", DataRateValue(DataRate(y.dramBitsPerSecond)));
             e->SetAttribute("DramLatency", TimeValue(PicoSeconds(y.dramLatencyPs)));
@@ -268,7 +315,12 @@ class CxlNodeFabric : public NodeFabricFlows
         }
         else if (device != "mem")
         {
-            path = {m_servers.links.at(host).at(DeviceNumber(device))};
+            const uint32_t k = DeviceNumber(device);
+            path = {m_servers.links.at(host).at(k)};
+            if (m_servers.expanderLinks.at(host).at(k))
+            {
+                path.push_back(m_servers.expanderLinks[host][k]); // through the port's switch
+            }
         }
         return CxlHelper::IdleReadLatency(hostLatency, path, PicoSeconds(m_cxl.switchLatencyPs),
                                           Target(host, device), rowHit)
@@ -286,7 +338,12 @@ class CxlNodeFabric : public NodeFabricFlows
         return device == "mem" ? 0 : m_cxl.expanders.at(DeviceNumber(device)).capacity;
     }
 
-    void Done(size_t i) { Completed(i, Simulator::Now(), m_memory[i].client->GetCompleted() * 64); }
+    void Done(size_t i)
+    {
+        const Memory& m = m_memory[i];
+        Completed(i, Simulator::Now(),
+                  m.dma ? m.dma->GetDelivered() : m.client->GetCompleted() * 64);
+    }
 
     /// One row per memory workload (those that ran), as memory.csv and summary.json give it.
     nlohmann::json Rows() const
@@ -294,6 +351,10 @@ class CxlNodeFabric : public NodeFabricFlows
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& m : m_memory)
         {
+            if (m.spec.type != "memory")
+            {
+                continue; // a GPU's DMA is a flow, not a memory row
+            }
             // One row per workload, so that memory.N is workload N's; one that never
             // started (its flow pending) has no request and zeros.
             const auto q = [&m](double p) {
@@ -324,6 +385,8 @@ class CxlNodeFabric : public NodeFabricFlows
     CxlHelper::Servers m_servers;
     std::vector<Memory> m_memory; ///< the memory workloads, in the order StartFlows takes them
     uint32_t m_seed{1};
+    /// DMA engines' requester IDs start here, above any client's.
+    static constexpr uint32_t kDmaIds = 1u << 20;
 };
 
 } // namespace

@@ -276,8 +276,11 @@ class PcieNodeFabric : public NodeFabricFlows
     /// dma workloads, and copies between GPUs of one server that NVLink does not join.
     bool Takes(const Scenario& s, const WorkloadSpec& w) const override
     {
-        return w.type == "dma" || (w.type == "copy" && w.src == w.dst &&
-                                   !s.topology.node.NvlinkJoins(w.srcDevice, w.dstDevice));
+        // (A GPU that shares a CXL expander's root port DMAs over CXL.io: the CXL fabric's.)
+        return (w.type == "dma" &&
+                !(s.topology.node.hasCxl && s.topology.node.cxl.SharedBy(w.srcDevice) >= 0)) ||
+               (w.type == "copy" && w.src == w.dst &&
+                !s.topology.node.NvlinkJoins(w.srcDevice, w.dstDevice));
     }
 
     uint64_t Launch(size_t i, const FlowRecord& r, const std::string& from, const std::string& to,

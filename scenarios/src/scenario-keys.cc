@@ -471,7 +471,8 @@ TopologyKeys()
                 "{generation, gpus, switch_generation, links_per_gpu, split, mesh}; "
                 "docs/nvlink.md. cxl (or the preset cxl-pool): {version, gts, "
                 "lanes, flit, expanders (a count or [{capacity, dram_rate, "
-                "dram_latency}]), switch_latency, pool: {hosts, switches (CXL 3.x: "
+                "dram_latency, shares: gpuK (on one root port with that GPU of the PCIe "
+                "tree)}]), switch_latency, pool: {hosts, switches (CXL 3.x: "
                 "[[hN, ...], ...], a switch each under the pool's), capacity, "
                 "dram_rate, dram_latency}}; docs/cxl.md")
                 .Own(ReadNode, WriteNode)

@@ -605,6 +605,11 @@ ReadExpander(const Reader& r, const YAML::Node& n, const std::string& where, Cxl
     {
         e.dramLatencyPs = r.Duration(n["dram_latency"], where + ".dram_latency", 0, 10'000'000);
     }
+    if (n["shares"])
+    {
+        // Checked against the PCIe tree once the whole node is read (ValidateTopology).
+        e.shares = r.Scalar(n["shares"], where + ".shares");
+    }
     return e;
 }
 
@@ -685,7 +690,7 @@ ReadCxl(const Reader& r, const YAML::Node& n, CxlNodeYaml c)
         for (size_t i = 0; e.IsSequence() && i < e.size(); ++i)
         {
             const std::string where = fmt::format("{}.expanders.{}", kCxl, i);
-            r.CheckMap(e[i], where, {"capacity", "dram_rate", "dram_latency"});
+            r.CheckMap(e[i], where, {"capacity", "dram_rate", "dram_latency", "shares"});
             c.expanders.push_back(ReadExpander(r, e[i], where, {}));
         }
     }
@@ -707,6 +712,10 @@ WriteExpanderKeys(YAML::Emitter& y, const CxlExpanderYaml& e)
     y << YAML::Key << "capacity" << YAML::Value << e.capacity;
     y << YAML::Key << "dram_rate" << YAML::Value << fmt::format("{}bps", e.dramBitsPerSecond);
     y << YAML::Key << "dram_latency" << YAML::Value << fmt::format("{}ps", e.dramLatencyPs);
+    if (!e.shares.empty())
+    {
+        y << YAML::Key << "shares" << YAML::Value << e.shares;
+    }
 }
 
 void

@@ -168,6 +168,15 @@ ValidateDma(const Reader& r, const YAML::Node& item, const Scenario& s, const Wo
     };
     device("src", wl.srcDevice, false);
     device("dst", wl.dstDevice, true);
+    if (const int64_t k = s.topology.node.hasCxl ? s.topology.node.cxl.SharedBy(wl.srcDevice) : -1;
+        k >= 0 && (wl.dstDevice != "mem" || wl.op != "write"))
+    {
+        FailAt(r, item,
+               fmt::format("{}: {} shares cxl{}'s root port, where its DMA writes host memory "
+                           "(dst: h{}.mem, op: write) over CXL.io; other transfers of it are "
+                           "not built",
+                           where, wl.srcDevice, k, wl.src));
+    }
     if (wl.src != wl.dst)
     {
         FailAt(r, item["dst"],
@@ -667,6 +676,37 @@ ValidateCxl(const Reader& r, const YAML::Node& t, const Scenario& s)
     if (const std::string wrong = CxlLinkOf(c).Check(); !wrong.empty())
     {
         FailAt(r, c.flit.empty() ? at("gts") : at("flit"), "topology.node.cxl: " + wrong);
+    }
+    const YAML::Node expanders = at("expanders");
+    for (size_t k = 0; k < c.expanders.size(); ++k)
+    {
+        const std::string& gpu = c.expanders[k].shares;
+        if (gpu.empty())
+        {
+            continue;
+        }
+        const YAML::Node item =
+            expanders.IsSequence() && k < expanders.size() && expanders[k]["shares"]
+                ? expanders[k]["shares"]
+                : expanders;
+        const auto& gpus = s.topology.node.pcie.gpus;
+        const bool known = gpu.rfind("gpu", 0) == 0 && gpu.size() > 3 &&
+                           gpu.find_first_not_of("0123456789", 3) == std::string::npos &&
+                           s.topology.node.hasPcie && DeviceNumber(gpu) < gpus.size();
+        if (!known)
+        {
+            FailAt(r, item,
+                   fmt::format("topology.node.cxl.expanders.{}.shares: '{}' is not a GPU of the "
+                               "server's PCIe tree (topology.node.pcie: {} GPUs)",
+                               k, gpu, s.topology.node.hasPcie ? gpus.size() : 0));
+        }
+        if (c.SharedBy(gpu) != static_cast<int64_t>(k))
+        {
+            FailAt(r, item,
+                   fmt::format("topology.node.cxl.expanders.{}.shares: {} shares cxl{}'s root "
+                               "port already",
+                               k, gpu, c.SharedBy(gpu)));
+        }
     }
     if (!c.hasPool)
     {

@@ -119,6 +119,19 @@ CxlLinkOf(const CxlNodeYaml& c)
     return spec;
 }
 
+int64_t
+CxlNodeYaml::SharedBy(const std::string& gpu) const
+{
+    for (size_t k = 0; k < expanders.size(); ++k)
+    {
+        if (!gpu.empty() && expanders[k].shares == gpu)
+        {
+            return static_cast<int64_t>(k);
+        }
+    }
+    return -1;
+}
+
 bool
 CxlNodeYaml::InPool(uint32_t host) const
 {

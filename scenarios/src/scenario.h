@@ -132,6 +132,9 @@ struct CxlExpanderYaml
     uint64_t capacity{uint64_t{256} << 30};      ///< bytes (reported: the model keeps no addresses)
     uint64_t dramBitsPerSecond{614'400'000'000}; ///< 76.8 GB/s: two DDR5-4800 channels
     int64_t dramLatencyPs{60'000};
+    /// "gpuK": the expander sits under a CXL switch on its root port together with that
+    /// GPU of the PCIe tree, whose DMA to host memory crosses the same link; "" alone.
+    std::string shares;
 };
 
 /// topology.node.cxl: CXL memory on every server's CPU (ns3-modules/cxl, docs/cxl.md).
@@ -151,6 +154,8 @@ struct CxlNodeYaml
     int64_t switchLatencyPs{50'000};
     /// Whether server \p host is wired to the pool's switch.
     bool InPool(uint32_t host) const;
+    /// The expander whose root port GPU \p gpu ("gpuK") shares, or -1.
+    int64_t SharedBy(const std::string& gpu) const;
 };
 
 /// topology.node.cxl's link as the model checks it (the version's fastest rate and its

@@ -125,6 +125,53 @@ TEST_CASE("a CXL 3.1 pool under two levels of switches: a lone read costs one mo
     CHECK(two["memory"][1]["requests"] == 4 * 1024 * 1024 / 64);
 }
 
+TEST_CASE("a GPU on an expander's root port: its DMA and the expander's reads slow each other")
+{
+    const ScratchDir dir("cxl-shared-port");
+    const fs::path file = dir / "shared.yaml";
+    std::ofstream(file)
+        << "name: shared\nduration: 1ms\ntopology:\n  builder: node\n  node:\n"
+           "    pcie: gpudirect\n"
+           "    cxl: {version: \"2.0\", expanders: [{shares: gpu0, dram_rate: 2000Gbps}]}\n"
+           "workloads:\n"
+           "  - {type: memory, on: h0.cpu, target: h0.cxl0, outstanding: 1024, bytes: 4MB}\n"
+           "  - {type: dma, src: h0.gpu0, dst: h0.mem, bytes: 4MB, start: 200us}\n"
+           "  - {type: memory, on: h0.cpu, target: h0.cxl0, outstanding: 1024, bytes: 4MB, "
+           "start: 400us}\n"
+           "  - {type: dma, src: h0.gpu0, dst: h0.mem, bytes: 4MB, start: 400us}\n"
+           "  - {type: memory, on: h0.cpu, target: h0.cxl0, outstanding: 1, duration: 5us, "
+           "start: 700us}\n";
+    const RunOutcome r = RunInProcess(file, dir / "out");
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    const auto s = Summary(dir / "out");
+    const auto gbs = [&s](size_t flow) {
+        return s["flows"][flow]["bytes"].get<double>() / s["flows"][flow]["fct_s"].get<double>() /
+               1e9;
+    };
+    for (size_t f = 0; f < 5; ++f)
+    {
+        CHECK(s["flows"][f]["state"] == "completed");
+    }
+    CHECK(s["flows"][1]["src"] == "h0.gpu0");
+    // Alone, each at its arithmetic: reads 64/68 x 12/13 of the x16 link; 256-byte TLPs
+    // 64/68 x 256/288 (docs/cxl.md).
+    const ns3::CxlLinkSpec spec{"2.0", 32, 16, ns3::CxlFlitMode::Flit68};
+    const double reads = spec.LineBytesPerSecond(ns3::CxlMessageType::S2mDrs) / 1e9;
+    const double dma = spec.BytesPerSecond() * 64 / 68 * 256 / 288 / 1e9;
+    MESSAGE("one root port: reads " << gbs(0) << " GB/s and DMA " << gbs(1) << " alone; " << gbs(2)
+                                    << " and " << gbs(3) << " together");
+    CHECK(gbs(0) == doctest::Approx(reads).epsilon(0.02));
+    CHECK(gbs(1) == doctest::Approx(dma).epsilon(0.02));
+    // Together the ARB/MUX gives each every other flit: about half each.
+    CHECK(gbs(2) == doctest::Approx(reads / 2).epsilon(0.05));
+    CHECK(gbs(3) == doctest::Approx(dma / 2).epsilon(0.05));
+    // The memory rows are the memory workloads' only; a lone read crosses the switch.
+    REQUIRE(s["memory"].size() == 3);
+    const auto& idle = s["memory"][2];
+    CHECK(idle["p50_ns"].get<double>() == doctest::Approx(idle["idle_ns"].get<double>()));
+    CHECK(idle["p50_ns"].get<double>() > 219.1 + 2 * 50); // the direct link's parts, a switch
+}
+
 TEST_CASE("the shipped CXL scenarios meet their expectations: the knee and the pool")
 {
     const ScratchDir dir("cxl-shipped");
@@ -160,6 +207,23 @@ TEST_CASE("bad CXL input is refused at its place, before anything runs")
          "256}\n" +
              read,
          "flit.yaml:6:47: topology.node.cxl: a 256-byte flit at 32 GT/s"},
+        {"shares-nothing",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {expanders: "
+         "[{shares: gpu3}]}\n" +
+             read,
+         "topology.node.cxl.expanders.0.shares: 'gpu3' is not a GPU of the server's PCIe tree "
+         "(topology.node.pcie: 1 GPUs)"},
+        {"shares-twice",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {expanders: "
+         "[{shares: gpu0}, {shares: gpu0}]}\n" +
+             read,
+         "topology.node.cxl.expanders.1.shares: gpu0 shares cxl0's root port already"},
+        {"shares-read",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {expanders: "
+         "[{shares: gpu0}]}\nworkloads:\n  - {type: dma, src: h0.gpu0, dst: h0.mem, op: read, "
+         "bytes: 1MB}\n",
+         "workload 'dma': gpu0 shares cxl0's root port, where its DMA writes host memory (dst: "
+         "h0.mem, op: write) over CXL.io; other transfers of it are not built"},
         {"switches-2.0",
          "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {pool: {switches: [[h0], "
          "[h1]]}}\n" +

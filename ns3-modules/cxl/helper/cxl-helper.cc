@@ -1,5 +1,6 @@
 #include "ns3/cxl-helper.h"
 
+#include "ns3/abort.h"
 #include "ns3/cxl-port.h"
 #include "ns3/uinteger.h"
 
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace ns3
 {
@@ -99,6 +101,14 @@ CxlHelper::Servers::AllLinks() const
 {
     std::vector<Ptr<CxlLink>> all = poolHostLinks;
     all.insert(all.end(), fabricLinks.begin(), fabricLinks.end());
+    for (const auto* byServer : {&expanderLinks, &deviceLinks})
+    {
+        for (const auto& server : *byServer)
+        {
+            std::copy_if(server.begin(), server.end(), std::back_inserter(all),
+                         [](const Ptr<CxlLink>& l) { return l != nullptr; });
+        }
+    }
     for (const auto& server : links)
     {
         all.insert(all.end(), server.begin(), server.end());
@@ -131,6 +141,16 @@ CxlHelper::Servers::Dispose()
     for (const auto& leaf : leafSwitches)
     {
         leaf->Dispose();
+    }
+    for (const auto& server : portSwitches)
+    {
+        for (const auto& sw : server)
+        {
+            if (sw)
+            {
+                sw->Dispose();
+            }
+        }
     }
     for (const Ptr<Object>& o : {Ptr<Object>(poolSwitch), Ptr<Object>(pool), Ptr<Object>(manager)})
     {
@@ -177,7 +197,8 @@ CxlHelper::InstallSharedPort() const
 CxlHelper::Servers
 CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
                           const std::vector<uint32_t>& pool,
-                          const std::vector<std::vector<uint32_t>>& leaves) const
+                          const std::vector<std::vector<uint32_t>>& leaves,
+                          const std::vector<bool>& shared) const
 {
     Servers out;
     if (const std::string wrong = m_link.Create<CxlLink>()->Check(); !wrong.empty())
@@ -199,15 +220,37 @@ CxlHelper::InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
         Ptr<CxlCpu> cpu = CreateObject<CxlCpu>();
         out.expanders.emplace_back();
         out.links.emplace_back();
+        out.expanderLinks.emplace_back(expanders, nullptr);
+        out.deviceLinks.emplace_back(expanders, nullptr);
+        out.portSwitches.emplace_back(expanders, nullptr);
+        out.devicePorts.emplace_back(expanders, nullptr);
         for (uint32_t k = 0; k < expanders; ++k)
         {
             Ptr<CxlLink> link = m_link.Create<CxlLink>();
             Ptr<CxlMemoryExpander> e = m_expander.Create<CxlMemoryExpander>();
             Ptr<CxlPort> root = CreateObject<CxlPort>();
-            link->Connect(root, e->AddPort());
             cpu->AddRootPort(root);
             out.expanders.back().push_back(e);
             out.links.back().push_back(link);
+            if (k >= shared.size() || !shared[k])
+            {
+                link->Connect(root, e->AddPort());
+                continue;
+            }
+            // A switch on the root port: the expander and the device below it.
+            Ptr<CxlSwitch> sw = m_switch.Create<CxlSwitch>();
+            link->Connect(root, sw->AddUpstreamPort());
+            Ptr<CxlLink> toExpander = m_link.Create<CxlLink>();
+            toExpander->Connect(sw->AddDownstreamPort(), e->AddPort());
+            Ptr<CxlLink> toDevice = m_link.Create<CxlLink>();
+            Ptr<CxlPort> device = CreateObject<CxlPort>();
+            toDevice->Connect(sw->AddDownstreamPort(), device);
+            const std::string bound = sw->Bind(0, 0, 0) + sw->BindDevice(0, 1);
+            NS_ABORT_MSG_IF(!bound.empty(), bound);
+            out.expanderLinks.back()[k] = toExpander;
+            out.deviceLinks.back()[k] = toDevice;
+            out.portSwitches.back()[k] = sw;
+            out.devicePorts.back()[k] = device;
         }
         out.cpus.push_back(cpu);
     }

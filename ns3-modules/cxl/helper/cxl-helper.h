@@ -85,6 +85,13 @@ class CxlHelper
         /// By server, expander k (cxlK) and the link to it (on the CPU's root port k).
         std::vector<std::vector<Ptr<CxlMemoryExpander>>> expanders;
         std::vector<std::vector<Ptr<CxlLink>>> links;
+        /// By server and expander, where a device shares the root port (a CXL switch on
+        /// it, links[h][k] its link to the CPU): the switch's link to the expander, the
+        /// switch, and the device's end of its link (for a CxlDmaEngine); null elsewhere.
+        std::vector<std::vector<Ptr<CxlLink>>> expanderLinks;
+        std::vector<std::vector<Ptr<CxlLink>>> deviceLinks;
+        std::vector<std::vector<Ptr<CxlSwitch>>> portSwitches;
+        std::vector<std::vector<Ptr<CxlPort>>> devicePorts;
         Ptr<CxlSwitch> poolSwitch; ///< null without a pool
         Ptr<CxlMemoryExpander> pool;
         Ptr<CxlLink> poolLink;                   ///< the switch to the pool's expander
@@ -109,11 +116,13 @@ class CxlHelper
      * switch when \p hasPool. With \p leaves (CXL 3.x), the pool's servers sit on
      * switches of their own, leaf k holding the servers \p leaves[k] lists, each leaf
      * linked to the pool's switch; a fabric manager gives the edge ports their IDs and
-     * routes by them.
+     * routes by them. Expander k with \p shared[k] sits under a CXL switch on its root
+     * port beside a device (a GPU's DMA over CXL.io), as InstallSharedPort builds it.
      */
     Servers InstallServers(uint32_t servers, uint32_t expanders, bool hasPool,
                            const std::vector<uint32_t>& pool,
-                           const std::vector<std::vector<uint32_t>>& leaves = {}) const;
+                           const std::vector<std::vector<uint32_t>>& leaves = {},
+                           const std::vector<bool>& shared = {}) const;
 
     /// The idle latency of one read through \p d, summed from its parts: the host's round
     /// trip, the link's delay both ways, one request flit and the two flits a line's
