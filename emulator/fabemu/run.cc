@@ -280,6 +280,16 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     {
         runner.emplace(*fabric);
         runner->Add(BuildFlows(s, &workloadOf));
+        for (const auto& f : s.faults)
+        {
+            for (uint32_t k = 0; f.host >= 0 && k < s.topology.RailsPerServer(); ++k)
+            {
+                // Every network port of the server (a NIC per rail on rail clusters).
+                runner->AddStraggler(static_cast<uint32_t>(f.host) * s.topology.RailsPerServer() +
+                                         k,
+                                     PicoSeconds(f.atPs), PicoSeconds(f.delayPs));
+            }
+        }
         for (const auto& node : nodes)
         {
             node->AttachNics(*runner);
@@ -368,13 +378,13 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     {
         fabric = FabricRegistry::Create(s.fabric.type);
         fabric->Build(s, RunMode::Simulation);
-        faults.Schedule(*fabric);
         if (s.fidelity == "packet") // analytical: nothing runs, nothing to record
         {
             fabric->AttachRecorders(
                 s, {dir, PicoSeconds(s.record.queueIntervalPs), RunMode::Simulation});
         }
     }
+    faults.Schedule(fabric.get()); // stragglers need no network
     std::vector<std::unique_ptr<NodeFabric>> nodes = NodeFabricsOf(s);
     for (const auto& node : nodes)
     {

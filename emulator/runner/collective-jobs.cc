@@ -1,5 +1,7 @@
 #include "emulator/runner/collective-jobs.h"
 
+#include "emulator/runner/fault-schedule.h"
+
 #include "ns3/abort.h"
 #include "ns3/cluster-collective-transport.h"
 #include "ns3/collective-cost-model.h"
@@ -256,6 +258,7 @@ Finish(CollectiveResult& r, CollectiveOp op, double seconds)
 CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
                                const std::vector<std::unique_ptr<NodeFabric>>& nodes)
 {
+    m_faults = s.faults; // stragglers slow the sends of the collectives they see start
     for (const auto& w : s.workloads)
     {
         if (w.type != "collective")
@@ -414,6 +417,12 @@ CollectiveJobs::Launch(size_t j)
         delays[rank] = PicoSeconds(ps);
     }
     job.running->SetRankDelays(delays);
+    std::vector<Time> late(job.spec->hosts.size());
+    for (size_t r = 0; r < late.size(); ++r)
+    {
+        late[r] = FaultSchedule::FaultDelay(m_faults, job.spec->hosts[r], Simulator::Now());
+    }
+    job.running->SetSendDelays(late);
     job.running->SetDoneCallback(MakeCallback(&CollectiveJobs::Ended, this).Bind(j));
     job.running->Start();
 }

@@ -100,6 +100,7 @@ class CollectiveJobs
 
     std::vector<Job> m_jobs;
     std::vector<Step> m_steps;
+    std::vector<FaultSpec> m_faults; ///< the scenario's: its stragglers slow ranks' sends
     ns3::Callback<void> m_allDone;
     size_t m_open{0};
 };

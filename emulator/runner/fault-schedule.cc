@@ -3,10 +3,12 @@
 #include "emulator/runner/scenario-fabric.h"
 #include "scenarios/src/results.h"
 
+#include "ns3/abort.h"
 #include "ns3/simulator.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace fabemu
@@ -17,10 +19,15 @@ using namespace ns3;
 namespace
 {
 
-/// A fault's value as the file gave it: "10Gbps", or a bit-error rate such as "1e-06".
+/// A fault's value as the file gave it: "10Gbps", a bit-error rate such as "1e-06", or
+/// a straggler's delay ("50us").
 std::string
 Value(const FaultSpec& f)
 {
+    if (f.Kind() == "delay")
+    {
+        return f.delay;
+    }
     return f.Kind() == "rate" ? f.rate : fmt::format("{:g}", f.ber);
 }
 
@@ -28,26 +35,49 @@ Value(const FaultSpec& f)
 
 FaultSchedule::FaultSchedule(const Scenario& s)
 {
-    if (s.faults.empty())
+    const bool breaksLinks = std::any_of(s.faults.begin(), s.faults.end(),
+                                         [](const FaultSpec& f) { return f.host < 0; });
+    std::vector<std::string> names;
+    std::vector<uint32_t> links(s.faults.size(), kNoLink);
+    if (breaksLinks)
     {
-        return;
+        const TopologySpec spec = BuildTopology(s);
+        names = LinkNames(s, spec);
+        links = FaultLinks(s, spec);
     }
-    const TopologySpec spec = BuildTopology(s);
-    const std::vector<std::string> names = LinkNames(s, spec);
-    const std::vector<uint32_t> links = FaultLinks(s, spec);
     for (size_t i = 0; i < s.faults.size(); ++i)
     {
-        m_faults.push_back(Entry{s.faults[i], links[i], names[links[i]], false, Time()});
+        // A straggler is named by its host; the runner delays its messages (FaultDelay).
+        m_faults.push_back(
+            Entry{s.faults[i], links[i],
+                  links[i] == kNoLink ? fmt::format("h{}", s.faults[i].host) : names[links[i]],
+                  false, Time()});
     }
 }
 
+Time
+FaultSchedule::FaultDelay(const std::vector<FaultSpec>& faults, uint32_t host, Time start)
+{
+    Time delay;
+    for (const auto& f : faults)
+    {
+        if (f.host == static_cast<int64_t>(host) && PicoSeconds(f.atPs) <= start)
+        {
+            delay += PicoSeconds(f.delayPs);
+        }
+    }
+    return delay;
+}
+
 void
-FaultSchedule::Schedule(Fabric& fabric)
+FaultSchedule::Schedule(Fabric* fabric)
 {
     for (size_t i = 0; i < m_faults.size(); ++i)
     {
+        NS_ABORT_MSG_IF(!fabric && m_faults[i].spec.host < 0,
+                        "faults." << i << ": a link's fault needs the network");
         Simulator::Schedule(PicoSeconds(m_faults[i].spec.atPs), &FaultSchedule::Apply, this, i,
-                            &fabric);
+                            fabric);
     }
 }
 
@@ -55,7 +85,11 @@ void
 FaultSchedule::Apply(size_t i, Fabric* fabric)
 {
     Entry& e = m_faults[i];
-    if (e.spec.Kind() == "rate")
+    if (e.spec.Kind() == "delay")
+    {
+        // Nothing to change on the fabric: messages started from now on leave late.
+    }
+    else if (e.spec.Kind() == "rate")
     {
         fabric->SetLinkRate(e.link, DataRate(e.spec.bitsPerSecond));
     }
@@ -93,7 +127,7 @@ FaultSchedule::Summary() const
     for (const auto& e : m_faults)
     {
         out.push_back({{"at_s", PicoSeconds(e.spec.atPs).GetSeconds()},
-                       {"link", e.name},
+                       {e.spec.host >= 0 ? "host" : "link", e.name},
                        {"kind", e.spec.Kind()},
                        {"value", Value(e.spec)},
                        {"applied", e.applied}});

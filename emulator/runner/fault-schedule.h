@@ -23,12 +23,18 @@ class FaultSchedule
     /// Resolves every fault's link in \p s's topology (ScenarioError at an unknown one).
     explicit FaultSchedule(const Scenario& s);
     /// Schedules each fault on \p fabric (built); \p fabric must outlive the run.
-    void Schedule(Fabric& fabric);
+    void Schedule(Fabric& fabric) { Schedule(&fabric); }
+    /// The same; without a network (null) only stragglers, which change no fabric.
+    void Schedule(Fabric* fabric);
     /// faults.csv: time_s, link, kind, value, one row per fault applied.
     void Write(const std::filesystem::path& dir) const;
     /// summary.json's "faults": [{at_s, link, kind, value, applied}], in the file's order.
     nlohmann::json Summary() const;
     bool Empty() const { return m_faults.empty(); }
+    /// How late a message host \p host starts at \p start leaves: the delays of the
+    /// stragglers on it whose `at` has come.
+    static ns3::Time FaultDelay(const std::vector<FaultSpec>& faults, uint32_t host,
+                                ns3::Time start);
 
   private:
     struct Entry

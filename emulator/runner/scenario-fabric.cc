@@ -157,10 +157,15 @@ PreflightScenario(const Scenario& s)
         FabricRegistry::Create(s.fabric.type)->Check(s, spec);
         (void)FaultLinks(s, spec);
     }
-    else if (!s.faults.empty())
+    for (size_t i = 0; i < s.faults.size() && !HasNetwork(s); ++i)
     {
-        throw ScenarioError(s.file, s.faults[0].mark,
-                            "faults.0: the node builder has no network links to break");
+        if (s.faults[i].host < 0)
+        {
+            throw ScenarioError(s.file, s.faults[i].mark,
+                                fmt::format("faults.{}: the node builder has no network links "
+                                            "to break",
+                                            i));
+        }
     }
     for (const auto& node : NodeFabricsOf(s))
     {
@@ -339,8 +344,10 @@ FaultLinks(const Scenario& s, const TopologySpec& spec)
     std::vector<uint32_t> links;
     for (size_t i = 0; i < s.faults.size(); ++i)
     {
-        links.push_back(
-            FindLink(s, names, s.faults[i].link, s.faults[i].mark, fmt::format("faults.{}", i)));
+        links.push_back(s.faults[i].host >= 0
+                            ? kNoLink
+                            : FindLink(s, names, s.faults[i].link, s.faults[i].mark,
+                                       fmt::format("faults.{}", i)));
     }
     return links;
 }

@@ -36,6 +36,8 @@ uint32_t FindLink(const Scenario& s, const std::vector<std::string>& names, cons
                   const SourceMark& mark, const std::string& what);
 /// The links of s.faults in \p spec, in order (ScenarioError at a fault's unknown link).
 std::vector<uint32_t> FaultLinks(const Scenario& s, const ns3::TopologySpec& spec);
+/// FaultLinks' entry for a fault that breaks no link (a straggler).
+constexpr uint32_t kNoLink = 0xffffffff;
 
 /// Whether \p s has a network between its servers (the node builder has none).
 bool HasNetwork(const Scenario& s);

@@ -546,12 +546,12 @@ FaultsTableMd(const json& faults)
 {
     std::ostringstream md;
     md << "## Faults\n\nWhat the scenario broke on purpose (faults:, docs/faults.md).\n\n"
-          "| at (s) | link | kind | value | applied |\n|---|---|---|---|---|\n";
+          "| at (s) | link or host | kind | value | applied |\n|---|---|---|---|---|\n";
     for (const auto& f : faults)
     {
         md << fmt::format("| {:.6f} | {} | {} | {} | {} |\n", f.value("at_s", 0.0),
-                          f.value("link", std::string()), f.value("kind", std::string()),
-                          f.value("value", std::string()),
+                          f.value("link", f.value("host", std::string())),
+                          f.value("kind", std::string()), f.value("value", std::string()),
                           f.value("applied", false) ? "yes" : "no");
     }
     md << "\n";

@@ -493,13 +493,30 @@ FaultKeys()
             .Range(0, 3600 * kPsPerSecond)
             .Timed(&F::at, &F::atPs)
             .Example("2ms"),
-        MakeKey<F>("link", KeyKind::Text, "string", "(required)",
+        MakeKey<F>("link", KeyKind::Text, "string", "(link or host)",
                    "The link, by its two ends as the topology names them (s0-s1, h2-s0; on "
                    "rail h1.nic3-s3), or a host's own link by the host (h3); an unknown name "
                    "is refused with the links there are")
-            .Required({"fault"})
+            .WrittenIf([](const F& f) { return f.host < 0; })
             .Field(&F::link)
             .Example("h1"),
+        MakeKey<F>("host", KeyKind::Host, "host", "(link or host)",
+                   "A straggler: every message this host starts from `at` on (its flows, its "
+                   "ranks' collective transfers) leaves `delay` late")
+            .WrittenIf([](const F& f) { return f.host >= 0; })
+            .Access([](F& f, const KeyValue& v) { f.host = static_cast<int64_t>(v.u); },
+                    [](const F& f) {
+                        KeyValue v;
+                        v.u = static_cast<uint64_t>(f.host);
+                        return v;
+                    })
+            .Example("h2"),
+        MakeKey<F>("delay", KeyKind::Time, "time", "(with host)",
+                   "How late each message of the straggler leaves")
+            .Range(1, 3600 * kPsPerSecond)
+            .WrittenIf([](const F& f) { return f.host >= 0; })
+            .Timed(&F::delay, &F::delayPs)
+            .Example("50us"),
         MakeKey<F>("rate", KeyKind::Rate, "rate", "(rate or ber)",
                    "A degraded link: both ways at this rate from `at` on (what is on the wire "
                    "keeps its rate)")

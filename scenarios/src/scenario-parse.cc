@@ -781,11 +781,13 @@ ReadWorkloads(const ReadContext& outer, const YAML::Node& w, Scenario& s)
 }
 
 void
-ReadFaults(const ReadContext& c, const YAML::Node& n, Scenario& s)
+ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
 {
+    const ReadContext c{outer.r, s.topology.HostCount()};
     if (!n.IsSequence())
     {
-        c.r.Fail(n, "faults must be a list, each item {at, link, rate or ber}");
+        c.r.Fail(n, "faults must be a list, each item {at, link, rate or ber} or {at, host, "
+                    "delay}");
     }
     for (size_t i = 0; i < n.size(); ++i)
     {
@@ -802,6 +804,34 @@ ReadFaults(const ReadContext& c, const YAML::Node& n, Scenario& s)
         {
             c.r.Fail(item["at"], fmt::format("{}.at is after the run ends ({} > duration {})",
                                              where, f.at, s.duration));
+        }
+        if (item["host"].IsDefined())
+        {
+            for (const char* key : {"link", "rate", "ber"})
+            {
+                if (item[key].IsDefined())
+                {
+                    c.r.Fail(item[key],
+                             fmt::format("{}: a straggler (host, delay) has no {}; a link's "
+                                         "fault is a separate item",
+                                         where, key));
+                }
+            }
+            if (!item["delay"].IsDefined())
+            {
+                c.r.Fail(item, where + ": a straggler (host) needs delay, how late each message "
+                                       "it starts leaves");
+            }
+            s.faults.push_back(f);
+            continue;
+        }
+        if (!item["link"].IsDefined())
+        {
+            c.r.Fail(item, where + " needs link (and rate or ber), or host (and delay)");
+        }
+        if (item["delay"].IsDefined())
+        {
+            c.r.Fail(item["delay"], where + ": delay belongs to a straggler (host), not a link");
         }
         if (item["rate"].IsDefined() == item["ber"].IsDefined())
         {

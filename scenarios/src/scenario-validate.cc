@@ -825,6 +825,17 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
                "faults: fidelity analytical simulates nothing for a fault to break; faults "
                "need fidelity: packet");
     }
+    for (size_t i = 0; i < s.faults.size(); ++i)
+    {
+        const FaultSpec& f = s.faults[i];
+        if (f.host >= 0 && IsVm(s, static_cast<uint32_t>(f.host)))
+        {
+            throw ScenarioError(s.file, f.mark,
+                                fmt::format("faults.{}: h{} is a VM endpoint, whose messages are "
+                                            "real; a straggler delays a simulated host's",
+                                            i, f.host));
+        }
+    }
     if (s.fidelity == "analytical" && s.HasVms())
     {
         FailAt(r, At(root, "fidelity"),

@@ -3,6 +3,7 @@
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "parse-error.h"
 #include "scenarios/src/results.h"
 #include "scenarios/src/scenario.h"
 
@@ -163,9 +164,20 @@ TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
          "bad.yaml:6:5: faults.0 needs one of rate (a degraded link) or ber (bit errors)"},
         {"neither", "  - {link: h1}\n", "bad.yaml:6:5: faults.0 needs one of rate"},
         {"bit errors past 1e-3", "  - {link: h1, ber: 0.01}\n", "bad.yaml:6:21: faults.0.ber"},
-        {"no link", "  - {at: 1ms, rate: 1Gbps}\n", "bad.yaml:6:5: faults.0 needs 'link'"},
+        {"no link", "  - {at: 1ms, rate: 1Gbps}\n",
+         "bad.yaml:6:5: faults.0 needs link (and rate or ber), or host (and delay)"},
         {"a key faults do not have", "  - {at: 1ms, link: h1, rate: 1Gbps, down: 1ms}\n",
-         "bad.yaml:6:38: unknown key 'down' in faults.0 (valid: at, link, rate, ber)"},
+         "bad.yaml:6:38: unknown key 'down' in faults.0"},
+        {"a straggler without its delay", "  - {host: h2}\n",
+         "bad.yaml:6:5: faults.0: a straggler (host) needs delay"},
+        {"a straggler with a link's rate", "  - {host: h2, delay: 5us, rate: 1Gbps}\n",
+         "bad.yaml:6:34: faults.0: a straggler (host, delay) has no rate"},
+        {"a delay on a link", "  - {link: h2, rate: 1Gbps, delay: 5us}\n",
+         "bad.yaml:6:36: faults.0: delay belongs to a straggler (host), not a link"},
+        {"a straggler the topology lacks", "  - {host: h9, delay: 5us}\n",
+         "bad.yaml:6:12: faults.0.host names host 'h9', but the topology has h0..h2"},
+        {"a delay of 0", "  - {host: h1, delay: 0us}\n",
+         "bad.yaml:6:23: faults.0.delay is out of range: 0us"},
         {"not a list", "  at: 1ms\n", "bad.yaml:6:3: faults must be a list"},
     };
     for (const auto& c : cases)
@@ -190,4 +202,58 @@ TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
     CHECK(r.code == kExitBadInput);
     CHECK(r.err.find("analytical.yaml:7:3: faults: fidelity analytical simulates nothing") !=
           std::string::npos);
+}
+
+TEST_CASE("a straggler: every message its host starts leaves late, its flows and its ranks'")
+{
+    const ScratchDir dir("faults-straggler");
+    const auto run = [&dir](const std::string& name, const std::string& fault) {
+        const fs::path file = dir / (name + ".yaml");
+        std::ofstream(file) << "name: " << name
+                            << "\nduration: 20ms\nfabric: {type: roce}\n"
+                               "topology: {builder: star, hosts: 4}\nfaults:\n"
+                            << fault
+                            << "workloads:\n"
+                               "  - {type: bulk, src: h2, dst: h3, bytes: 1MB}\n"
+                               "  - {type: bulk, src: h1, dst: h0, bytes: 1MB}\n"
+                               "  - {type: collective, algorithm: ring, bytes: 16MB, ranks: all, "
+                               "start: 2ms}\n";
+        const auto r = RunInProcess(file, dir / name);
+        REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+        return Summary(dir / name);
+    };
+    // The same run with the straggler, and with one that comes too late to matter.
+    const auto slow = run("slow", "  - {host: h2, delay: 50us}\n");
+    const auto late = run("late", "  - {at: 19ms, host: h2, delay: 50us}\n");
+    const double d = 50e-6;
+    const auto fct = [](const nlohmann::json& s, size_t i) {
+        return s["flows"][i]["fct_s"].get<double>();
+    };
+    // h2's flow leaves 50 us late and its FCT counts them; h1's is untouched.
+    CHECK(fct(slow, 0) - fct(late, 0) == doctest::Approx(d).epsilon(0.001));
+    CHECK(fct(slow, 1) == fct(late, 1));
+    // The ring all-reduce: each of h2's 6 sends leaves late and each rank waits for its
+    // predecessor, so the chain of 6 steps crosses h2's sends at least once; at most every
+    // step waits, 2(n-1) d in all (measured 2.8 d: the late pieces also queue behind the
+    // next step's).
+    const double ring = slow["collectives"][0]["time_s"].get<double>();
+    const double alone = late["collectives"][0]["time_s"].get<double>();
+    MESSAGE("straggler h2 at 50 us: flow +" << (fct(slow, 0) - fct(late, 0)) * 1e6
+                                            << " us, ring all-reduce of 16 MB " << alone * 1e3
+                                            << " -> " << ring * 1e3 << " ms");
+    CHECK(ring - alone >= d);
+    CHECK(ring - alone <= 6 * d);
+    // The fault is on record: faults.csv names the host.
+    const auto rows = ReadCsv(dir / "slow" / "faults.csv");
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0][1] == "h2");
+    CHECK(rows[0][2] == "delay");
+    CHECK(rows[0][3] == "50us");
+    CHECK(slow["faults"][0]["host"] == "h2");
+    // A VM's messages are real: no straggler there.
+    CHECK(ParseErrorOf("name: v\nfabric: {type: roce}\ntopology: {builder: star, hosts: 2}\n"
+                       "endpoints:\n  h1: {kind: vm, device: rxe}\nworkloads:\n"
+                       "  - {type: command, on: h1, run: \"true\"}\nfaults:\n"
+                       "  - {host: h1, delay: 5us}\n")
+              .find("bad.yaml:9:5: faults.0: h1 is a VM endpoint, whose messages are real") == 0);
 }

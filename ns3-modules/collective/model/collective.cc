@@ -84,15 +84,21 @@ Collective::Start()
         {
             delay = std::max(delay, r < m_delays.size() ? m_delays[r] : Time(0));
         }
-        if (delay.IsStrictlyPositive())
-        {
-            Simulator::Schedule(delay, &Collective::Post, this, i);
-        }
-        else
-        {
-            Post(i);
-        }
+        PostAfter(i, delay);
     }
+}
+
+void
+Collective::PostAfter(uint32_t i, Time wait)
+{
+    const uint32_t from = m_schedule->transfers[i].from;
+    const Time late = wait + (from < m_sendDelays.size() ? m_sendDelays[from] : Time(0));
+    if (late.IsStrictlyPositive())
+    {
+        Simulator::Schedule(late, &Collective::Post, this, i);
+        return;
+    }
+    Post(i);
 }
 
 void
@@ -185,7 +191,7 @@ Collective::Ready(uint32_t i)
     {
         if (--m_waitingFor[d] == 0)
         {
-            Post(d);
+            PostAfter(d, Time(0));
         }
     }
     if (++m_ready == m_schedule->transfers.size())

@@ -53,6 +53,9 @@ class Collective : public Object
     /// Stragglers: rank r's first sends (those that wait for nothing) leave \p delays[r]
     /// after Start; ranks past the end of \p delays are not late.
     void SetRankDelays(const std::vector<Time>& delays) { m_delays = delays; }
+    /// Slow senders: every transfer rank r posts leaves \p delays[r] after it could (the
+    /// time its host takes to start a message); ranks past the end are not slowed.
+    void SetSendDelays(const std::vector<Time>& delays) { m_sendDelays = delays; }
     /// Called once when it ends, completed or failed.
     void SetDoneCallback(Callback<void, Ptr<Collective>> cb) { m_done = cb; }
     /// Posts the first transfers now.
@@ -74,6 +77,8 @@ class Collective : public Object
 
   private:
     void Post(uint32_t i); ///< nothing once the collective failed
+    /// Posts transfer \p i after \p wait and its sender's send delay (now if both are 0).
+    void PostAfter(uint32_t i, Time wait);
     void Arrived(uint32_t i, std::shared_ptr<std::vector<RankSet>> sent, bool ok,
                  const std::string& why);
     void Ready(uint32_t i);
@@ -88,6 +93,7 @@ class Collective : public Object
     std::vector<uint32_t> m_waitingFor;              ///< by transfer: arrivals still needed
     std::vector<Time> m_reducerFree;                 ///< by rank: when its reduction engine idles
     std::vector<Time> m_delays;                      ///< by rank: how late its first sends leave
+    std::vector<Time> m_sendDelays;                  ///< by rank: how late each of its sends leaves
     std::vector<CollectiveTransferRecord> m_records;
     std::vector<uint64_t> m_bytesIn; ///< by rank: bytes of the transfers that have arrived
     size_t m_ready{0};

@@ -137,8 +137,23 @@ FlowRunner::Start()
     m_deliveredAtEnd.assign(m_flows.size(), 0);
     for (uint32_t id = 0; id < m_flows.size(); ++id)
     {
-        Simulator::Schedule(m_flows[id].start - Simulator::Now(), &FlowRunner::Launch, this, id);
+        Time late;
+        for (const auto& [host, from, delay] : m_stragglers)
+        {
+            if (host == m_flows[id].src && from <= m_flows[id].start)
+            {
+                late += delay;
+            }
+        }
+        Simulator::Schedule(m_flows[id].start + late - Simulator::Now(), &FlowRunner::Launch, this,
+                            id);
     }
+}
+
+void
+FlowRunner::AddStraggler(uint32_t host, Time from, Time delay)
+{
+    m_stragglers.emplace_back(host, from, delay);
 }
 
 void
@@ -195,7 +210,7 @@ FlowRunner::Finished(uint32_t id, const RdmaCompletion& done)
     if (done.status == RdmaCompletion::Status::Success)
     {
         r.state = FlowState::Completed;
-        r.fct = done.completed - done.posted;
+        r.fct = done.completed - f.start; // from its start: a straggler's wait counts
         r.delivered = f.bytes;
     }
     else

@@ -19,6 +19,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ns3
@@ -108,6 +109,9 @@ class FlowRunner
      * the transport's own timing. Call before Start().
      */
     void SetHostInterface(uint32_t host, Ptr<RdmaHostInterface> nic);
+    /// A straggler: each flow \p host starts at \p from or later leaves \p delay after its
+    /// start (its FCT counts from its start). Call before Start.
+    void AddStraggler(uint32_t host, Time from, Time delay);
 
     /// The flows that have ended, completed or failed, in the order they ended.
     const std::vector<FlowRecord>& Records() const { return m_records; }
@@ -142,6 +146,8 @@ class FlowRunner
     std::vector<uint64_t> m_deliveredAtEnd; ///< in-order bytes when the flow ended
     size_t m_failed{0};
     Callback<void> m_allDone;
+    /// Stragglers: (host, from, delay).
+    std::vector<std::tuple<uint32_t, Time, Time>> m_stragglers;
 };
 
 } // namespace ns3
