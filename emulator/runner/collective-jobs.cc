@@ -168,9 +168,6 @@ PickAlgorithm(CollectiveOp op, const WorkloadSpec& w, uint64_t bytes, const Coll
     return best;
 }
 
-/// GPU ranks on several servers: each server's ranks joined by that server's node
-/// fabric (NVLink), the pairs across servers by \p fabric, each GPU on its NIC's rail
-/// host with its WRITEs staged through the NIC's PCIe (GPUDirect RDMA).
 /// What joins \p gpus of server \p host: its NVLink or its PCIe tree, or both (NVLink
 /// where it joins a pair, PCIe for the rest: dgx-1).
 Ptr<CollectiveTransport>
@@ -204,6 +201,9 @@ ServerTransport(const WorkloadSpec& w, const std::vector<std::unique_ptr<NodeFab
     return nvlink ? nvlink : other;
 }
 
+/// GPU ranks on several servers: each server's ranks joined by that server's node
+/// fabric (NVLink), the pairs across servers by \p fabric, each GPU on its NIC's rail
+/// host with its WRITEs staged through the NIC's PCIe (GPUDirect RDMA).
 Ptr<ClusterCollectiveTransport>
 ClusterTransport(const Scenario& s, const WorkloadSpec& w, const std::vector<std::string>& names,
                  RdmaFabric* fabric, const std::vector<std::unique_ptr<NodeFabric>>& nodes)
@@ -291,17 +291,22 @@ CollectiveJobs::CollectiveJobs(const Scenario& s, RdmaFabric* fabric,
             job.transport = ServerTransport(w, nodes, w.hosts[0], w.rankDevices, names);
         }
         job.layout.chunks = w.chunks;
-        if (Ptr<MixedCollectiveTransport> mixed =
-                DynamicCast<MixedCollectiveTransport>(job.transport))
+        const Ptr<MixedCollectiveTransport> mixed =
+            DynamicCast<MixedCollectiveTransport>(job.transport);
+        const Ptr<NvlinkCollectiveTransport> nvlink =
+            DynamicCast<NvlinkCollectiveTransport>(job.transport);
+        if (mixed || (nvlink && !nvlink->IsSwitched()))
         {
-            // Rings follow NVLink where it joins only some pairs (dgx-1), as NCCL's do.
-            const uint32_t n = mixed->GetNRanks();
+            // On a mesh of NVLinks (dgx-1) each pair has links of its own: rings follow
+            // them, as NCCL's do.
+            const uint32_t n = job.transport->GetNRanks();
             job.layout.direct.assign(n, std::vector<bool>(n, false));
             for (uint32_t a = 0; a < n; ++a)
             {
                 for (uint32_t b = 0; b < n; ++b)
                 {
-                    job.layout.direct[a][b] = a != b && mixed->Prefers(a, b);
+                    job.layout.direct[a][b] =
+                        a != b && (mixed ? mixed->Prefers(a, b) : nvlink->Reaches(a, b));
                 }
             }
         }

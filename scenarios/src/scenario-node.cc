@@ -636,8 +636,12 @@ ReadPool(const Reader& r, const YAML::Node& n, CxlNodeYaml& c)
         }
         for (size_t k = 0; k < switches.size(); ++k)
         {
-            c.poolSwitches.push_back(
-                r.Hosts(switches[k], fmt::format("{}.switches.{}", where, k), UINT32_MAX));
+            const std::string what = fmt::format("{}.switches.{}", where, k);
+            if (!switches[k].IsSequence())
+            {
+                r.Fail(switches[k], what + " is a list of the servers on that switch ([h0, h1])");
+            }
+            c.poolSwitches.push_back(r.Hosts(switches[k], what, UINT32_MAX));
         }
     }
     c.pool = ReadExpander(r, n, where, c.pool);
@@ -946,6 +950,11 @@ NodeTopologyMatrix(const NodeYaml& node)
         for (size_t k = 0; k < node.cxl.expanders.size(); ++k)
         {
             out += expander("cxl" + std::to_string(k), node.cxl.expanders[k]);
+            if (!node.cxl.expanders[k].shares.empty())
+            {
+                out += fmt::format("         on one root port with {} (a CXL switch)\n",
+                                   node.cxl.expanders[k].shares);
+            }
         }
         if (node.cxl.hasPool)
         {

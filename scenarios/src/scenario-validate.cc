@@ -690,15 +690,24 @@ ValidateCxl(const Reader& r, const YAML::Node& t, const Scenario& s)
                 ? expanders[k]["shares"]
                 : expanders;
         const auto& gpus = s.topology.node.pcie.gpus;
-        const bool known = gpu.rfind("gpu", 0) == 0 && gpu.size() > 3 &&
+        // "gpuK" as the tree names it: no sign, no leading zero, a number it has.
+        const bool known = gpu.rfind("gpu", 0) == 0 && gpu.size() > 3 && gpu.size() <= 8 &&
                            gpu.find_first_not_of("0123456789", 3) == std::string::npos &&
-                           s.topology.node.hasPcie && DeviceNumber(gpu) < gpus.size();
+                           (gpu[3] != '0' || gpu.size() == 4) && s.topology.node.hasPcie &&
+                           DeviceNumber(gpu) < gpus.size();
         if (!known)
         {
             FailAt(r, item,
                    fmt::format("topology.node.cxl.expanders.{}.shares: '{}' is not a GPU of the "
                                "server's PCIe tree (topology.node.pcie: {} GPUs)",
                                k, gpu, s.topology.node.hasPcie ? gpus.size() : 0));
+        }
+        if (c.version == "1.1")
+        {
+            FailAt(r, item,
+                   fmt::format("topology.node.cxl.expanders.{}.shares: a root port shared "
+                               "through a switch needs CXL 2.0 or later, not 1.1",
+                               k));
         }
         if (c.SharedBy(gpu) != static_cast<int64_t>(k))
         {

@@ -513,6 +513,22 @@ TEST_CASE("rings on a server whose links join some pairs follow the links (dgx-1
         chain.direct[a][a + 1] = chain.direct[a + 1][a] = true;
     }
     CHECK(CollectiveRingOrders(4, chain, 8) == std::vector<std::vector<uint32_t>>{{0, 1, 2, 3}});
+    // dgx-1's gpu0, gpu5, gpu1, gpu6 (ranks 0..3): links 0-2, 1-2, 1-3 and no cycle; the
+    // ring that leaves the links once (gpu6 -> gpu0 over PCIe), not the rank order's three.
+    CollectiveLayout some;
+    some.direct.assign(4, std::vector<bool>(4, false));
+    for (const auto& [a, b] : {std::pair{0, 2}, std::pair{1, 2}, std::pair{1, 3}})
+    {
+        some.direct[a][b] = some.direct[b][a] = true;
+    }
+    const auto fallback = CollectiveRingOrders(4, some, 8);
+    REQUIRE(fallback.size() == 1);
+    uint32_t unlinked = 0;
+    for (size_t i = 0; i < 4; ++i)
+    {
+        unlinked += some.direct[fallback[0][i]][fallback[0][(i + 1) % 4]] ? 0 : 1;
+    }
+    CHECK(unlinked == 1);
     CHECK(CollectiveSplitOf(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, 1 << 20,
                             chain) == 1);
     // The analytical ring: each of the 4 rings on a link of its own, the same time as

@@ -519,8 +519,31 @@ TEST_CASE("CXL fabrics refuse what port-based routing cannot do, naming it")
     REQUIRE(apart->AddDevice(1, 0, &device).empty());
     CHECK(apart->Bind(host, device, 0) == "no link joins switch 0 to switch 1");
     CHECK(apart->Bind(device, device, 0) == "port ID 1 is not a host's edge port");
+    // A refused Bind changes nothing: the logical device stays free for another host.
+    Ptr<CxlFabricManager> joined = CreateObject<CxlFabricManager>();
+    Ptr<CxlSwitch> c = CreateObject<CxlSwitch>();
+    Ptr<CxlSwitch> d = CreateObject<CxlSwitch>();
+    joined->AddSwitch(c);
+    joined->AddSwitch(d);
+    joined->Link(0, 1);
+    c->AddUpstreamPort();
+    c->AddUpstreamPort();
+    d->AddDownstreamPort();
+    uint16_t h0 = 0;
+    uint16_t h1 = 0;
+    uint16_t mem = 0;
+    REQUIRE(joined->AddHost(0, 0, &h0).empty());
+    REQUIRE(joined->AddHost(0, 1, &h1).empty());
+    REQUIRE(joined->AddDevice(1, 0, &mem).empty());
+    CHECK(joined->Bind(h0, mem, 16) == "logical device 16: a multi-logical device has at most 16");
+    CHECK(joined->Bind(h0, mem, 0).empty());
+    CHECK(joined->Bind(h0, mem, 1) == "port ID 0 (a host's) is bound already");
+    CHECK(joined->Bind(h1, mem, 0) == "logical device 0 of port ID 2 is bound already");
+    CHECK(joined->Bind(h1, mem, 1).empty()); // not left half-bound by the refusals
+    CHECK(joined->GetHops(h0, mem) == 2);
     for (const Ptr<Object>& o :
-         {Ptr<Object>(fm), Ptr<Object>(sw), Ptr<Object>(apart), Ptr<Object>(a), Ptr<Object>(b)})
+         {Ptr<Object>(fm), Ptr<Object>(sw), Ptr<Object>(apart), Ptr<Object>(a), Ptr<Object>(b),
+          Ptr<Object>(joined), Ptr<Object>(c), Ptr<Object>(d)})
     {
         o->Dispose();
     }

@@ -5,6 +5,7 @@
 #include "../scratch-dir.h"
 #include "emulator/fabemu/exit-codes.h"
 #include "scenarios/src/results.h"
+#include "scenarios/src/scenario.h"
 
 #include "ns3/cxl-spec.h"
 
@@ -246,6 +247,26 @@ TEST_CASE("bad CXL input is refused at its place, before anything runs")
          "{hosts: [h0, h1], switches: [[h0, h1, h2]]}}\n" +
              read,
          "topology.node.cxl.pool.switches.0: h2 does not share the pool (pool.hosts)"},
+        {"switches-all",
+         "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {version: \"3.0\", pool: "
+         "{switches: [all]}}\n" +
+             read,
+         "topology.node.cxl.pool.switches.0 is a list of the servers on that switch"},
+        {"shares-zero",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {expanders: "
+         "[{shares: gpu00}]}\n" +
+             read,
+         "'gpu00' is not a GPU of the server's PCIe tree"},
+        {"shares-huge",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {expanders: "
+         "[{shares: gpu99999999999999999999}]}\n" +
+             read,
+         "is not a GPU of the server's PCIe tree"},
+        {"shares-1.1",
+         "topology:\n  builder: node\n  node:\n    pcie: gpudirect\n    cxl: {version: "
+         "\"1.1\", expanders: [{shares: gpu0}]}\n" +
+             read,
+         "shares: a root port shared through a switch needs CXL 2.0 or later, not 1.1"},
         {"switches-shape",
          "topology:\n  builder: star\n  hosts: 2\n  node:\n    cxl: {version: \"3.0\", pool: "
          "{switches: h0}}\n" +
@@ -330,6 +351,17 @@ TEST_CASE("fabemu topo lists a server's CXL memory: its link, expanders and the 
     CHECK(r.out.find("pool   256 GiB, DRAM 76.8 GB/s, 60 ns") != std::string::npos);
     CHECK(r.out.find("shared through a CXL switch by every server") != std::string::npos);
     CHECK(r.out.find("Legend") == std::string::npos); // no GPU or NIC: no matrix
+    // What a run writes back (resolved.yaml) reads again as the same: switches and shares.
+    const std::string text =
+        "name: rt\ntopology:\n  builder: star\n  hosts: 4\n  node:\n    pcie: gpudirect\n"
+        "    cxl: {version: \"3.1\", expanders: [{shares: gpu0}], pool: {hosts: all, "
+        "switches: [[h0, h1], [h2, h3]]}}\n";
+    const Scenario s = ParseScenario(text, "rt.yaml");
+    const Scenario again = ParseScenario(ResolvedYaml(s), "rt.resolved.yaml");
+    CHECK(again.topology.node.cxl.poolSwitches ==
+          std::vector<std::vector<uint32_t>>{{0, 1}, {2, 3}});
+    CHECK(again.topology.node.cxl.expanders.at(0).shares == "gpu0");
+    CHECK(ResolvedYaml(again) == ResolvedYaml(s));
     const auto fabric = FabemuInProcess({"topo", (kScenarios / "cxl-fabric-pool.yaml").string()});
     CHECK(fabric.code == kExitOk);
     CHECK(fabric.out.find("CXL 3.1 x16 at 64 GT/s, 256-byte flits") != std::string::npos);

@@ -92,6 +92,12 @@ NvlinkCollectiveTransport::Reaches(uint32_t from, uint32_t to) const
     return m_node->CheckTransfer(m_gpus.at(from), m_gpus.at(to)).empty();
 }
 
+bool
+NvlinkCollectiveTransport::IsSwitched() const
+{
+    return m_node->GetNSwitches() > 0;
+}
+
 std::vector<uint32_t>
 NvlinkCollectiveTransport::GpusOf(const std::vector<uint32_t>& ranks) const
 {

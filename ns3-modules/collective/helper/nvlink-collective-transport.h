@@ -37,6 +37,8 @@ class NvlinkCollectiveTransport : public CollectiveTransport
     PathCost GetPathCost(uint32_t from, uint32_t to) const override;
     /// Whether NVLink joins the two GPUs (dgx-1's hybrid cube mesh leaves some pairs out).
     bool Reaches(uint32_t from, uint32_t to) const override;
+    /// Whether the GPUs meet in NVSwitches (else each pair has links of its own, a mesh).
+    bool IsSwitched() const;
     std::string CheckInSwitch(const std::vector<uint32_t>& ranks) const override;
     void SendInSwitch(CollectiveVia via, uint32_t from, uint32_t to,
                       const std::vector<uint32_t>& group, uint64_t bytes, Done done) override;

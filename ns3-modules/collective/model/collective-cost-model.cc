@@ -145,28 +145,32 @@ HierarchicalPipeline(uint32_t k, double latency, double work, double ar)
  * How many of \p orders' rings share each edge's way out of its sender: on a server's
  * switch (NVSwitch, PCIe) or its NIC, every ring leaving the rank inside its server, or
  * out of it; where the server's links join only some pairs (\p layout.direct), each
- * pair has a link of its own, shared by the rings that take that pair.
+ * linked pair has a link of its own, shared by the rings that take that pair, and the
+ * edges between unlinked pairs all share the server's PCIe (a bound: they may cross
+ * different switches).
  */
 std::function<uint32_t(uint32_t, uint32_t)>
 RingShares(const std::vector<std::vector<uint32_t>>& orders, const std::vector<uint32_t>& serverOf,
            const CollectiveLayout& layout)
 {
+    const auto way = [&serverOf, &layout](uint32_t from, uint32_t to) {
+        if (layout.direct.empty())
+        {
+            return std::make_pair(from, serverOf[from] == serverOf[to] ? 0u : 1u);
+        }
+        return layout.direct[from][to] ? std::make_pair(from, to)
+                                       : std::make_pair(UINT32_MAX, UINT32_MAX);
+    };
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> ways;
     for (const auto& order : orders)
     {
         for (size_t i = 0; i < order.size(); ++i)
         {
-            const uint32_t from = order[i];
-            const uint32_t to = order[(i + 1) % order.size()];
-            ++ways[layout.direct.empty()
-                       ? std::make_pair(from, serverOf[from] == serverOf[to] ? 0u : 1u)
-                       : std::make_pair(from, to)];
+            ++ways[way(order[i], order[(i + 1) % order.size()])];
         }
     }
-    return [ways, &serverOf, direct = !layout.direct.empty()](uint32_t from, uint32_t to) {
-        const auto it =
-            ways.find(direct ? std::make_pair(from, to)
-                             : std::make_pair(from, serverOf[from] == serverOf[to] ? 0u : 1u));
+    return [ways, way](uint32_t from, uint32_t to) {
+        const auto it = ways.find(way(from, to));
         return it == ways.end() ? 1u : it->second;
     };
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <numeric>
 #include <stdexcept>
 
 namespace ns3
@@ -733,6 +734,44 @@ LinkFollowingRings(const std::vector<std::vector<bool>>& direct)
     return rings;
 }
 
+/// Extends \p path to the cycle through every rank that takes the fewest pairs \p direct
+/// does not join, into \p best (its count in \p bestCost), depth first within \p budget.
+void
+FewestIndirect(std::vector<uint32_t>& path, std::vector<bool>& on, uint32_t cost,
+               const std::vector<std::vector<bool>>& direct, std::vector<uint32_t>& best,
+               uint32_t& bestCost, uint64_t& budget)
+{
+    const auto n = static_cast<uint32_t>(direct.size());
+    const uint32_t last = path.back();
+    if (path.size() == n)
+    {
+        const uint32_t total = cost + (direct[last][path[0]] ? 0 : 1);
+        if (total < bestCost)
+        {
+            bestCost = total;
+            best = path;
+        }
+        return;
+    }
+    for (uint32_t pass = 0; pass < 2; ++pass) // linked next ranks first
+    {
+        for (uint32_t next = 0; next < n && budget > 0; ++next)
+        {
+            const uint32_t step = direct[last][next] ? 0 : 1;
+            if (on[next] || step != pass || cost + step >= bestCost)
+            {
+                continue;
+            }
+            --budget;
+            on[next] = true;
+            path.push_back(next);
+            FewestIndirect(path, on, cost + step, direct, best, bestCost, budget);
+            path.pop_back();
+            on[next] = false;
+        }
+    }
+}
+
 } // namespace
 
 std::vector<std::vector<uint32_t>>
@@ -747,6 +786,16 @@ CollectiveRingOrders(uint32_t ranks, const CollectiveLayout& layout, uint32_t ch
             rings.resize(std::max(1u, std::min(channels, static_cast<uint32_t>(rings.size()))));
             return rings;
         }
+        // No cycle on the links alone: one ring that leaves them (for PCIe) fewest times.
+        std::vector<uint32_t> best(ranks);
+        std::iota(best.begin(), best.end(), 0u);
+        uint32_t bestCost = ranks + 1;
+        std::vector<uint32_t> path{0};
+        std::vector<bool> on(ranks, false);
+        on[0] = true;
+        uint64_t budget = 1000000;
+        FewestIndirect(path, on, 0, layout.direct, best, bestCost, budget);
+        return {best};
     }
     if (g < 2)
     {

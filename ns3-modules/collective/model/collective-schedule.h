@@ -98,7 +98,8 @@ struct CollectiveLayout
  * crossing changes rails. On one server whose links join only some pairs (\p
  * layout.direct), rings that follow the links, as NCCL searches them: cycles through
  * every rank that share no link, each also run backwards (a link carries both ways), or
- * the ranks in order where no such cycle exists. \p channels: at most this many (the
+ * where no such cycle exists one ring that leaves the links fewest times (the ranks in
+ * order if the search runs out of its bound first). \p channels: at most this many (the
  * rails, or the rings found), fewer if asked.
  */
 std::vector<std::vector<uint32_t>> CollectiveRingOrders(uint32_t ranks,

@@ -290,7 +290,11 @@ CxlHelper::AddLeaves(Servers& out, const std::vector<uint32_t>& pool,
                      const std::vector<std::vector<uint32_t>>& leaves) const
 {
     const CxlLinkSpec spec = m_link.Create<CxlLink>()->GetSpec();
-    if (!out.poolSwitch || spec.version.empty() || spec.version[0] != '3')
+    if (!out.poolSwitch)
+    {
+        return "leaf switches go under the pool's switch: there is no pool";
+    }
+    if (spec.version.empty() || spec.version[0] != '3')
     {
         return fmt::format("switches under switches route by port ID, which CXL {} does not "
                            "have (CXL 3.0 on)",

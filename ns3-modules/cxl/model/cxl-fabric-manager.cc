@@ -156,12 +156,23 @@ CxlFabricManager::Bind(uint16_t hostPid, uint16_t devicePid, uint32_t ld)
     }
     const Edge& h = m_edges[hostPid];
     const Edge& d = m_edges[devicePid];
-    if (std::string wrong = m_switches[d.sw]->SetOwner(d.port, devicePid, ld, hostPid);
-        !wrong.empty())
+    // Everything checked before either end changes: no half-made binding.
+    if (ld >= 16)
     {
-        return wrong;
+        return fmt::format("logical device {}: a multi-logical device has at most 16", ld);
     }
-    return m_switches[h.sw]->BindRemote(h.port, hostPid, devicePid, ld);
+    if (m_switches[h.sw]->IsHostBound(h.port))
+    {
+        return fmt::format("port ID {} (a host's) is bound already", hostPid);
+    }
+    if (m_switches[d.sw]->IsDeviceBound(d.port, ld))
+    {
+        return fmt::format("logical device {} of port ID {} is bound already", ld, devicePid);
+    }
+    const std::string wrong = m_switches[d.sw]->SetOwner(d.port, devicePid, ld, hostPid) +
+                              m_switches[h.sw]->BindRemote(h.port, hostPid, devicePid, ld);
+    NS_ABORT_MSG_IF(!wrong.empty(), "CxlFabricManager: " << wrong); // checked above
+    return "";
 }
 
 uint32_t
@@ -169,7 +180,8 @@ CxlFabricManager::GetHops(uint16_t fromPid, uint16_t toPid) const
 {
     std::vector<Ptr<CxlPort>> first;
     const auto dist = Distances(m_edges.at(fromPid).sw, &first);
-    return dist.at(m_edges.at(toPid).sw) + 1;
+    const uint32_t d = dist.at(m_edges.at(toPid).sw);
+    return d == kUnreached ? 0 : d + 1;
 }
 
 void

@@ -38,14 +38,16 @@ class CxlFabricManager : public Object
     /// The same for downstream port \p port of switch \p s (toward a device).
     std::string AddDevice(uint32_t s, uint32_t port, uint16_t* pid);
     /**
-     * \brief Programs every switch's routes, then binds: host edge port \p hostPid reaches
-     * logical device \p ld of device edge port \p devicePid. Routes are programmed once,
-     * at the first Bind, over the fewest switches; every switch must be reachable.
+     * \brief Binds host edge port \p hostPid to logical device \p ld of device edge port
+     * \p devicePid. Every switch's routes, over the fewest switches, are (re)programmed
+     * at a Bind after the fabric changed (AddSwitch, Link, AddHost, AddDevice): add every
+     * port before the last Bind. Every switch must be reachable.
      * \return "" or why not (an unknown ID, the wrong kind of port, a bound port or
-     * logical device, switches that no link joins).
+     * logical device, switches that no link joins); nothing changes then.
      */
     std::string Bind(uint16_t hostPid, uint16_t devicePid, uint32_t ld);
-    /// The switches a message from \p fromPid to \p toPid crosses (after routing).
+    /// The switches a message from \p fromPid to \p toPid crosses; 0 when no link joins
+    /// their switches.
     uint32_t GetHops(uint16_t fromPid, uint16_t toPid) const;
 
   protected:

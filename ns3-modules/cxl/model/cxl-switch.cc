@@ -76,7 +76,7 @@ CxlSwitch::BindRemote(uint32_t host, uint16_t hostPid, uint16_t devicePid, uint3
     {
         return fmt::format("upstream port {}: the switch has {}", host, m_up.size());
     }
-    if (m_hostBinding.count(host) || m_remote.count(host))
+    if (IsHostBound(host))
     {
         return fmt::format("upstream port {} is bound already", host);
     }
@@ -95,13 +95,29 @@ CxlSwitch::SetOwner(uint32_t device, uint16_t devicePid, uint32_t ld, uint16_t h
     {
         return fmt::format("downstream port {}: the switch has {}", device, m_down.size());
     }
-    const auto key = std::make_pair(device, ld);
-    if (m_ldOwner.count(key) || m_remoteOwner.count(key))
+    if (ld >= 16)
+    {
+        return fmt::format("logical device {}: a multi-logical device has at most 16", ld);
+    }
+    if (IsDeviceBound(device, ld))
     {
         return fmt::format("logical device {} of downstream port {} is bound already", ld, device);
     }
-    m_remoteOwner[key] = {devicePid, hostPid};
+    m_remoteOwner[{device, ld}] = {devicePid, hostPid};
     return "";
+}
+
+bool
+CxlSwitch::IsHostBound(uint32_t host) const
+{
+    return m_hostBinding.count(host) > 0 || m_remote.count(host) > 0;
+}
+
+bool
+CxlSwitch::IsDeviceBound(uint32_t device, uint32_t ld) const
+{
+    const auto key = std::make_pair(device, ld);
+    return m_ldOwner.count(key) > 0 || m_remoteOwner.count(key) > 0;
 }
 
 void

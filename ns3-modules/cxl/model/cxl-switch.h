@@ -62,6 +62,10 @@ class CxlSwitch : public Object
     /// Port-based routing at a device's edge: logical device \p ld of downstream port
     /// \p device (edge port ID \p devicePid) answers the host whose edge port ID is \p hostPid.
     std::string SetOwner(uint32_t device, uint16_t devicePid, uint32_t ld, uint16_t hostPid);
+    /// Whether upstream port \p host is bound (here or across the fabric).
+    bool IsHostBound(uint32_t host) const;
+    /// Whether logical device \p ld of downstream port \p device has its host.
+    bool IsDeviceBound(uint32_t device, uint32_t ld) const;
 
     /**
      * \brief The fabric manager's binding: upstream port \p host reaches logical device
