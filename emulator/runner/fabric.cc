@@ -1,5 +1,6 @@
 #include "emulator/runner/fabric.h"
 
+#include "ns3/abort.h"
 #include "ns3/type-id.h"
 #include "ns3/uinteger.h"
 
@@ -128,6 +129,17 @@ RocePriority()
     ns3::TypeId::LookupByName("ns3::RoceNic").LookupAttributeByName("Priority", &info);
     return static_cast<uint8_t>(
         ns3::DynamicCast<const ns3::UintegerValue>(info.initialValue)->Get());
+}
+
+} // namespace fabemu
+
+namespace fabemu
+{
+
+void
+Fabric::StartPauseStorm(uint32_t host, ns3::Time)
+{
+    NS_ABORT_MSG("h" << host << ": a pause storm needs a fabric with PFC (roce)");
 }
 
 } // namespace fabemu

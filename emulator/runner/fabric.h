@@ -96,6 +96,9 @@ class Fabric
     /// after Build). From then on the totals count bit_error_drops (and, where the
     /// transport is the fabric's own, retransmitted_packets).
     virtual void SetLinkBitErrorRate(uint32_t link, double ber) = 0;
+    /// Host \p host's NIC sends PFC pauses without end for \p duration (a fault; after
+    /// Build). Only fabrics with PFC have it: the validator refuses it elsewhere.
+    virtual void StartPauseStorm(uint32_t host, ns3::Time duration);
     /// The totals for summary.json (after the run).
     virtual FabricTotals Totals() const = 0;
     /// Counters for `fabemu status`, read on the simulation thread while it runs.

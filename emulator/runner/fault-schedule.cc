@@ -28,6 +28,10 @@ Value(const FaultSpec& f)
     {
         return f.delay;
     }
+    if (f.Kind() == "pause_storm")
+    {
+        return f.pauseStorm;
+    }
     return f.Kind() == "rate" ? f.rate : fmt::format("{:g}", f.ber);
 }
 
@@ -37,6 +41,7 @@ FaultSchedule::FaultSchedule(const Scenario& s)
 {
     const bool breaksLinks = std::any_of(s.faults.begin(), s.faults.end(),
                                          [](const FaultSpec& f) { return f.host < 0; });
+    const uint32_t rails = s.topology.RailsPerServer();
     std::vector<std::string> names;
     std::vector<uint32_t> links(s.faults.size(), kNoLink);
     if (breaksLinks)
@@ -51,7 +56,7 @@ FaultSchedule::FaultSchedule(const Scenario& s)
         m_faults.push_back(
             Entry{s.faults[i], links[i],
                   links[i] == kNoLink ? fmt::format("h{}", s.faults[i].host) : names[links[i]],
-                  false, Time()});
+                  false, Time(), rails});
     }
 }
 
@@ -74,7 +79,7 @@ FaultSchedule::Schedule(Fabric* fabric)
 {
     for (size_t i = 0; i < m_faults.size(); ++i)
     {
-        NS_ABORT_MSG_IF(!fabric && m_faults[i].spec.host < 0,
+        NS_ABORT_MSG_IF(!fabric && m_faults[i].spec.Kind() != "delay",
                         "faults." << i << ": a link's fault needs the network");
         Simulator::Schedule(PicoSeconds(m_faults[i].spec.atPs), &FaultSchedule::Apply, this, i,
                             fabric);
@@ -88,6 +93,12 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
     if (e.spec.Kind() == "delay")
     {
         // Nothing to change on the fabric: messages started from now on leave late.
+    }
+    else if (e.spec.Kind() == "pause_storm")
+    {
+        // The server's first NIC (its only one but on rail clusters).
+        fabric->StartPauseStorm(static_cast<uint32_t>(e.spec.host) * e.railsPerServer,
+                                PicoSeconds(e.spec.pauseStormPs));
     }
     else if (e.spec.Kind() == "rate")
     {

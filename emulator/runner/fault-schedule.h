@@ -44,6 +44,7 @@ class FaultSchedule
         std::string name; ///< the link as the topology names it (s0-s1)
         bool applied{false};
         ns3::Time at;
+        uint32_t railsPerServer{1}; ///< a host's fault: its server's first NIC is h x this
     };
     void Apply(size_t i, Fabric* fabric);
 

@@ -86,6 +86,12 @@ class RoceFabric : public Fabric
         m_bitErrors = true;
     }
 
+    void StartPauseStorm(uint32_t host, Time duration) override
+    {
+        m_fabric.StartPauseStorm(host, duration);
+        m_storms = true;
+    }
+
     std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario& s,
                                                    const std::vector<RealHost>& hosts,
                                                    const std::vector<EndpointAddress>& directory,
@@ -173,6 +179,10 @@ class RoceFabric : public Fabric
                      {"retransmitted_packets", recovery.retransmitted},
                      {"retransmission_timeouts", recovery.timeouts}};
         }
+        if (m_storms)
+        {
+            t.own["pfc_watchdog_triggers"] = m_fabric.GetPfcWatchdogTriggers();
+        }
         return t;
     }
 
@@ -187,6 +197,7 @@ class RoceFabric : public Fabric
 
   private:
     bool m_bitErrors{false}; ///< a fault gave a link bit errors
+    bool m_storms{false};    ///< a fault made a NIC storm PFC pauses
     RoceFabricHelper m_fabric;
     RecordSetup m_setup;
     std::ostringstream m_pfcRows;

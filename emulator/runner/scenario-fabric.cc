@@ -159,11 +159,11 @@ PreflightScenario(const Scenario& s)
     }
     for (size_t i = 0; i < s.faults.size() && !HasNetwork(s); ++i)
     {
-        if (s.faults[i].host < 0)
+        if (s.faults[i].Kind() != "delay")
         {
             throw ScenarioError(s.file, s.faults[i].mark,
-                                fmt::format("faults.{}: the node builder has no network links "
-                                            "to break",
+                                fmt::format("faults.{}: the node builder has no network to "
+                                            "break",
                                             i));
         }
     }

@@ -511,12 +511,20 @@ FaultKeys()
                         return v;
                     })
             .Example("h2"),
-        MakeKey<F>("delay", KeyKind::Time, "time", "(with host)",
+        MakeKey<F>("delay", KeyKind::Time, "time", "(with host: delay or pause_storm)",
                    "How late each message of the straggler leaves")
             .Range(1, 3600 * kPsPerSecond)
-            .WrittenIf([](const F& f) { return f.host >= 0; })
+            .WrittenIf([](const F& f) { return f.host >= 0 && f.pauseStorm.empty(); })
             .Timed(&F::delay, &F::delayPs)
             .Example("50us"),
+        MakeKey<F>("pause_storm", KeyKind::Time, "time", "(with host: delay or pause_storm)",
+                   "The host's NIC sends PFC pauses without end for this long (RoCEv2 with "
+                   "PFC); switch ports' watchdog (RoceNetDevice::PfcWatchdogTime) may stop "
+                   "honouring them")
+            .Range(1, 3600 * kPsPerSecond)
+            .WrittenIf([](const F& f) { return !f.pauseStorm.empty(); })
+            .Timed(&F::pauseStorm, &F::pauseStormPs)
+            .Example("2ms"),
         MakeKey<F>("rate", KeyKind::Rate, "rate", "(rate or ber)",
                    "A degraded link: both ways at this rate from `at` on (what is on the wire "
                    "keeps its rate)")

@@ -817,10 +817,10 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
                                          where, key));
                 }
             }
-            if (!item["delay"].IsDefined())
+            if (item["delay"].IsDefined() == item["pause_storm"].IsDefined())
             {
-                c.r.Fail(item, where + ": a straggler (host) needs delay, how late each message "
-                                       "it starts leaves");
+                c.r.Fail(item, where + ": a host's fault needs one of delay (a straggler: how "
+                                       "late each message it starts leaves) or pause_storm");
             }
             s.faults.push_back(f);
             continue;
@@ -829,9 +829,14 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
         {
             c.r.Fail(item, where + " needs link (and rate or ber), or host (and delay)");
         }
-        if (item["delay"].IsDefined())
+        for (const char* key : {"delay", "pause_storm"})
         {
-            c.r.Fail(item["delay"], where + ": delay belongs to a straggler (host), not a link");
+            if (item[key].IsDefined())
+            {
+                c.r.Fail(item[key], fmt::format("{}: {} belongs to a host's fault (host), not a "
+                                                "link's",
+                                                where, key));
+            }
         }
         if (item["rate"].IsDefined() == item["ber"].IsDefined())
         {

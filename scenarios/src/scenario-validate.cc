@@ -841,8 +841,16 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
         {
             throw ScenarioError(s.file, f.mark,
                                 fmt::format("faults.{}: h{} is a VM endpoint, whose messages are "
-                                            "real; a straggler delays a simulated host's",
+                                            "real; a host's fault breaks a simulated host",
                                             i, f.host));
+        }
+        if (!f.pauseStorm.empty() && (s.fabric.type != "roce" || !s.fabric.pfc))
+        {
+            throw ScenarioError(s.file, f.mark,
+                                fmt::format("faults.{}: a pause storm needs PFC: fabric roce "
+                                            "with pfc on (this fabric is {}{})",
+                                            i, s.fabric.type,
+                                            s.fabric.type == "roce" ? ", pfc off" : ""));
         }
     }
     if (s.fidelity == "analytical" && s.HasVms())

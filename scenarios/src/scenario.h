@@ -337,13 +337,22 @@ struct FaultSpec
     std::string link; ///< "" for a straggler (host)
     std::string rate; ///< as written; "" unless the fault is a degraded link
     uint64_t bitsPerSecond{0};
-    double ber{-1};     ///< bit errors per bit; < 0 unless the fault is bit errors
-    int64_t host{-1};   ///< a straggler: the host whose messages start late; else -1
-    std::string delay;  ///< as written; "" unless the fault is a straggler
-    int64_t delayPs{0}; ///< how late each message the host starts leaves
-    SourceMark mark;    ///< the item, for messages about its link
-    /// "rate", "ber" or "delay" (a straggler).
-    std::string Kind() const { return host >= 0 ? "delay" : rate.empty() ? "ber" : "rate"; }
+    double ber{-1};         ///< bit errors per bit; < 0 unless the fault is bit errors
+    int64_t host{-1};       ///< a straggler: the host whose messages start late; else -1
+    std::string delay;      ///< as written; "" unless the fault is a straggler
+    int64_t delayPs{0};     ///< how late each message the host starts leaves
+    std::string pauseStorm; ///< as written; "" unless the host's NIC storms PFC pauses
+    int64_t pauseStormPs{0};
+    SourceMark mark; ///< the item, for messages about its link
+    /// "rate", "ber", "delay" (a straggler) or "pause_storm".
+    std::string Kind() const
+    {
+        if (host >= 0)
+        {
+            return pauseStorm.empty() ? "delay" : "pause_storm";
+        }
+        return rate.empty() ? "ber" : "rate";
+    }
 };
 
 struct Scenario

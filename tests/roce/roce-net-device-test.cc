@@ -209,7 +209,7 @@ TEST_CASE("a port that does not honour PFC keeps sending")
     CHECK(link.txAtA.back().first < MicroSeconds(40));
 }
 
-TEST_CASE("the PFC watchdog reports a pause storm once, and only with the watchdog on")
+TEST_CASE("the PFC watchdog fires within its detection time, then the queue ignores pauses")
 {
     for (bool watchdog : {true, false})
     {
@@ -234,18 +234,38 @@ TEST_CASE("the PFC watchdog reports a pause storm once, and only with the watchd
         Simulator::Run();
         if (watchdog)
         {
+            // Detected at the first pause after 1 ms of being paused (they come every 5 us),
+            // then ignored for PfcWatchdogRecovery (200 ms): the backlog leaves at once.
             REQUIRE(storms.size() == 1);
             CHECK(storms[0] >= MilliSeconds(1));
             CHECK(storms[0] < MilliSeconds(1) + MicroSeconds(10));
             CHECK(link.a->GetPfcStorms() == 1);
+            CHECK(link.txAtA.back().first < MilliSeconds(1) + MicroSeconds(30));
         }
         else
         {
+            // The rest held until the storm's last pause runs out (3 ms + 10.24 us).
             CHECK(storms.empty());
+            CHECK(link.txAtA.back().first > MilliSeconds(3));
         }
-        CHECK(link.txAtA.size() == 100); // the backlog still leaves once the storm ends
+        CHECK(link.txAtA.size() == 100); // the backlog leaves either way
         Simulator::Destroy();
     }
+}
+
+TEST_CASE("a NIC's pause storm holds its peer paused for as long as it lasts")
+{
+    Link link;
+    link.Backlog(3, 50);
+    link.b->StartPauseStorm(MilliSeconds(2));
+    Simulator::Run();
+    // Pauses of 65535 quanta (335.5 us at 100 Gb/s) refreshed at half that: once the first
+    // is in, the peer sends nothing until the last one, sent before 2 ms, runs out.
+    REQUIRE(link.txAtA.size() == 50);
+    CHECK(link.txAtA.back().first > MilliSeconds(2));
+    CHECK(link.txAtA.back().first < MilliSeconds(2) + MicroSeconds(340));
+    CHECK(link.b->GetPfcStorms() == 0); // the storming NIC is not the one paused
+    Simulator::Destroy();
 }
 
 TEST_CASE("pauses with breaks between them are not a storm")

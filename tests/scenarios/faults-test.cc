@@ -169,11 +169,13 @@ TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
         {"a key faults do not have", "  - {at: 1ms, link: h1, rate: 1Gbps, down: 1ms}\n",
          "bad.yaml:6:38: unknown key 'down' in faults.0"},
         {"a straggler without its delay", "  - {host: h2}\n",
-         "bad.yaml:6:5: faults.0: a straggler (host) needs delay"},
+         "bad.yaml:6:5: faults.0: a host's fault needs one of delay"},
+        {"a straggler and a storm at once", "  - {host: h2, delay: 5us, pause_storm: 1ms}\n",
+         "bad.yaml:6:5: faults.0: a host's fault needs one of delay"},
         {"a straggler with a link's rate", "  - {host: h2, delay: 5us, rate: 1Gbps}\n",
          "bad.yaml:6:34: faults.0: a straggler (host, delay) has no rate"},
         {"a delay on a link", "  - {link: h2, rate: 1Gbps, delay: 5us}\n",
-         "bad.yaml:6:36: faults.0: delay belongs to a straggler (host), not a link"},
+         "bad.yaml:6:36: faults.0: delay belongs to a host's fault (host), not a link's"},
         {"a straggler the topology lacks", "  - {host: h9, delay: 5us}\n",
          "bad.yaml:6:12: faults.0.host names host 'h9', but the topology has h0..h2"},
         {"a delay of 0", "  - {host: h1, delay: 0us}\n",
@@ -256,4 +258,59 @@ TEST_CASE("a straggler: every message its host starts leaves late, its flows and
                        "  - {type: command, on: h1, run: \"true\"}\nfaults:\n"
                        "  - {host: h1, delay: 5us}\n")
               .find("bad.yaml:9:5: faults.0: h1 is a VM endpoint, whose messages are real") == 0);
+}
+
+TEST_CASE("a pause storm stalls what crosses the stormed port until the PFC watchdog lets it go")
+{
+    const ScratchDir dir("faults-storm");
+    const auto run = [&dir](const std::string& name, const std::string& set) {
+        const fs::path file = dir / (name + ".yaml");
+        std::ofstream(file) << "name: " << name
+                            << "\nduration: 10ms\nfabric:\n  type: roce\n  pfc: true\n"
+                            << set
+                            << "topology: {builder: star, hosts: 3, link: {rate: 100Gbps, "
+                               "delay: 1us}}\nfaults:\n"
+                               "  - {at: 100us, host: h1, pause_storm: 3ms}\n"
+                               "workloads:\n"
+                               "  - {type: bulk, src: h0, dst: h1, bytes: 4MB}\n"
+                               "  - {type: bulk, src: h2, dst: h0, bytes: 4MB}\n";
+        const auto r = RunInProcess(file, dir / name);
+        REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+        return Summary(dir / name);
+    };
+    const auto off = run("off", "");
+    const auto on = run("on", "  set: {ns3::RoceNetDevice::PfcWatchdogTime: 200us}\n");
+    const auto fct = [](const nlohmann::json& s, size_t i) {
+        return s["flows"][i]["fct_s"].get<double>();
+    };
+    MESSAGE("h1's NIC storms 3 ms from 100 us: h0 -> h1 "
+            << fct(off, 0) * 1e3 << " ms, h2 -> h0 " << fct(off, 1) * 1e3
+            << " ms without the watchdog; " << fct(on, 0) * 1e3 << " and " << fct(on, 1) * 1e3
+            << " ms with it");
+    // Without the watchdog the switch's port to h1 stays paused until the storm's last pause
+    // runs out: h0's flow cannot end before 3.1 ms, and the back-pressure holds h0's NIC,
+    // so h2's flow to h0 waits too. Nothing is dropped: PFC holds it all.
+    CHECK(fct(off, 0) > 3.1e-3);
+    CHECK(fct(off, 1) > 1e-3);
+    CHECK(off["totals"]["pfc_watchdog_triggers"] == 0);
+    CHECK(off["totals"]["congestion_drops"] == 0);
+    // With the watchdog (200 us; its detection time is checked in roce-link) the port
+    // ignores h1's pauses after it fires: both flows end long before the storm does.
+    CHECK(on["totals"]["pfc_watchdog_triggers"].get<uint64_t>() >= 1);
+    CHECK(fct(on, 0) < 1.5e-3);
+    CHECK(fct(on, 1) < 1e-3);
+    CHECK(on["totals"]["congestion_drops"] == 0);
+    for (const auto* s : {&off, &on})
+    {
+        CHECK((*s)["flows"][0]["state"] == "completed");
+        CHECK((*s)["faults"][0]["kind"] == "pause_storm");
+        CHECK((*s)["faults"][0]["value"] == "3ms");
+        CHECK((*s)["faults"][0]["host"] == "h1");
+    }
+    // Only where PFC is.
+    CHECK(ParseErrorOf("name: p\nfabric: {type: infiniband}\ntopology: {builder: star, hosts: 2}\n"
+                       "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\nfaults:\n"
+                       "  - {host: h1, pause_storm: 1ms}\n")
+              .find("bad.yaml:7:5: faults.0: a pause storm needs PFC: fabric roce with pfc on "
+                    "(this fabric is infiniband)") == 0);
 }

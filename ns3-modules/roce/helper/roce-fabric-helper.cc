@@ -293,6 +293,30 @@ RoceFabricHelper::TotalPfcFrames() const
     return n;
 }
 
+void
+RoceFabricHelper::StartPauseStorm(uint32_t host, Time duration)
+{
+    GetPort(host)->StartPauseStorm(duration);
+}
+
+uint64_t
+RoceFabricHelper::GetPfcWatchdogTriggers() const
+{
+    uint64_t n = 0;
+    for (const auto& sw : m_switches)
+    {
+        for (uint32_t p = 0; p < sw->GetNPorts(); ++p)
+        {
+            n += sw->GetPort(p)->GetPfcStorms();
+        }
+    }
+    for (const auto& port : m_hostPorts)
+    {
+        n += port->GetPfcStorms();
+    }
+    return n;
+}
+
 uint64_t
 RoceFabricHelper::TotalEcnMarks() const
 {

@@ -81,6 +81,10 @@ class RoceFabricHelper : public RdmaFabric
     void SetLinkRate(uint32_t link, DataRate rate);
     /// Both ends of link \p link drop a frame that a bit error hits, at \p ber per bit.
     void SetLinkBitErrorRate(uint32_t link, double ber);
+    /// Host \p host's NIC storms PFC pauses for \p duration from now (a fault).
+    void StartPauseStorm(uint32_t host, Time duration);
+    /// The PFC watchdog's triggers on every port, the switches' and the hosts'.
+    uint64_t GetPfcWatchdogTriggers() const;
     /// Frames every port dropped for bit errors.
     uint64_t GetBitErrorDrops() const;
     /// What every QP's go-back-N did (packets sent again, timeouts), QPs already

@@ -46,6 +46,12 @@ RoceNetDevice::GetTypeId()
                           "break this long with frames waiting (0: watchdog off)",
                           TimeValue(Time(0)), MakeTimeAccessor(&RoceNetDevice::m_watchdogTime),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute("PfcWatchdogRecovery",
+                          "Once the watchdog fires, the priority ignores pauses this long "
+                          "(Junos' default recovery time, 200 ms; 0: report only)",
+                          TimeValue(MilliSeconds(200)),
+                          MakeTimeAccessor(&RoceNetDevice::m_watchdogRecovery),
+                          MakeTimeChecker(Time(0)))
             .AddAttribute("Scheduler", "How the transmitter chooses among priorities",
                           EnumValue(Scheduler::StrictPriority),
                           MakeEnumAccessor(&RoceNetDevice::m_scheduler),
@@ -95,6 +101,7 @@ void
 RoceNetDevice::DoDispose()
 {
     m_resumeEvent.Cancel();
+    m_stormEvent.Cancel();
     m_channel = nullptr;
     m_node = nullptr;
     for (auto& q : m_queues)
@@ -341,6 +348,11 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
         }
         const uint16_t quanta = f.pfcQuanta[p];
         const Time now = Simulator::Now();
+        if (m_ignoreUntil[p] > now)
+        {
+            m_pfcRxTrace(p, quanta); // the watchdog's recovery: seen, not honoured
+            continue;
+        }
         if (quanta == 0 || !IsPaused(p))
         {
             m_pauseStart[p].reset(); // resumed, or the last pause had run out: a break
@@ -357,10 +369,44 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             m_stormReported[p] = true;
             ++m_pfcStorms;
             m_stormTrace(p, now - *m_pauseStart[p]);
+            if (m_watchdogRecovery.IsStrictlyPositive())
+            {
+                // Mitigation: the queue sends again, pauses ignored until recovery ends.
+                m_ignoreUntil[p] = now + m_watchdogRecovery;
+                m_pausedUntil[p] = now;
+                m_pauseStart[p].reset();
+                m_stormReported[p] = false;
+                m_pfcRxTrace(p, quanta);
+                continue;
+            }
         }
         m_pfcRxTrace(p, quanta);
     }
     TryTransmit();
+}
+
+void
+RoceNetDevice::StartPauseStorm(Time duration)
+{
+    m_stormEvent.Cancel();
+    StormRound(Simulator::Now() + duration);
+}
+
+void
+RoceNetDevice::StormRound(Time until)
+{
+    if (Simulator::Now() >= until)
+    {
+        return;
+    }
+    for (uint8_t p = 0; p < kPriorities; ++p)
+    {
+        SendPause(p, 0xffff);
+    }
+    // Refreshed at half the pause's length, as a paused sender's PFC keeps it paused.
+    const Time refresh = PfcHeader::QuantaToTime(0xffff, m_rate) / 2;
+    m_stormEvent = Simulator::Schedule(std::min(refresh, until - Simulator::Now()),
+                                       &RoceNetDevice::StormRound, this, until);
 }
 
 Ptr<Channel>

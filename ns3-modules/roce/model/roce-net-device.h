@@ -6,8 +6,10 @@
  * transport) decides admission. It honours received pause frames per
  * priority (a pause expires after its quanta unless refreshed; quanta 0
  * resumes) and sends pause frames ahead of all data when asked. Its PFC
- * watchdog (off by default) reports a pause storm: a priority held paused
- * without a break for PfcWatchdogTime while frames wait.
+ * watchdog (off by default) detects a pause storm, a priority held paused
+ * without a break for PfcWatchdogTime while frames wait, and then ignores
+ * that priority's pauses for PfcWatchdogRecovery (a switch's "forward"
+ * action). A NIC gone wrong can be made to storm (StartPauseStorm).
  */
 #ifndef FABEMU_ROCE_NET_DEVICE_H
 #define FABEMU_ROCE_NET_DEVICE_H
@@ -64,8 +66,12 @@ class RoceNetDevice : public NetDevice
         return static_cast<uint32_t>(m_queues[priority].size());
     }
     bool IsBusy() const { return m_busy; }
-    /// Pause storms the watchdog has reported (PfcWatchdogTime > 0).
+    /// Pause storms the watchdog has reported (PfcWatchdogTime > 0): its triggers.
     uint64_t GetPfcStorms() const { return m_pfcStorms; }
+    /// A NIC gone wrong: sends PFC pauses of the longest quanta for every priority,
+    /// refreshed before they run out, for \p duration from now; then stops (the last
+    /// pauses run out).
+    void StartPauseStorm(Time duration);
     DataRate GetDataRate() const { return m_rate; }
     void SetDataRate(DataRate rate) { m_rate = rate; }
     /// Frames the ReceiveErrorModel corrupted, dropped at the MAC (they fail the FCS).
@@ -125,6 +131,8 @@ class RoceNetDevice : public NetDevice
     uint8_t PickPriority();
     void ScheduleResume();
     void NextTurn();
+    /// One round of a pause storm: pauses for every priority, the next round scheduled.
+    void StormRound(Time until);
 
     Ptr<RoceChannel> m_channel;
     Ptr<Node> m_node;
@@ -146,7 +154,10 @@ class RoceNetDevice : public NetDevice
     std::array<std::optional<Time>, kPriorities>
         m_pauseStart; ///< since when paused without a break
     std::array<bool, kPriorities> m_stormReported{};
+    std::array<Time, kPriorities> m_ignoreUntil{}; ///< the watchdog's recovery, by priority
     Time m_watchdogTime;
+    Time m_watchdogRecovery;
+    EventId m_stormEvent;
     uint64_t m_pfcStorms{0};
     EventId m_resumeEvent;
     bool m_busy{false};
