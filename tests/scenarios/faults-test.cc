@@ -20,19 +20,34 @@ namespace fs = std::filesystem;
 namespace
 {
 
+/// Runs scenario \p text (without its name) as \p name; its summary.json.
+nlohmann::json
+RunText(const ScratchDir& dir, const std::string& name, const std::string& text)
+{
+    const fs::path file = dir / (name + ".yaml");
+    std::ofstream(file) << "name: " << name << "\n" << text;
+    const auto r = RunInProcess(file, dir / name);
+    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
+    return Summary(dir / name);
+}
+
+/// Flow \p i's FCT in summary \p s.
+double
+Fct(const nlohmann::json& s, size_t i)
+{
+    return s["flows"][i]["fct_s"].get<double>();
+}
+
 /// Two hosts on one 100 Gb/s link (pair) on \p fabric, one 10 MiB bulk flow, and \p faults.
 nlohmann::json
 RunPair(const ScratchDir& dir, const std::string& name, const std::string& fabric,
         const std::string& faults)
 {
-    const fs::path file = dir / (name + ".yaml");
-    std::ofstream(file) << "name: " << name << "\nduration: 50ms\nfabric: {type: " << fabric
-                        << "}\ntopology: {builder: pair, link: {rate: 100Gbps, delay: 1us}}\n"
-                        << "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 10MiB}\n"
-                        << faults;
-    const auto r = RunInProcess(file, dir / name);
-    REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-    return Summary(dir / name);
+    return RunText(dir, name,
+                   "duration: 50ms\nfabric: {type: " + fabric +
+                       "}\ntopology: {builder: pair, link: {rate: 100Gbps, delay: 1us}}\n"
+                       "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 10MiB}\n" +
+                       faults);
 }
 
 } // namespace
@@ -210,37 +225,30 @@ TEST_CASE("a straggler: every message its host starts leaves late, its flows and
 {
     const ScratchDir dir("faults-straggler");
     const auto run = [&dir](const std::string& name, const std::string& fault) {
-        const fs::path file = dir / (name + ".yaml");
-        std::ofstream(file) << "name: " << name
-                            << "\nduration: 20ms\nfabric: {type: roce}\n"
-                               "topology: {builder: star, hosts: 4}\nfaults:\n"
-                            << fault
-                            << "workloads:\n"
-                               "  - {type: bulk, src: h2, dst: h3, bytes: 1MB}\n"
-                               "  - {type: bulk, src: h1, dst: h0, bytes: 1MB}\n"
-                               "  - {type: collective, algorithm: ring, bytes: 16MB, ranks: all, "
-                               "start: 2ms}\n";
-        const auto r = RunInProcess(file, dir / name);
-        REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-        return Summary(dir / name);
+        return RunText(dir, name,
+                       "duration: 20ms\nfabric: {type: roce}\n"
+                       "topology: {builder: star, hosts: 4}\nfaults:\n" +
+                           fault +
+                           "workloads:\n"
+                           "  - {type: bulk, src: h2, dst: h3, bytes: 1MB}\n"
+                           "  - {type: bulk, src: h1, dst: h0, bytes: 1MB}\n"
+                           "  - {type: collective, algorithm: ring, bytes: 16MB, ranks: all, "
+                           "start: 2ms}\n");
     };
     // The same run with the straggler, and with one that comes too late to matter.
     const auto slow = run("slow", "  - {host: h2, delay: 50us}\n");
     const auto late = run("late", "  - {at: 19ms, host: h2, delay: 50us}\n");
     const double d = 50e-6;
-    const auto fct = [](const nlohmann::json& s, size_t i) {
-        return s["flows"][i]["fct_s"].get<double>();
-    };
     // h2's flow leaves 50 us late and its FCT counts them; h1's is untouched.
-    CHECK(fct(slow, 0) - fct(late, 0) == doctest::Approx(d).epsilon(0.001));
-    CHECK(fct(slow, 1) == fct(late, 1));
+    CHECK(Fct(slow, 0) - Fct(late, 0) == doctest::Approx(d).epsilon(0.001));
+    CHECK(Fct(slow, 1) == Fct(late, 1));
     // The ring all-reduce: each of h2's 6 sends leaves late and each rank waits for its
     // predecessor, so the chain of 6 steps crosses h2's sends at least once; at most every
     // step waits, 2(n-1) d in all (measured 2.8 d: the late pieces also queue behind the
     // next step's).
     const double ring = slow["collectives"][0]["time_s"].get<double>();
     const double alone = late["collectives"][0]["time_s"].get<double>();
-    MESSAGE("straggler h2 at 50 us: flow +" << (fct(slow, 0) - fct(late, 0)) * 1e6
+    MESSAGE("straggler h2 at 50 us: flow +" << (Fct(slow, 0) - Fct(late, 0)) * 1e6
                                             << " us, ring all-reduce of 16 MB " << alone * 1e3
                                             << " -> " << ring * 1e3 << " ms");
     CHECK(ring - alone >= d);
@@ -264,41 +272,33 @@ TEST_CASE("a pause storm stalls what crosses the stormed port until the PFC watc
 {
     const ScratchDir dir("faults-storm");
     const auto run = [&dir](const std::string& name, const std::string& set) {
-        const fs::path file = dir / (name + ".yaml");
-        std::ofstream(file) << "name: " << name
-                            << "\nduration: 10ms\nfabric:\n  type: roce\n  pfc: true\n"
-                            << set
-                            << "topology: {builder: star, hosts: 3, link: {rate: 100Gbps, "
-                               "delay: 1us}}\nfaults:\n"
-                               "  - {at: 100us, host: h1, pause_storm: 3ms}\n"
-                               "workloads:\n"
-                               "  - {type: bulk, src: h0, dst: h1, bytes: 4MB}\n"
-                               "  - {type: bulk, src: h2, dst: h0, bytes: 4MB}\n";
-        const auto r = RunInProcess(file, dir / name);
-        REQUIRE_MESSAGE(r.code == kExitOk, r.err);
-        return Summary(dir / name);
+        return RunText(dir, name,
+                       "duration: 10ms\nfabric:\n  type: roce\n  pfc: true\n" + set +
+                           "topology: {builder: star, hosts: 3, link: {rate: 100Gbps, "
+                           "delay: 1us}}\nfaults:\n"
+                           "  - {at: 100us, host: h1, pause_storm: 3ms}\n"
+                           "workloads:\n"
+                           "  - {type: bulk, src: h0, dst: h1, bytes: 4MB}\n"
+                           "  - {type: bulk, src: h2, dst: h0, bytes: 4MB}\n");
     };
     const auto off = run("off", "");
     const auto on = run("on", "  set: {ns3::RoceNetDevice::PfcWatchdogTime: 200us}\n");
-    const auto fct = [](const nlohmann::json& s, size_t i) {
-        return s["flows"][i]["fct_s"].get<double>();
-    };
     MESSAGE("h1's NIC storms 3 ms from 100 us: h0 -> h1 "
-            << fct(off, 0) * 1e3 << " ms, h2 -> h0 " << fct(off, 1) * 1e3
-            << " ms without the watchdog; " << fct(on, 0) * 1e3 << " and " << fct(on, 1) * 1e3
+            << Fct(off, 0) * 1e3 << " ms, h2 -> h0 " << Fct(off, 1) * 1e3
+            << " ms without the watchdog; " << Fct(on, 0) * 1e3 << " and " << Fct(on, 1) * 1e3
             << " ms with it");
     // Without the watchdog the switch's port to h1 stays paused until the storm's last pause
     // runs out: h0's flow cannot end before 3.1 ms, and the back-pressure holds h0's NIC,
     // so h2's flow to h0 waits too. Nothing is dropped: PFC holds it all.
-    CHECK(fct(off, 0) > 3.1e-3);
-    CHECK(fct(off, 1) > 1e-3);
+    CHECK(Fct(off, 0) > 3.1e-3);
+    CHECK(Fct(off, 1) > 1e-3);
     CHECK(off["totals"]["pfc_watchdog_triggers"] == 0);
     CHECK(off["totals"]["congestion_drops"] == 0);
     // With the watchdog (200 us; its detection time is checked in roce-link) the port
     // ignores h1's pauses after it fires: both flows end long before the storm does.
     CHECK(on["totals"]["pfc_watchdog_triggers"].get<uint64_t>() >= 1);
-    CHECK(fct(on, 0) < 1.5e-3);
-    CHECK(fct(on, 1) < 1e-3);
+    CHECK(Fct(on, 0) < 1.5e-3);
+    CHECK(Fct(on, 1) < 1e-3);
     CHECK(on["totals"]["congestion_drops"] == 0);
     for (const auto* s : {&off, &on})
     {
