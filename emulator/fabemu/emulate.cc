@@ -860,6 +860,7 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
                             RunMode::Emulation});
     FlowRunner runner(fabric.Rdma()); // simulated background traffic, if any
     runner.Add(BuildFlows(s));
+    FaultSchedule::AddStragglers(s, runner);
     runner.Start();
     LagMonitor lag;
     lag.Start();

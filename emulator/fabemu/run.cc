@@ -280,16 +280,7 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     {
         runner.emplace(*fabric);
         runner->Add(BuildFlows(s, &workloadOf));
-        for (const auto& f : s.faults)
-        {
-            for (uint32_t k = 0; f.host >= 0 && k < s.topology.RailsPerServer(); ++k)
-            {
-                // Every network port of the server (a NIC per rail on rail clusters).
-                runner->AddStraggler(static_cast<uint32_t>(f.host) * s.topology.RailsPerServer() +
-                                         k,
-                                     PicoSeconds(f.atPs), PicoSeconds(f.delayPs));
-            }
-        }
+        FaultSchedule::AddStragglers(s, *runner);
         for (const auto& node : nodes)
         {
             node->AttachNics(*runner);

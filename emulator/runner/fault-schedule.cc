@@ -75,6 +75,20 @@ FaultSchedule::FaultDelay(const std::vector<FaultSpec>& faults, uint32_t host, T
 }
 
 void
+FaultSchedule::AddStragglers(const Scenario& s, FlowRunner& runner)
+{
+    const uint32_t rails = s.topology.RailsPerServer();
+    for (const auto& f : s.faults)
+    {
+        for (uint32_t k = 0; f.Kind() == "delay" && k < rails; ++k)
+        {
+            runner.AddStraggler(static_cast<uint32_t>(f.host) * rails + k, PicoSeconds(f.atPs),
+                                PicoSeconds(f.delayPs));
+        }
+    }
+}
+
+void
 FaultSchedule::Schedule(Fabric* fabric)
 {
     for (size_t i = 0; i < m_faults.size(); ++i)
@@ -96,9 +110,12 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
     }
     else if (e.spec.Kind() == "pause_storm")
     {
-        // The server's first NIC (its only one but on rail clusters).
-        fabric->StartPauseStorm(static_cast<uint32_t>(e.spec.host) * e.railsPerServer,
-                                PicoSeconds(e.spec.pauseStormPs));
+        // Every NIC of the server (one per rail on rail clusters).
+        for (uint32_t k = 0; k < e.railsPerServer; ++k)
+        {
+            fabric->StartPauseStorm(static_cast<uint32_t>(e.spec.host) * e.railsPerServer + k,
+                                    PicoSeconds(e.spec.pauseStormPs));
+        }
     }
     else if (e.spec.Kind() == "rate")
     {

@@ -7,6 +7,7 @@
 #include "scenarios/src/scenario.h"
 
 #include "ns3/nstime.h"
+#include "ns3/rdma-workload.h"
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,8 @@ class FaultSchedule
     /// stragglers on it whose `at` has come.
     static ns3::Time FaultDelay(const std::vector<FaultSpec>& faults, uint32_t host,
                                 ns3::Time start);
+    /// Gives \p runner (before Start) \p s's stragglers, on every NIC of their servers.
+    static void AddStragglers(const Scenario& s, ns3::FlowRunner& runner);
 
   private:
     struct Entry

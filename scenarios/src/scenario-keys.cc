@@ -501,8 +501,9 @@ FaultKeys()
             .Field(&F::link)
             .Example("h1"),
         MakeKey<F>("host", KeyKind::Host, "host", "(link or host)",
-                   "A straggler: every message this host starts from `at` on (its flows, its "
-                   "ranks' collective transfers) leaves `delay` late")
+                   "A host's fault, instead of a link: with delay a straggler (every message "
+                   "it starts from `at` on leaves late), with pause_storm its NIC storming "
+                   "PFC pauses")
             .WrittenIf([](const F& f) { return f.host >= 0; })
             .Access([](F& f, const KeyValue& v) { f.host = static_cast<int64_t>(v.u); },
                     [](const F& f) {

@@ -348,7 +348,8 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
                                                      "cxl_replays",
                                                      "bit_error_drops",
                                                      "retransmitted_packets",
-                                                     "retransmission_timeouts"};
+                                                     "retransmission_timeouts",
+                                                     "pfc_watchdog_triggers"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {

@@ -209,21 +209,30 @@ TEST_CASE("a port that does not honour PFC keeps sending")
     CHECK(link.txAtA.back().first < MicroSeconds(40));
 }
 
-TEST_CASE("the PFC watchdog fires within its detection time, then the queue ignores pauses")
+TEST_CASE("the PFC watchdog fires within its detection time; with a recovery the queue goes on")
 {
-    for (bool watchdog : {true, false})
+    // off; on, reporting only (a NIC's, the default); on, ignoring pauses for 200 ms (a
+    // switch port's, RoceSwitch::PfcWatchdogRecovery).
+    for (const auto& [watchdog, recovery] :
+         {std::pair{false, Time(0)}, std::pair{true, Time(0)}, std::pair{true, MilliSeconds(200)}})
     {
         CAPTURE(watchdog);
+        CAPTURE(recovery);
         Link link;
         if (watchdog)
         {
             link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
+            link.a->SetAttribute("PfcWatchdogRecovery", TimeValue(recovery));
         }
         std::vector<Time> storms;
         link.a->TraceConnectWithoutContext("PfcStorm",
                                            MakeCallback(+[](std::vector<Time>* s, uint8_t, Time d) {
                                                s->push_back(d);
                                            }).Bind(&storms));
+        uint32_t ignored = 0;
+        link.a->TraceConnectWithoutContext(
+            "PfcPauseIgnored",
+            MakeCallback(+[](uint32_t* n, uint8_t, uint16_t) { ++*n; }).Bind(&ignored));
         link.Backlog(3, 100);
         // A storm: pauses of 2000 quanta (10.24 us) refreshed every 5 us for 3 ms.
         for (int i = 0; i < 600; ++i)
@@ -234,19 +243,27 @@ TEST_CASE("the PFC watchdog fires within its detection time, then the queue igno
         Simulator::Run();
         if (watchdog)
         {
-            // Detected at the first pause after 1 ms of being paused (they come every 5 us),
-            // then ignored for PfcWatchdogRecovery (200 ms): the backlog leaves at once.
+            // Detected at the first pause after 1 ms of being paused (they come every 5 us).
             REQUIRE(storms.size() == 1);
             CHECK(storms[0] >= MilliSeconds(1));
             CHECK(storms[0] < MilliSeconds(1) + MicroSeconds(10));
             CHECK(link.a->GetPfcStorms() == 1);
-            CHECK(link.txAtA.back().first < MilliSeconds(1) + MicroSeconds(30));
         }
         else
         {
-            // The rest held until the storm's last pause runs out (3 ms + 10.24 us).
             CHECK(storms.empty());
+        }
+        if (recovery.IsStrictlyPositive())
+        {
+            // The rest of the storm's pauses are not honoured: the backlog leaves at once.
+            CHECK(link.txAtA.back().first < MilliSeconds(1) + MicroSeconds(30));
+            CHECK(ignored >= 399); // the pauses after it fired
+        }
+        else
+        {
+            // Held until the storm's last pause runs out (3 ms + 10.24 us).
             CHECK(link.txAtA.back().first > MilliSeconds(3));
+            CHECK(ignored == 0);
         }
         CHECK(link.txAtA.size() == 100); // the backlog leaves either way
         Simulator::Destroy();
@@ -258,13 +275,16 @@ TEST_CASE("a NIC's pause storm holds its peer paused for as long as it lasts")
     Link link;
     link.Backlog(3, 50);
     link.b->StartPauseStorm(MilliSeconds(2));
+    // Overlapping storms last until the later ends: one of 1 ms at 500 us does not cut
+    // this 2 ms one short.
+    Simulator::Schedule(MicroSeconds(500), &RoceNetDevice::StartPauseStorm, link.b,
+                        MilliSeconds(1));
     Simulator::Run();
     // Pauses of 65535 quanta (335.5 us at 100 Gb/s) refreshed at half that: once the first
     // is in, the peer sends nothing until the last one, sent before 2 ms, runs out.
     REQUIRE(link.txAtA.size() == 50);
     CHECK(link.txAtA.back().first > MilliSeconds(2));
     CHECK(link.txAtA.back().first < MilliSeconds(2) + MicroSeconds(340));
-    CHECK(link.b->GetPfcStorms() == 0); // the storming NIC is not the one paused
     Simulator::Destroy();
 }
 

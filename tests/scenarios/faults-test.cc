@@ -307,10 +307,21 @@ TEST_CASE("a pause storm stalls what crosses the stormed port until the PFC watc
         CHECK((*s)["faults"][0]["value"] == "3ms");
         CHECK((*s)["faults"][0]["host"] == "h1");
     }
+    // expect reaches the count.
+    CHECK(ParseScenario("name: e\nfabric: {type: roce}\ntopology: {builder: star, hosts: 2}\n"
+                        "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\nfaults:\n"
+                        "  - {host: h1, pause_storm: 1ms}\n"
+                        "expect: {totals.pfc_watchdog_triggers: \">0\"}\n",
+                        "e.yaml")
+              .faults.size() == 1);
     // Only where PFC is.
     CHECK(ParseErrorOf("name: p\nfabric: {type: infiniband}\ntopology: {builder: star, hosts: 2}\n"
                        "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\nfaults:\n"
                        "  - {host: h1, pause_storm: 1ms}\n")
               .find("bad.yaml:7:5: faults.0: a pause storm needs PFC: fabric roce with pfc on "
                     "(this fabric is infiniband)") == 0);
+    CHECK(ParseErrorOf("name: p\nfabric: {type: roce, pfc: false}\ntopology: {builder: star, "
+                       "hosts: 2}\nworkloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\n"
+                       "faults:\n  - {host: h1, pause_storm: 1ms}\n")
+              .find("(this fabric is roce, pfc off)") != std::string::npos);
 }

@@ -42,15 +42,14 @@ RoceNetDevice::GetTypeId()
             .AddAttribute("PfcEnabled", "Honour received 802.1Qbb pause frames", BooleanValue(true),
                           MakeBooleanAccessor(&RoceNetDevice::m_pfcEnabled), MakeBooleanChecker())
             .AddAttribute("PfcWatchdogTime",
-                          "Report a pause storm once a priority has been paused without a "
+                          "Detect a pause storm once a priority has been paused without a "
                           "break this long with frames waiting (0: watchdog off)",
                           TimeValue(Time(0)), MakeTimeAccessor(&RoceNetDevice::m_watchdogTime),
                           MakeTimeChecker(Time(0)))
             .AddAttribute("PfcWatchdogRecovery",
-                          "Once the watchdog fires, the priority ignores pauses this long "
-                          "(Junos' default recovery time, 200 ms; 0: report only)",
-                          TimeValue(MilliSeconds(200)),
-                          MakeTimeAccessor(&RoceNetDevice::m_watchdogRecovery),
+                          "Once the watchdog fires, the priority ignores pauses this long (0: "
+                          "report only, as a NIC does; a RoceSwitch gives its ports its own)",
+                          TimeValue(Time(0)), MakeTimeAccessor(&RoceNetDevice::m_watchdogRecovery),
                           MakeTimeChecker(Time(0)))
             .AddAttribute("Scheduler", "How the transmitter chooses among priorities",
                           EnumValue(Scheduler::StrictPriority),
@@ -75,6 +74,9 @@ RoceNetDevice::GetTypeId()
             .AddTraceSource("PfcPauseSent",
                             "This port sent a PFC frame for a priority (quanta 0: resume)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_pfcTxTrace),
+                            "ns3::RoceNetDevice::PfcTracedCallback")
+            .AddTraceSource("PfcPauseIgnored", "A PFC frame the watchdog's recovery did not honour",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_pfcIgnoredTrace),
                             "ns3::RoceNetDevice::PfcTracedCallback")
             .AddTraceSource("PfcStorm",
                             "The PFC watchdog saw a pause storm: (priority, paused for)",
@@ -350,7 +352,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
         const Time now = Simulator::Now();
         if (m_ignoreUntil[p] > now)
         {
-            m_pfcRxTrace(p, quanta); // the watchdog's recovery: seen, not honoured
+            m_pfcIgnoredTrace(p, quanta); // the watchdog's recovery: seen, not honoured
             continue;
         }
         if (quanta == 0 || !IsPaused(p))
@@ -376,7 +378,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
                 m_pausedUntil[p] = now;
                 m_pauseStart[p].reset();
                 m_stormReported[p] = false;
-                m_pfcRxTrace(p, quanta);
+                m_pfcIgnoredTrace(p, quanta);
                 continue;
             }
         }
@@ -388,13 +390,19 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
 void
 RoceNetDevice::StartPauseStorm(Time duration)
 {
-    m_stormEvent.Cancel();
-    StormRound(Simulator::Now() + duration);
+    // Overlapping storms make one that lasts until the later ends.
+    const bool running = m_stormEvent.IsRunning();
+    m_stormUntil = std::max(m_stormUntil, Simulator::Now() + duration);
+    if (!running)
+    {
+        StormRound();
+    }
 }
 
 void
-RoceNetDevice::StormRound(Time until)
+RoceNetDevice::StormRound()
 {
+    const Time until = m_stormUntil;
     if (Simulator::Now() >= until)
     {
         return;
@@ -406,7 +414,7 @@ RoceNetDevice::StormRound(Time until)
     // Refreshed at half the pause's length, as a paused sender's PFC keeps it paused.
     const Time refresh = PfcHeader::QuantaToTime(0xffff, m_rate) / 2;
     m_stormEvent = Simulator::Schedule(std::min(refresh, until - Simulator::Now()),
-                                       &RoceNetDevice::StormRound, this, until);
+                                       &RoceNetDevice::StormRound, this);
 }
 
 Ptr<Channel>

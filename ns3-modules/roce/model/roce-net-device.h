@@ -8,8 +8,9 @@
  * resumes) and sends pause frames ahead of all data when asked. Its PFC
  * watchdog (off by default) detects a pause storm, a priority held paused
  * without a break for PfcWatchdogTime while frames wait, and then ignores
- * that priority's pauses for PfcWatchdogRecovery (a switch's "forward"
- * action). A NIC gone wrong can be made to storm (StartPauseStorm).
+ * that priority's pauses for PfcWatchdogRecovery (a switch port's "forward"
+ * action; a NIC's only reports). A NIC gone wrong can be made to storm
+ * (StartPauseStorm).
  */
 #ifndef FABEMU_ROCE_NET_DEVICE_H
 #define FABEMU_ROCE_NET_DEVICE_H
@@ -131,8 +132,9 @@ class RoceNetDevice : public NetDevice
     uint8_t PickPriority();
     void ScheduleResume();
     void NextTurn();
-    /// One round of a pause storm: pauses for every priority, the next round scheduled.
-    void StormRound(Time until);
+    /// One round of a pause storm: pauses for every priority, the next round scheduled
+    /// until m_stormUntil.
+    void StormRound();
 
     Ptr<RoceChannel> m_channel;
     Ptr<Node> m_node;
@@ -158,6 +160,8 @@ class RoceNetDevice : public NetDevice
     Time m_watchdogTime;
     Time m_watchdogRecovery;
     EventId m_stormEvent;
+    Time m_stormUntil;
+    TracedCallback<uint8_t, uint16_t> m_pfcIgnoredTrace;
     uint64_t m_pfcStorms{0};
     EventId m_resumeEvent;
     bool m_busy{false};

@@ -50,6 +50,13 @@ RoceSwitch::GetTypeId()
                           "Quanta in each PFC XOFF frame (refreshed at half their time)",
                           UintegerValue(0xffff), MakeUintegerAccessor(&RoceSwitch::m_pauseQuanta),
                           MakeUintegerChecker<uint16_t>(1))
+            .AddAttribute("PfcWatchdogRecovery",
+                          "What the ports' PFC watchdog does once it fires: ignore the "
+                          "priority's pauses this long (Junos' default recovery, 200 ms; 0: "
+                          "report only). Detection is RoceNetDevice::PfcWatchdogTime",
+                          TimeValue(MilliSeconds(200)),
+                          MakeTimeAccessor(&RoceSwitch::m_watchdogRecovery),
+                          MakeTimeChecker(Time(0)))
             .AddAttribute("MaxFrameBytes", "Largest frame, for sizing PFC headroom",
                           UintegerValue(9018), MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
                           MakeUintegerChecker<uint32_t>(64))
@@ -98,6 +105,7 @@ RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
     const uint32_t index = static_cast<uint32_t>(m_ports.size());
     m_ports.push_back(Port{device, {}, {}, {}});
     m_portOf[PeekPointer(device)] = index;
+    device->SetAttribute("PfcWatchdogRecovery", TimeValue(m_watchdogRecovery));
     device->SetFrameCallback(MakeCallback(&RoceSwitch::Receive, this));
     device->SetDequeueCallback(MakeCallback(&RoceSwitch::Dequeued, this));
     device->SetBeforeTransmitCallback(MakeCallback(&RoceSwitch::BeforeTransmit, this));

@@ -22,6 +22,7 @@
 
 #include "ns3/ipv4-address.h"
 #include "ns3/ipv6-address.h"
+#include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/random-variable-stream.h"
 #include "ns3/roce-net-device.h"
@@ -124,6 +125,7 @@ class RoceSwitch : public Object
     Ptr<UniformRandomVariable> m_uniform;
     uint32_t m_ecmpSeed{0};
     uint16_t m_pauseQuanta{0xffff};
+    Time m_watchdogRecovery; ///< given to every port (RoceNetDevice::PfcWatchdogRecovery)
     uint32_t m_maxFrameBytes{9018};
     EcnMarkingPoint m_markingPoint{Dequeue};
 
