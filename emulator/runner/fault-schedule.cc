@@ -74,18 +74,22 @@ FaultSchedule::FaultDelay(const std::vector<FaultSpec>& faults, uint32_t host, T
     return delay;
 }
 
+namespace
+{
+
+/// FaultDelay for network port \p port: one of its server's NICs (a rail each).
+Time
+PortDelay(const Scenario* s, uint32_t port, Time start)
+{
+    return FaultSchedule::FaultDelay(s->faults, port / s->topology.RailsPerServer(), start);
+}
+
+} // namespace
+
 void
 FaultSchedule::AddStragglers(const Scenario& s, FlowRunner& runner)
 {
-    const uint32_t rails = s.topology.RailsPerServer();
-    for (const auto& f : s.faults)
-    {
-        for (uint32_t k = 0; f.Kind() == "delay" && k < rails; ++k)
-        {
-            runner.AddStraggler(static_cast<uint32_t>(f.host) * rails + k, PicoSeconds(f.atPs),
-                                PicoSeconds(f.delayPs));
-        }
-    }
+    runner.SetStartDelay(MakeBoundCallback(&PortDelay, &s));
 }
 
 void

@@ -36,7 +36,8 @@ class FaultSchedule
     /// stragglers on it whose `at` has come.
     static ns3::Time FaultDelay(const std::vector<FaultSpec>& faults, uint32_t host,
                                 ns3::Time start);
-    /// Gives \p runner (before Start) \p s's stragglers, on every NIC of their servers.
+    /// Gives \p runner (before Start) \p s's stragglers, on every NIC of their servers;
+    /// \p s must outlive its Start.
     static void AddStragglers(const Scenario& s, ns3::FlowRunner& runner);
 
   private:

@@ -137,23 +137,11 @@ FlowRunner::Start()
     m_deliveredAtEnd.assign(m_flows.size(), 0);
     for (uint32_t id = 0; id < m_flows.size(); ++id)
     {
-        Time late;
-        for (const auto& [host, from, delay] : m_stragglers)
-        {
-            if (host == m_flows[id].src && from <= m_flows[id].start)
-            {
-                late += delay;
-            }
-        }
+        const FlowSpec& f = m_flows[id];
+        const Time late = m_startDelay.IsNull() ? Time(0) : m_startDelay(f.src, f.start);
         Simulator::Schedule(m_flows[id].start + late - Simulator::Now(), &FlowRunner::Launch, this,
                             id);
     }
-}
-
-void
-FlowRunner::AddStraggler(uint32_t host, Time from, Time delay)
-{
-    m_stragglers.emplace_back(host, from, delay);
 }
 
 void

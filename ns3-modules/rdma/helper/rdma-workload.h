@@ -19,7 +19,6 @@
 #include <map>
 #include <ostream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 namespace ns3
@@ -109,9 +108,11 @@ class FlowRunner
      * the transport's own timing. Call before Start().
      */
     void SetHostInterface(uint32_t host, Ptr<RdmaHostInterface> nic);
-    /// A straggler: each flow \p host starts at \p from or later leaves \p delay after its
-    /// start (its FCT counts from its start). Call before Start.
-    void AddStraggler(uint32_t host, Time from, Time delay);
+    /// How late a flow of host (network port) h starting at t leaves: stragglers.
+    using StartDelay = Callback<Time, uint32_t, Time>;
+    /// Each flow leaves \p delay(src, start) after its start (its FCT counts from its
+    /// start). Call before Start.
+    void SetStartDelay(StartDelay delay) { m_startDelay = delay; }
 
     /// The flows that have ended, completed or failed, in the order they ended.
     const std::vector<FlowRecord>& Records() const { return m_records; }
@@ -146,8 +147,7 @@ class FlowRunner
     std::vector<uint64_t> m_deliveredAtEnd; ///< in-order bytes when the flow ended
     size_t m_failed{0};
     Callback<void> m_allDone;
-    /// Stragglers: (host, from, delay).
-    std::vector<std::tuple<uint32_t, Time, Time>> m_stragglers;
+    StartDelay m_startDelay; ///< null: every flow leaves at its start
 };
 
 } // namespace ns3
