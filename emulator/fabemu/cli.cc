@@ -7,6 +7,7 @@
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/run.h"
 #include "emulator/fabemu/status-server.h"
+#include "emulator/fabemu/sweep.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -263,6 +264,65 @@ AddRun(CLI::App& app, Io& io)
 }
 
 void
+AddSweep(CLI::App& app, Io& io)
+{
+    struct Args
+    {
+        SweepOptions sweep;
+        std::string collect;
+        std::string task;
+        unsigned index{0};
+    };
+    auto a = std::make_shared<Args>();
+    auto* cmd = app.add_subcommand(
+        "sweep", "Run a scenario over the cross product of --grid values (and seeds), here "
+                 "(-j N at once) or as a Slurm job array; DIR/sweep.csv holds one row per run, "
+                 "DIR/plots a metric against a grid key. Run again to resume.");
+    cmd->add_option("file", a->sweep.file, "Scenario file (YAML)");
+    cmd->add_option("--grid", a->sweep.grid,
+                    "KEY=V1,V2,...: a scenario key (as --set takes it) and its values; "
+                    "repeatable, the runs are the cross product");
+    cmd->add_option("--set", a->sweep.set, "KEY=VALUE for every run, as for run; repeatable");
+    cmd->add_option("--seeds", a->sweep.seeds, "Run each combination with seeds 1..N");
+    auto* jobs = cmd->add_option("-j,--jobs", a->sweep.jobs,
+                                 "Runs at once here; with --slurm, the job array's limit")
+                     ->capture_default_str();
+    cmd->add_option("--out", a->sweep.out, "Sweep folder: DIR/<combination>/ per run");
+    cmd->add_option("--plot", a->sweep.plots,
+                    "METRIC[,XKEY[,LINEKEY]]: a sweep.csv metric against a grid key, one line "
+                    "per value of another (default: the first two grid keys); repeatable");
+    cmd->add_flag("--slurm", a->sweep.slurm, "Submit the runs as a Slurm job array (sbatch)");
+    cmd->add_flag("--no-wait", a->sweep.noWait,
+                  "With --slurm: submit and return; collect later with --collect DIR");
+    cmd->add_option("--collect", a->collect,
+                    "Instead: write DIR/sweep.csv and the plots from the runs finished so far");
+    cmd->add_flag("--quiet", a->sweep.quiet, "No progress lines");
+    // What each Slurm array task runs; not for people.
+    cmd->add_option("--task", a->task)->group("");
+    cmd->add_option("--index", a->index)->group("");
+    cmd->callback([&io, a, jobs] {
+        a->sweep.jobsGiven = jobs->count() > 0;
+        if (!a->task.empty())
+        {
+            io.rc = RunSweepTask(a->task, a->index, io.err);
+        }
+        else if (!a->collect.empty())
+        {
+            io.rc = CollectSweep(a->collect, a->sweep.plots, io.out, io.err);
+        }
+        else if (a->sweep.file.empty())
+        {
+            io.err << "fabemu sweep: give a scenario file (or --collect DIR)\n";
+            io.rc = kExitBadInput;
+        }
+        else
+        {
+            io.rc = RunSweep(a->sweep, io.out, io.err);
+        }
+    });
+}
+
+void
 AddValidate(CLI::App& app, Io& io)
 {
     auto file = std::make_shared<std::string>();
@@ -414,8 +474,8 @@ RunFabemu(const std::vector<std::string>& args, std::ostream& out, std::ostream&
     app.footer("Exit codes: 0 ok, 1 run-time failure (a simulated flow failed, a VM died, ...), "
                "2 bad input, 3 expectations not met.");
     Io io{out, err};
-    for (auto add : {AddDoctor, AddDemo, AddImage, AddVm, AddEmulate, AddRun, AddValidate, AddTopo,
-                     AddList, AddReport, AddStatus})
+    for (auto add : {AddDoctor, AddDemo, AddImage, AddVm, AddEmulate, AddRun, AddSweep, AddValidate,
+                     AddTopo, AddList, AddReport, AddStatus})
     {
         add(app, io);
     }

@@ -1443,6 +1443,37 @@ Rates(const fs::path& dir, const json& summary, std::vector<Figure>& figs)
 
 } // namespace
 
+std::string
+DrawLinePlot(const LinePlot& p, const fs::path& dir, std::ostream& err)
+{
+    Figure f;
+    f.name = p.name;
+    f.title = p.title;
+    f.xlabel = p.xlabel;
+    f.ylabel = p.ylabel;
+    f.key = p.lines.size() > 1;
+    size_t colour = 0;
+    for (const auto& [label, points] : p.lines)
+    {
+        f.series.push_back(
+            {label, points,
+             fmt::format("linespoints lw 2 pt 7 lc rgb '{}'", kColours[colour++ % 8])});
+    }
+    if (!p.xLabels.empty())
+    {
+        f.xmin = -0.5;
+        f.xmax = static_cast<double>(p.xLabels.size()) - 0.5;
+        std::vector<std::string> tics;
+        for (size_t i = 0; i < p.xLabels.size(); ++i)
+        {
+            tics.push_back(fmt::format("{} {}", Quote(p.xLabels[i]), i));
+        }
+        f.extra = fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
+    }
+    fs::create_directories(dir / "plots");
+    return Draw(f, dir, GnuplotAvailable(), err);
+}
+
 PlotOutcome
 RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
 {

@@ -28,6 +28,21 @@ struct PlotOutcome
 PlotOutcome RenderPlots(const std::filesystem::path& dir, const nlohmann::json& summary,
                         std::ostream& err);
 
+/// A plot of lines through points, drawn as a results folder's plots are (every point
+/// inside the axes, a "# fabemu-check:" line in its .gp).
+struct LinePlot
+{
+    std::string name; ///< plots/NAME.png
+    std::string title;
+    std::string xlabel;
+    std::string ylabel;
+    std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> lines;
+    std::vector<std::string> xLabels; ///< categorical x: label i sits at x = i
+};
+
+/// Writes DIR/plots/NAME.gp and (with gnuplot) NAME.png: "" when drawn, else why not.
+std::string DrawLinePlot(const LinePlot& p, const std::filesystem::path& dir, std::ostream& err);
+
 /// The \p p quantile (0..1) of \p v, linearly interpolated between ranks; NaN if empty.
 /// The one definition the plots' percentile lines and report.md's FCT table use.
 double Percentile(std::vector<double> v, double p);
