@@ -159,6 +159,7 @@ RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& p
 {
     StopSignals signals;
     std::map<pid_t, size_t> running;
+    bool stopping = false;
     size_t next = 0;
     size_t done = plan.runs.size() - pending.size();
     while (next < pending.size() || !running.empty())
@@ -167,10 +168,21 @@ RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& p
         {
             const size_t index = pending[next++];
             out << std::flush;
+            std::cout.flush(); // else a child would write the parent's buffered output again
+            std::fflush(nullptr);
+            // Blocked across fork: a SIGTERM that reached the child before it had its
+            // own handlers back would only set the child's copy of g_stop.
+            sigset_t stops;
+            sigset_t before;
+            sigemptyset(&stops);
+            sigaddset(&stops, SIGINT);
+            sigaddset(&stops, SIGTERM);
+            sigprocmask(SIG_BLOCK, &stops, &before);
             const pid_t pid = fork();
             if (pid == 0)
             {
                 signals.Restore();
+                sigprocmask(SIG_SETMASK, &before, nullptr);
                 int rc = kExitFailure;
                 try
                 {
@@ -183,6 +195,7 @@ RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& p
                 std::cerr.flush();
                 _exit(rc);
             }
+            sigprocmask(SIG_SETMASK, &before, nullptr);
             if (pid < 0)
             {
                 out << "fabemu sweep: fork failed: " << std::strerror(errno) << "\n";
@@ -195,18 +208,23 @@ RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& p
         {
             break;
         }
+        if (g_stop && !stopping)
+        {
+            stopping = true;
+            for (const auto& [child, index] : running)
+            {
+                kill(child, SIGTERM);
+            }
+        }
         int status = 0;
         const pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0 && errno == ECHILD)
+        {
+            break; // reaped elsewhere (SIGCHLD ignored): their .done files tell
+        }
         if (pid < 0)
         {
-            if (errno == EINTR && g_stop)
-            {
-                for (const auto& [child, index] : running)
-                {
-                    kill(child, SIGTERM);
-                }
-            }
-            continue;
+            continue; // EINTR: the loop's top stops the runs if it was SIGINT or SIGTERM
         }
         const auto it = running.find(pid);
         if (it == running.end())
