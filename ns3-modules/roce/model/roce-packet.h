@@ -9,6 +9,7 @@
 #include "ns3/header.h"
 #include "ns3/packet.h"
 #include "ns3/roce-frame.h"
+#include "ns3/trailer.h"
 
 #include <array>
 
@@ -34,6 +35,28 @@ class ByteHeader : public Header
 
     uint8_t* Data() { return m_bytes.data(); }
     const uint8_t* Data() const { return m_bytes.data(); }
+
+  private:
+    std::array<uint8_t, kMax> m_bytes{};
+    size_t m_size{0};
+};
+
+/// Opaque trailer bytes (at most 16): the ICRC after a zero payload. A trailer grows the
+/// buffer's end and keeps the payload's zero area virtual, where Packet::AddAtEnd of
+/// another packet would copy the whole payload into real bytes.
+class ByteTrailer : public Trailer
+{
+  public:
+    static constexpr size_t kMax = 16;
+    ByteTrailer() = default;
+    ByteTrailer(const uint8_t* bytes, size_t n);
+
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override { return static_cast<uint32_t>(m_size); }
+    void Serialize(Buffer::Iterator end) const override;
+    uint32_t Deserialize(Buffer::Iterator end) override;
+    void Print(std::ostream& os) const override;
 
   private:
     std::array<uint8_t, kMax> m_bytes{};
