@@ -24,8 +24,9 @@
 #include "ns3/roce-frame.h"
 #include "ns3/traced-callback.h"
 
+#include <boost/container/deque.hpp>
+
 #include <array>
-#include <deque>
 #include <optional>
 
 namespace ns3
@@ -149,9 +150,11 @@ class RoceNetDevice : public NetDevice
     Scheduler m_scheduler{Scheduler::StrictPriority};
     uint32_t m_dwrrQuantum{9000};
 
-    std::array<std::deque<Ptr<Packet>>, kPriorities> m_queues;
+    // boost's deque allocates nothing until used (libstdc++'s takes ~600 bytes each):
+    // most of a large fabric's queues stay empty.
+    std::array<boost::container::deque<Ptr<Packet>>, kPriorities> m_queues;
     std::array<uint64_t, kPriorities> m_queueBytes{};
-    std::deque<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
+    boost::container::deque<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     std::array<Time, kPriorities> m_pausedUntil{};
     std::array<std::optional<Time>, kPriorities>
         m_pauseStart; ///< since when paused without a break
