@@ -127,8 +127,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         m_nics.push_back(nic);
     }
 
-    m_hops = spec.NextHops();
-    const auto& hops = m_hops;
+    const auto hops = spec.NextHops(); // freed once the switches hold their routes
     for (uint32_t u = 0; u < nodes.size(); ++u)
     {
         if (!nodes[u].isSwitch)
@@ -153,7 +152,6 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         // Fixed streams: a run's random draws depend on its seed alone, not on
         // how many random variables the process made before (a second run).
         sw->AssignStreams(kFirstStream + static_cast<int64_t>(m_switches.size()));
-        m_switchPorts.emplace_back(u, portOfLink);
         for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
         {
             for (uint32_t link : hops[u][h])
@@ -171,10 +169,10 @@ RoceFabricHelper::AddHostRoute(uint32_t host, Ipv6Address address)
     NS_ABORT_MSG_IF(host >= GetNHosts(), "no host h" << host);
     for (size_t i = 0; i < m_switches.size(); ++i)
     {
-        const auto& [node, portOfLink] = m_switchPorts[i];
-        for (uint32_t link : m_hops[node][host])
+        // The same ports as the host's IPv4 route.
+        for (uint32_t port : m_switches[i]->GetRoute(GetHostAddress(host)))
         {
-            m_switches[i]->AddRoute(address, portOfLink.at(link));
+            m_switches[i]->AddRoute(address, port);
         }
     }
 }

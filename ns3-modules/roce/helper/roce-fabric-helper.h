@@ -111,9 +111,6 @@ class RoceFabricHelper : public RdmaFabric
     Path PathBetween(uint32_t a, uint32_t b) const;
 
     TopologySpec m_spec;
-    std::vector<std::vector<std::vector<uint32_t>>> m_hops; ///< TopologySpec::NextHops()
-    std::vector<std::pair<uint32_t, std::map<uint32_t, uint32_t>>>
-        m_switchPorts;                                    ///< node, link->port
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost; ///< the host of each live QP
     RdmaQueuePair::Recovery m_goneRecovery;               ///< of QPs already disconnected
     NodeContainer m_hostNodes;

@@ -153,7 +153,31 @@ void
 RoceSwitch::AddRoute(Ipv4Address dst, uint32_t port)
 {
     NS_ABORT_MSG_IF(port >= m_ports.size(), "route to port " << port << " that does not exist");
-    m_routes4[dst.Get()].push_back(port);
+    const auto it = m_routes4.find(dst.Get());
+    std::vector<uint32_t> ports =
+        it == m_routes4.end() ? std::vector<uint32_t>{} : m_portSets[it->second];
+    ports.push_back(port);
+    const auto [set, fresh] =
+        m_portSetIndex.try_emplace(ports, static_cast<uint32_t>(m_portSets.size()));
+    if (fresh)
+    {
+        m_portSets.push_back(ports);
+    }
+    if (it == m_routes4.end())
+    {
+        m_routes4.emplace(dst.Get(), set->second); // hosts in address order: at the end
+    }
+    else
+    {
+        it->second = set->second;
+    }
+}
+
+std::vector<uint32_t>
+RoceSwitch::GetRoute(Ipv4Address dst) const
+{
+    const auto it = m_routes4.find(dst.Get());
+    return it == m_routes4.end() ? std::vector<uint32_t>{} : m_portSets[it->second];
 }
 
 void
@@ -172,8 +196,8 @@ RoceSwitch::Lookup(const ParsedFrame& f) const
     {
         const uint32_t dst = static_cast<uint32_t>(f.dstIp[0]) << 24 | f.dstIp[1] << 16 |
                              f.dstIp[2] << 8 | f.dstIp[3];
-        auto it = m_routes4.find(dst);
-        return it == m_routes4.end() ? nullptr : &it->second;
+        const auto it = m_routes4.find(dst);
+        return it == m_routes4.end() ? nullptr : &m_portSets[it->second];
     }
     auto it = m_routes6.find(std::string(reinterpret_cast<const char*>(f.dstIp.data()), 16));
     return it == m_routes6.end() ? nullptr : &it->second;

@@ -29,7 +29,10 @@
 #include "ns3/switch-mmu.h"
 #include "ns3/traced-callback.h"
 
-#include <deque>
+#include <boost/container/deque.hpp>
+#include <boost/container/flat_map.hpp>
+
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -73,6 +76,8 @@ class RoceSwitch : public Object
     /// Frames to \p dst leave through \p port (several ports: ECMP).
     void AddRoute(Ipv4Address dst, uint32_t port);
     void AddRoute(Ipv6Address dst, uint32_t port);
+    /// The ports of the route to \p dst, in the order added (empty: no route).
+    std::vector<uint32_t> GetRoute(Ipv4Address dst) const;
 
     Ptr<SwitchMmu> GetMmu() const { return m_mmu; }
     Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_ports.at(i).device; }
@@ -101,8 +106,9 @@ class RoceSwitch : public Object
     struct Port
     {
         Ptr<RoceNetDevice> device;
-        std::array<std::deque<Queued>, SwitchMmu::kPriorities> queued; ///< FIFO as the device's
-        std::array<bool, SwitchMmu::kPriorities> pausing{};            ///< XOFF in force upstream
+        std::array<boost::container::deque<Queued>, SwitchMmu::kPriorities>
+            queued;                                         ///< FIFO as the device's
+        std::array<bool, SwitchMmu::kPriorities> pausing{}; ///< XOFF in force upstream
         std::array<EventId, SwitchMmu::kPriorities> refresh;
     };
 
@@ -120,7 +126,12 @@ class RoceSwitch : public Object
     Ptr<SwitchMmu> m_mmu;
     std::vector<Port> m_ports;
     std::unordered_map<const RoceNetDevice*, uint32_t> m_portOf;
-    std::unordered_map<uint32_t, std::vector<uint32_t>> m_routes4;
+    /// The distinct ECMP port sets (a fat tree's switch has a few: each down port, all up
+    /// ports), and each IPv4 destination's set by index: a few bytes per route where a
+    /// vector per destination took ~80 (issue 22: memory).
+    std::vector<std::vector<uint32_t>> m_portSets;
+    std::map<std::vector<uint32_t>, uint32_t> m_portSetIndex;
+    boost::container::flat_map<uint32_t, uint32_t> m_routes4;
     std::unordered_map<std::string, std::vector<uint32_t>> m_routes6;
     Ptr<UniformRandomVariable> m_uniform;
     uint32_t m_ecmpSeed{0};
