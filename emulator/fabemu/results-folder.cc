@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <unistd.h>
 
 namespace fabemu
 {
@@ -59,6 +60,28 @@ PublishResults(const fs::path& tmp, const fs::path& target, std::error_code& ec)
     const fs::path parent = target.parent_path();
     fs::create_directories(parent.empty() ? fs::path(".") : parent, ec);
     fs::rename(tmp, target, ec);
+}
+
+std::string
+ThisHost()
+{
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0)
+    {
+        return "";
+    }
+    std::string host(name);
+    for (char& c : host)
+    {
+        c = c == '/' ? '_' : c; // a folder name's part
+    }
+    return host;
+}
+
+std::string
+TemporaryResultsName(const std::string& name, pid_t pid)
+{
+    return fmt::format(".{}.tmp-{}-{}", name, ThisHost(), pid);
 }
 
 } // namespace fabemu

@@ -4,6 +4,8 @@
 #ifndef FABEMU_RESULTS_FOLDER_H
 #define FABEMU_RESULTS_FOLDER_H
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -28,6 +30,13 @@ void MarkResults(const std::filesystem::path& dir);
 /// Replaces \p target with \p tmp: removes the old folder, then renames.
 void PublishResults(const std::filesystem::path& tmp, const std::filesystem::path& target,
                     std::error_code& ec);
+
+/// This machine's host name ("" if unknown): temporary folders carry it.
+std::string ThisHost();
+
+/// The folder a run writes before it is renamed to \p name: ".NAME.tmp-HOST-PID", beside
+/// the target. The host keeps one machine's clean-up off another's runs in a shared folder.
+std::string TemporaryResultsName(const std::string& name, pid_t pid);
 
 } // namespace fabemu
 

@@ -587,19 +587,20 @@ RunPhrase(const Scenario& s)
            (inside.empty() ? "" : " with " + parts + " in every server");
 }
 
-/// Removes the temporary folders of runs that were killed (their process is gone).
+/// Removes the temporary folders of this host's runs that were killed (their process is
+/// gone). Another host's (a shared folder, sweep tasks on several nodes) are left alone.
 void
 SweepStaleRuns(const fs::path& parent)
 {
-    static const std::regex re(R"(^\..+\.tmp-([0-9]+)$)");
+    static const std::regex re(R"(^\..+\.tmp-(.+)-([0-9]+)$)");
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(parent, ec))
     {
         std::smatch m;
         const std::string name = entry.path().filename().string();
-        if (entry.is_directory() && std::regex_match(name, m, re))
+        if (entry.is_directory() && std::regex_match(name, m, re) && m[1] == ThisHost())
         {
-            const pid_t pid = static_cast<pid_t>(std::stol(m[1]));
+            const pid_t pid = static_cast<pid_t>(std::stol(m[2]));
             if (kill(pid, 0) != 0 && errno == ESRCH)
             {
                 fs::remove_all(entry.path(), ec);
@@ -713,7 +714,7 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
         return kExitBadInput;
     }
     const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    const fs::path tmp = parent / fmt::format(".{}.tmp-{}", target.filename().string(), getpid());
+    const fs::path tmp = parent / TemporaryResultsName(target.filename().string(), getpid());
     std::error_code ec;
     SweepStaleRuns(parent);
     fs::create_directories(tmp, ec);

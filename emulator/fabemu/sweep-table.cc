@@ -421,10 +421,22 @@ DrawSweepPlots(const fs::path& dir, const SweepPlan& plan, const std::vector<std
             '_');
         plot.xlabel = xAxis.key;
         plot.ylabel = MetricLabels().at(p.metric);
-        plot.title =
-            fmt::format("{} against {}{}{}", plot.ylabel, xAxis.key,
-                        p.lines ? ", one line per " + plan.grid[*p.lines].key : "",
-                        plan.seeds > 1 ? fmt::format(" (mean of seeds 1..{})", plan.seeds) : "");
+        std::vector<std::string> averaged; // what each point is the mean over
+        for (size_t a = 0; a < plan.grid.size(); ++a)
+        {
+            if (a != p.x && (!p.lines || a != *p.lines) && plan.grid[a].values.size() > 1)
+            {
+                averaged.push_back(plan.grid[a].key);
+            }
+        }
+        if (plan.seeds > 1)
+        {
+            averaged.push_back(fmt::format("seeds 1..{}", plan.seeds));
+        }
+        plot.title = fmt::format(
+            "{} against {}{}{}", plot.ylabel, xAxis.key,
+            p.lines ? ", one line per " + plan.grid[*p.lines].key : "",
+            averaged.empty() ? "" : fmt::format(" (mean over {})", fmt::join(averaged, ", ")));
         if (!numeric)
         {
             plot.xLabels = xAxis.values;

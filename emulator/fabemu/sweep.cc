@@ -1,10 +1,13 @@
 #include "emulator/fabemu/sweep.h"
 
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/results-folder.h"
 #include "emulator/fabemu/run.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <cerrno>
@@ -13,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -152,6 +156,92 @@ Report(std::ostream& out, size_t done, size_t total, const fs::path& dir, const 
     out << fmt::format("[{}/{}] {}: {}\n", done, total, run.name, what) << std::flush;
 }
 
+/// The exit code in DIR/<run>.done, if the run ended.
+std::optional<int>
+DoneExit(const fs::path& dir, const SweepRun& run)
+{
+    try
+    {
+        std::ifstream in(dir / (run.name + ".done"));
+        if (in)
+        {
+            return json::parse(in).at("exit").get<int>();
+        }
+    }
+    catch (const std::exception&)
+    {
+    }
+    return std::nullopt;
+}
+
+/// Forks run \p index; the child runs it and exits with its code. -1 if fork failed.
+pid_t
+StartRun(const fs::path& dir, size_t index, const StopSignals& signals, std::ostream& out)
+{
+    out << std::flush;
+    std::cout.flush(); // else a child would write the parent's buffered output again
+    std::fflush(nullptr);
+    // Blocked across fork: a SIGTERM that reached the child before it had its own
+    // handlers back would only set the child's copy of g_stop.
+    sigset_t stops;
+    sigset_t before;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stops, &before);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        signals.Restore();
+        // A sweep killed outright (SIGKILL) takes its runs with it.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        sigprocmask(SIG_SETMASK, &before, nullptr);
+        if (getppid() != parent)
+        {
+            _exit(kExitFailure);
+        }
+        int rc = kExitFailure;
+        try
+        {
+            rc = RunSweepTask(dir.string(), static_cast<unsigned>(index), std::cerr);
+        }
+        catch (const std::exception& e)
+        {
+            std::cerr << "fabemu sweep: " << e.what() << "\n";
+        }
+        std::cerr.flush();
+        _exit(rc);
+    }
+    sigprocmask(SIG_SETMASK, &before, nullptr);
+    return pid;
+}
+
+/// A run's child has ended: reports it, or, when it was stopped before it finished,
+/// removes what it left so that a resume runs it again.
+void
+Reaped(const fs::path& dir, const SweepRun& run, pid_t pid, int status, bool stopping, size_t& done,
+       size_t total, bool quiet, std::ostream& out)
+{
+    const auto rc = DoneExit(dir, run);
+    // A run with VM endpoints catches the stop itself, tears down and exits 1.
+    if (rc && !(stopping && *rc != kExitOk))
+    {
+        ++done;
+        if (!quiet)
+        {
+            Report(out, done, total, dir, run);
+        }
+        return;
+    }
+    std::error_code ec;
+    fs::remove(dir / (run.name + ".done"), ec);
+    fs::remove_all(dir / TemporaryResultsName(run.name, pid), ec);
+    out << fmt::format("{}: stopped before it finished ({}; see {}.log)\n", run.name,
+                       WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "interrupted", run.name)
+        << std::flush;
+}
+
 /// Runs the pending runs here, \p jobs at once, each in a forked child. False if stopped.
 bool
 RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& pending,
@@ -167,35 +257,7 @@ RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& p
         while (!g_stop && next < pending.size() && running.size() < jobs)
         {
             const size_t index = pending[next++];
-            out << std::flush;
-            std::cout.flush(); // else a child would write the parent's buffered output again
-            std::fflush(nullptr);
-            // Blocked across fork: a SIGTERM that reached the child before it had its
-            // own handlers back would only set the child's copy of g_stop.
-            sigset_t stops;
-            sigset_t before;
-            sigemptyset(&stops);
-            sigaddset(&stops, SIGINT);
-            sigaddset(&stops, SIGTERM);
-            sigprocmask(SIG_BLOCK, &stops, &before);
-            const pid_t pid = fork();
-            if (pid == 0)
-            {
-                signals.Restore();
-                sigprocmask(SIG_SETMASK, &before, nullptr);
-                int rc = kExitFailure;
-                try
-                {
-                    rc = RunSweepTask(dir.string(), static_cast<unsigned>(index), std::cerr);
-                }
-                catch (const std::exception& e)
-                {
-                    std::cerr << "fabemu sweep: " << e.what() << "\n";
-                }
-                std::cerr.flush();
-                _exit(rc);
-            }
-            sigprocmask(SIG_SETMASK, &before, nullptr);
+            const pid_t pid = StartRun(dir, index, signals, out);
             if (pid < 0)
             {
                 out << "fabemu sweep: fork failed: " << std::strerror(errno) << "\n";
@@ -217,46 +279,34 @@ RunHere(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& p
             }
         }
         int status = 0;
-        const pid_t pid = waitpid(-1, &status, 0);
+        // Polled, so that a signal between the check above and the wait is never missed.
+        const pid_t pid = waitpid(-1, &status, WNOHANG);
         if (pid < 0 && errno == ECHILD)
         {
             break; // reaped elsewhere (SIGCHLD ignored): their .done files tell
         }
-        if (pid < 0)
+        if (pid <= 0)
         {
-            continue; // EINTR: the loop's top stops the runs if it was SIGINT or SIGTERM
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
         }
         const auto it = running.find(pid);
-        if (it == running.end())
+        if (it != running.end())
         {
-            continue; // not one of ours
+            Reaped(dir, plan.runs[it->second], pid, status, stopping, done, plan.runs.size(), quiet,
+                   out);
+            running.erase(it);
         }
-        const SweepRun& run = plan.runs[it->second];
-        if (Finished(dir, run))
-        {
-            ++done;
-            if (!quiet)
-            {
-                Report(out, done, plan.runs.size(), dir, run);
-            }
-        }
-        else
-        {
-            // Killed before it finished: its half-written results folder goes too.
-            std::error_code ec;
-            fs::remove_all(dir / fmt::format(".{}.tmp-{}", run.name, pid), ec);
-            out << fmt::format("{}: stopped before it finished ({}; see {}.log)\n", run.name,
-                               WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no result",
-                               run.name)
-                << std::flush;
-        }
-        running.erase(it);
     }
     return !g_stop;
 }
 
-/// Submits the pending runs as one Slurm job array. Its id, or "" (why in \p err).
-std::string
+/// Slurm's MaxArraySize is 1001 by default: larger sweeps go in several arrays.
+constexpr size_t kArrayChunk = 1000;
+
+/// Submits the pending runs as Slurm job arrays (task i of array c runs the i-th index
+/// of DIR/slurm-tasks-c.txt). Their ids, or none (why in \p err).
+std::vector<std::string>
 Submit(const fs::path& dir, const std::string& sbatch, const std::vector<size_t>& pending,
        const SweepOptions& opt, std::ostream& err)
 {
@@ -266,50 +316,106 @@ Submit(const fs::path& dir, const std::string& sbatch, const std::vector<size_t>
     {
         std::ofstream s(script);
         s << "#!/bin/sh\n"
-          << "# fabemu sweep: each task of this Slurm job array is one run of the plan in\n"
-          << "# sweep.json; the task index is the run's. Written by fabemu sweep --slurm.\n"
+          << "# fabemu sweep: each task of a Slurm job array is one run of the plan in\n"
+          << "# sweep.json: task i runs the run whose index is line i+1 of the file given\n"
+          << "# as the argument. Written by fabemu sweep --slurm.\n"
           << "#SBATCH --ntasks=1\n"
+          << "index=$(sed -n \"$((SLURM_ARRAY_TASK_ID + 1))p\" \"$1\")\n"
           << "exec " << ShellQuote(self.string()) << " sweep --task " << ShellQuote(dir.string())
-          << " --index \"$SLURM_ARRAY_TASK_ID\"\n";
+          << " --index \"$index\"\n";
     }
-    std::vector<std::string> indexes;
-    for (size_t i : pending)
+    std::vector<std::string> ids;
+    for (size_t c = 0; c * kArrayChunk < pending.size(); ++c)
     {
-        indexes.push_back(std::to_string(i));
+        const size_t n = std::min(kArrayChunk, pending.size() - c * kArrayChunk);
+        const fs::path tasks = dir / fmt::format("slurm-tasks-{}.txt", c);
+        {
+            std::ofstream t(tasks);
+            for (size_t i = 0; i < n; ++i)
+            {
+                t << pending[c * kArrayChunk + i] << "\n";
+            }
+        }
+        const std::string cmd = fmt::format(
+            "{} --parsable --job-name=fabemu-sweep --array=0-{}{} --output={} --chdir={} {} {} "
+            "2>{}",
+            ShellQuote(sbatch), n - 1, opt.jobsGiven ? fmt::format("%{}", opt.jobs) : "",
+            ShellQuote((dir / fmt::format("slurm-{}-%a.out", c)).string()),
+            ShellQuote(dir.string()), ShellQuote(script.string()), ShellQuote(tasks.string()),
+            ShellQuote((dir / "sbatch.err").string()));
+        std::string said;
+        const int rc = Capture(cmd, said);
+        // --parsable: "id" or "id;cluster" on the last line; warnings go to stderr.
+        while (!said.empty() && said.back() == '\n')
+        {
+            said.pop_back();
+        }
+        std::string id = said.substr(said.find_last_of('\n') + 1);
+        id = id.substr(0, id.find(';'));
+        if (rc != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
+        {
+            std::ifstream e(dir / "sbatch.err");
+            std::stringstream why;
+            why << e.rdbuf();
+            err << fmt::format("fabemu sweep: sbatch failed (exit {}): {}{}\n", rc, said,
+                               why.str());
+            for (const auto& submitted : ids)
+            {
+                std::string ignored;
+                Capture("scancel " + submitted + " 2>&1", ignored);
+            }
+            return {};
+        }
+        ids.push_back(id);
     }
-    const std::string array = fmt::format("{}{}", fmt::join(indexes, ","),
-                                          opt.jobsGiven ? fmt::format("%{}", opt.jobs) : "");
-    const std::string cmd = fmt::format(
-        "{} --parsable --job-name=fabemu-sweep --array={} --output={} --chdir={} {} 2>&1",
-        ShellQuote(sbatch), array, ShellQuote((dir / "slurm-%a.out").string()),
-        ShellQuote(dir.string()), ShellQuote(script.string()));
-    std::string said;
-    const int rc = Capture(cmd, said);
-    const std::string id = said.substr(0, said.find_first_of(";\n"));
-    if (rc != 0 || id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-    {
-        err << fmt::format("fabemu sweep: sbatch failed (exit {}): {}", rc, said);
-        return "";
-    }
-    return id;
+    std::ofstream(dir / "slurm-jobs") << fmt::format("{}\n", fmt::join(ids, " "));
+    return ids;
 }
 
-/// Waits for Slurm job \p id, reporting runs as they finish. False if stopped (cancelled).
+/// The jobs of DIR/slurm-jobs that squeue still shows, or "" (none, or no such file).
+std::string
+QueuedJobs(const fs::path& dir)
+{
+    std::ifstream in(dir / "slurm-jobs");
+    std::vector<std::string> ids;
+    for (std::string id; in >> id;)
+    {
+        ids.push_back(id);
+    }
+    if (ids.empty())
+    {
+        return "";
+    }
+    std::string said;
+    const int rc =
+        Capture(fmt::format("squeue -h -o %A -j {} 2>/dev/null", fmt::join(ids, ",")), said);
+    return rc == 0 && said.find_first_not_of(" \n") != std::string::npos
+               ? fmt::format("{}", fmt::join(ids, " "))
+               : "";
+}
+
+/// Waits for the Slurm jobs \p ids, reporting runs as they finish. False if stopped
+/// (the jobs cancelled) or if squeue kept failing.
 bool
 WaitForJob(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>& pending,
-           const std::string& id, bool quiet, std::ostream& out)
+           const std::vector<std::string>& ids, bool quiet, std::ostream& out)
 {
     StopSignals signals;
-    const std::string squeue = FindOnPath("squeue");
     std::vector<bool> reported(plan.runs.size(), false);
     size_t done = plan.runs.size() - pending.size();
+    const std::string list = fmt::format("{}", fmt::join(ids, ","));
+    int failures = 0;
     while (true)
     {
+        if (g_stop)
+        {
+            std::string ignored;
+            Capture(fmt::format("scancel {} 2>&1", fmt::join(ids, " ")), ignored);
+            out << fmt::format("fabemu sweep: interrupted: cancelled Slurm job(s) {}\n", list);
+            return false;
+        }
         std::string queued;
-        const int rc =
-            squeue.empty() ? -1 : Capture(ShellQuote(squeue) + " -h -j " + id + " 2>&1", queued);
-        // squeue forgets a job soon after it ends ("Invalid job id"): gone either way.
-        const bool gone = rc != 0 || queued.find_first_not_of(" \n") == std::string::npos;
+        const int rc = Capture("squeue -h -o %A -j " + list + " 2>&1", queued);
         for (size_t i : pending)
         {
             if (!reported[i] && Finished(dir, plan.runs[i]))
@@ -321,15 +427,18 @@ WaitForJob(const fs::path& dir, const SweepPlan& plan, const std::vector<size_t>
                 }
             }
         }
-        if (gone)
+        // squeue forgets a job soon after it ends ("Invalid job id"): gone either way.
+        const bool empty = queued.find_first_not_of(" \n") == std::string::npos;
+        if ((rc == 0 && empty) || queued.find("Invalid job id") != std::string::npos)
         {
             return true;
         }
-        if (g_stop)
+        failures = rc == 0 ? 0 : failures + 1;
+        if (failures >= 30) // a minute of errors: Slurm is not answering
         {
-            std::string ignored;
-            Capture("scancel " + id + " 2>&1", ignored);
-            out << "fabemu sweep: interrupted: cancelled Slurm job " << id << "\n";
+            out << fmt::format("fabemu sweep: squeue keeps failing ({}); the job(s) {} may still "
+                               "run: fabemu sweep --collect {} later\n",
+                               queued, list, ShellQuote(dir.string()));
             return false;
         }
         std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -348,8 +457,8 @@ PrepareFolder(const fs::path& dir, const SweepPlan& plan, bool& resumed)
         {
             if (!SweepPlan::Read(dir).SameAs(plan))
             {
-                return fmt::format("{} holds another sweep (its sweep.json has other keys, values, "
-                                   "seeds or file); choose another --out",
+                return fmt::format("{} holds another sweep (its sweep.json has another file, "
+                                   "--set, grid or seeds); choose another --out",
                                    dir.string());
             }
         }
@@ -402,10 +511,11 @@ Prepare(const SweepOptions& opt, SweepPlan& plan, std::string& sbatch, std::ostr
     if (opt.slurm)
     {
         sbatch = FindOnPath("sbatch");
-        if (sbatch.empty())
+        if (sbatch.empty() || FindOnPath("squeue").empty())
         {
-            return bad("--slurm: sbatch is not on PATH (install Debian's slurm-client and point "
-                       "it at a cluster, or run here with -j N)");
+            return bad(fmt::format("--slurm: {} is not on PATH (install Debian's slurm-client "
+                                   "and point it at a cluster, or run here with -j N)",
+                                   sbatch.empty() ? "sbatch" : "squeue"));
         }
     }
     try
@@ -414,6 +524,22 @@ Prepare(const SweepOptions& opt, SweepPlan& plan, std::string& sbatch, std::ostr
         for (const auto& g : opt.grid)
         {
             grid.push_back(ParseGridAxis(g));
+            for (const auto& kv : opt.set)
+            {
+                if (kv.substr(0, kv.find('=')) == grid.back().key)
+                {
+                    return bad(fmt::format("--set {} and --grid {}: one key, two sources; "
+                                           "give it in one of them",
+                                           kv, g));
+                }
+            }
+        }
+        for (const auto& kv : opt.set)
+        {
+            if (opt.seeds > 0 && kv.substr(0, kv.find('=')) == "seed")
+            {
+                return bad(fmt::format("--set {} and --seeds both set the seed: use one", kv));
+            }
         }
         plan = MakeSweepPlan(opt.file, opt.set, grid, opt.seeds);
     }
@@ -501,6 +627,32 @@ RunSweep(const SweepOptions& opt, std::ostream& out, std::ostream& err)
         err << "fabemu sweep: " << why << "\n";
         return kExitBadInput;
     }
+    // One sweep at a time in a folder: a second would run the same runs again.
+    const int lock = open((dir / "sweep.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0)
+    {
+        err << fmt::format("fabemu sweep: another fabemu sweep is running in {} (it holds "
+                           "sweep.lock); wait for it to end\n",
+                           dir.string());
+        if (lock >= 0)
+        {
+            close(lock);
+        }
+        return kExitBadInput;
+    }
+    struct Unlock
+    {
+        int fd;
+        ~Unlock() { close(fd); }
+    } unlock{lock};
+    if (const std::string queued = opt.slurm ? QueuedJobs(dir) : ""; !queued.empty())
+    {
+        err << fmt::format("fabemu sweep: Slurm job(s) {} of this sweep are still queued or "
+                           "running; wait for them (then fabemu sweep --collect {}) or scancel "
+                           "them\n",
+                           queued, ShellQuote(dir.string()));
+        return kExitBadInput;
+    }
     std::vector<size_t> pending;
     for (size_t i = 0; i < plan.runs.size(); ++i)
     {
@@ -520,13 +672,13 @@ RunSweep(const SweepOptions& opt, std::ostream& out, std::ostream& err)
     bool complete = true;
     if (!pending.empty() && opt.slurm)
     {
-        const std::string id = Submit(dir, sbatch, pending, opt, err);
-        if (id.empty())
+        const auto ids = Submit(dir, sbatch, pending, opt, err);
+        if (ids.empty())
         {
             return kExitFailure;
         }
-        out << fmt::format("sweep: submitted Slurm job {} ({} array task(s))\n", id,
-                           pending.size());
+        out << fmt::format("sweep: submitted Slurm job {} ({} array task(s))\n",
+                           fmt::join(ids, ", "), pending.size());
         if (opt.noWait)
         {
             out << fmt::format("When it ends, collect the results with: fabemu sweep --collect "
@@ -534,7 +686,7 @@ RunSweep(const SweepOptions& opt, std::ostream& out, std::ostream& err)
                                ShellQuote(dir.string()));
             return kExitOk;
         }
-        complete = WaitForJob(dir, plan, pending, id, opt.quiet, out);
+        complete = WaitForJob(dir, plan, pending, ids, opt.quiet, out);
     }
     else if (!pending.empty())
     {

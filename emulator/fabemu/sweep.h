@@ -25,7 +25,7 @@ struct SweepOptions
     std::string out;
     bool slurm{false};
     bool noWait{false};
-    std::vector<std::string> plots; ///< "METRIC[:XKEY[:LINEKEY]]"
+    std::vector<std::string> plots; ///< "METRIC[,XKEY[,LINEKEY]]"
     bool quiet{false};
 };
 
@@ -49,11 +49,11 @@ const std::vector<std::string>& SweepMetrics();
 size_t WriteSweepCsv(const std::filesystem::path& dir, const SweepPlan& plan);
 
 /**
- * \brief Draws DIR/plots/<metric>-vs-<key>.png for each spec "METRIC[:XKEY[:LINEKEY]]".
+ * \brief Draws DIR/plots/<metric>-vs-<key>.png for each spec "METRIC[,XKEY[,LINEKEY]]".
  *
  * The x key defaults to the first grid key, the line key to the next one; other keys and
- * seeds are averaged. An empty \p specs draws the default metric (busbw_gbs when runs
- * have collectives, else fct_slowdown_p99). Returns the PNGs drawn; lines for what was
+ * seeds are averaged, and the title says so. An empty \p specs draws the default metric (busbw_gbs
+ * when runs have collectives, else fct_slowdown_p99). Returns the PNGs drawn; lines for what was
  * left out go to \p err.
  */
 std::vector<std::string> DrawSweepPlots(const std::filesystem::path& dir, const SweepPlan& plan,

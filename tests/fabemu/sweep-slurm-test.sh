@@ -17,6 +17,11 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# If this script is killed outright (a ctest timeout), no trap runs: a watchdog in a
+# session of its own stops the daemons when it sees the script gone.
+WATCH=$$ WORK=$work TOP=$top setsid bash -c \
+  'while kill -0 "$WATCH" 2>/dev/null; do sleep 2; done
+   "$TOP/scripts/slurm-local" stop "$WORK/cluster"; rm -rf "$WORK"' </dev/null >/dev/null 2>&1 &
 rc=0
 "$top/scripts/slurm-local" start "$work/cluster" || rc=$?
 ((rc != 77)) || skip "Slurm or munge is not installed (scripts/install-deps installs them)"
@@ -61,6 +66,18 @@ out=$("$fabemu" sweep "$work/incast.yaml" --grid fabric.pfc=true,false --seeds 2
   --out "$work/s")
 grep -q "resumed: 4 finished before" <<<"$out" || fail "not resumed: $out"
 ! grep -q submitted <<<"$out" || fail "resubmitted finished runs"
+
+# Two runs lost (indexes 1 and 3): resubmitted as an array of two, each task mapped to
+# its run through the task list.
+rm -rf "$work/s/001-"* "$work/s/003-"*
+out=$("$fabemu" sweep "$work/incast.yaml" --grid fabric.pfc=true,false --seeds 2 --slurm \
+  --out "$work/s")
+echo "$out"
+grep -q "resumed: 2 finished before" <<<"$out" || fail "not resumed: $out"
+grep -q "(2 array task(s))" <<<"$out" || fail "not 2 tasks resubmitted"
+[[ $(cat "$work/s/slurm-tasks-0.txt" | tr '\n' ' ') == "1 3 " ]] || fail "task list $(cat "$work/s/slurm-tasks-0.txt")"
+[[ -f "$work/s/001-pfc=true,seed=2.done" && -f "$work/s/003-pfc=false,seed=2.done" ]] ||
+  fail "runs 1 and 3 did not run again"
 
 # --no-wait: submitted, then collected when Slurm is done.
 out=$("$fabemu" sweep "$work/incast.yaml" --grid fabric.pfc=true,false --slurm --no-wait \

@@ -8,9 +8,11 @@
 #include "emulator/fabemu/sweep.h"
 
 #include <doctest/doctest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -171,6 +173,9 @@ TEST_CASE("bad sweeps exit 2 before anything runs, with the culprit named")
         {{"--grid", "fabric.cc=none", "--no-wait"}, {"--no-wait goes with --slurm"}},
         {{"--grid", "fabric.cc=none", "-j", "0"}, {"-j must be 1 or more"}},
         {{}, {"nothing to sweep"}},
+        {{"--grid", "fabric.cc=none,dcqcn", "--set", "fabric.cc=none"},
+         {"--set fabric.cc=none and --grid fabric.cc=none,dcqcn: one key, two sources"}},
+        {{"--seeds", "2", "--set", "seed=4"}, {"--set seed=4 and --seeds both set the seed"}},
     };
     for (const auto& c : cases)
     {
@@ -210,6 +215,27 @@ TEST_CASE("bad sweeps exit 2 before anything runs, with the culprit named")
         r = FabemuInProcess({"sweep", file, "--out", out, "--grid", "fabric.cc=dcqcn"});
         CHECK(r.code == kExitBadInput);
         CHECK(r.err.find("holds another sweep") != std::string::npos);
+        // The same sweep while another process runs it: refused, not run twice.
+        const std::string lockFile = (fs::path(out) / "sweep.lock").string();
+        const pid_t holder = fork();
+        if (holder == 0)
+        {
+            flock(open(lockFile.c_str(), O_RDWR), LOCK_EX); // a lock of its own
+            pause();                                        // until killed
+            _exit(0);
+        }
+        const int probe = open(lockFile.c_str(), O_RDWR);
+        for (int i = 0; i < 200 && flock(probe, LOCK_EX | LOCK_NB) == 0; ++i)
+        {
+            flock(probe, LOCK_UN); // the holder has not taken it yet
+            usleep(10000);
+        }
+        close(probe);
+        r = FabemuInProcess({"sweep", file, "--out", out, "--grid", "fabric.cc=none"});
+        kill(holder, SIGKILL);
+        waitpid(holder, nullptr, 0);
+        CHECK(r.code == kExitBadInput);
+        CHECK(r.err.find("another fabemu sweep is running") != std::string::npos);
     }
 }
 
@@ -276,18 +302,21 @@ TEST_CASE("a sweep resumes: finished runs are not rerun, and -j does not change 
     REQUIRE_MESSAGE(r.code == kExitOk, std::string(r.out + r.err));
     const auto first = ReadCsv(out / "sweep.csv");
     REQUIRE(first.size() == 4);
-    // As if the sweep had stopped after two runs.
-    const std::string gone = first[2].at("run");
-    fs::remove_all(out / gone);
-    fs::remove(out / (gone + ".done"));
+    // As if the sweep had stopped after two runs; the two others run again, at once.
+    for (const size_t i : {1, 2})
+    {
+        fs::remove_all(out / first[i].at("run"));
+        fs::remove(out / (first[i].at("run") + ".done"));
+    }
     const auto kept = fs::last_write_time(out / (first[0].at("run") + ".done"));
     auto again = args;
     again.insert(again.end(), {"-j", "2"});
     r = FabemuInProcess(again);
     REQUIRE(r.code == kExitOk);
-    CHECK(r.out.find("resumed: 3 finished before") != std::string::npos);
-    CHECK(Count(r.out, "exit 0 in") == 1);
-    CHECK(r.out.find(gone + ": exit 0") != std::string::npos);
+    CHECK(r.out.find("resumed: 2 finished before") != std::string::npos);
+    CHECK(Count(r.out, "exit 0 in") == 2);
+    CHECK(r.out.find(first[1].at("run") + ": exit 0") != std::string::npos);
+    CHECK(r.out.find(first[2].at("run") + ": exit 0") != std::string::npos);
     CHECK(fs::last_write_time(out / (first[0].at("run") + ".done")) == kept);
     const auto second = ReadCsv(out / "sweep.csv");
     REQUIRE(second.size() == 4);
@@ -331,6 +360,13 @@ TEST_CASE("a run that misses the file's expectations makes the sweep exit 3, a f
     REQUIRE(rows.size() == 2);
     CHECK(rows[0].at("exit") == "0");
     CHECK(rows[1].at("exit") == "3");
+    // As a run that failed (exit 1: a flow failed, a VM died) leaves it: the sweep fails.
+    std::ofstream(out / (rows[0].at("run") + ".done")) << R"({"exit": 1, "wall_time_s": 0.1})";
+    const auto c = FabemuInProcess({"sweep", "--collect", out.string()});
+    CHECK(c.code == kExitFailure);
+    CHECK(c.out.find("1 run(s) failed (exit 1 or 2; their .log says why): " + rows[0].at("run")) !=
+          std::string::npos);
+    CHECK(ReadCsv(out / "sweep.csv")[0].at("exit") == "1");
 }
 
 TEST_CASE("an interrupted sweep stops its runs, leaves no half-written folder, and resumes")

@@ -66,6 +66,11 @@ ByteTrailer::ByteTrailer(const uint8_t* bytes, size_t n) : m_size(n)
     std::memcpy(m_bytes.data(), bytes, n);
 }
 
+ByteTrailer::ByteTrailer(size_t n) : m_size(n)
+{
+    NS_ABORT_MSG_IF(n > kMax, "ByteTrailer of " << n << " bytes exceeds " << kMax);
+}
+
 TypeId
 ByteTrailer::GetTypeId()
 {

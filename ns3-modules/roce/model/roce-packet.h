@@ -50,6 +50,8 @@ class ByteTrailer : public Trailer
     static constexpr size_t kMax = 16;
     ByteTrailer() = default;
     ByteTrailer(const uint8_t* bytes, size_t n);
+    /// A trailer of \p n bytes, to be filled by RemoveTrailer/PeekTrailer.
+    explicit ByteTrailer(size_t n);
 
     static TypeId GetTypeId();
     TypeId GetInstanceTypeId() const override;
@@ -57,6 +59,8 @@ class ByteTrailer : public Trailer
     void Serialize(Buffer::Iterator end) const override;
     uint32_t Deserialize(Buffer::Iterator end) override;
     void Print(std::ostream& os) const override;
+
+    const uint8_t* Data() const { return m_bytes.data(); }
 
   private:
     std::array<uint8_t, kMax> m_bytes{};
