@@ -5,6 +5,7 @@
 #include "emulator/fabemu/emulate.h"
 #include "emulator/fabemu/endpoints.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/host-command.h"
 #include "emulator/fabemu/run.h"
 #include "emulator/fabemu/status-server.h"
 #include "emulator/fabemu/sweep.h"
@@ -36,24 +37,11 @@ Ns3Version()
     return "3.37";
 }
 
+/// Whether \p name is a program on PATH.
 bool
 Executable(const std::string& name)
 {
-    const char* path = std::getenv("PATH");
-    if (!path)
-    {
-        return false;
-    }
-    std::stringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':'))
-    {
-        if (access((dir + "/" + name).c_str(), X_OK) == 0)
-        {
-            return true;
-        }
-    }
-    return false;
+    return !FindOnPath(name).empty();
 }
 
 /// fabemu doctor: what this host can do, one line per capability.

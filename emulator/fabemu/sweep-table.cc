@@ -120,37 +120,6 @@ RunMetrics(const json& s)
     return m;
 }
 
-struct Row
-{
-    std::optional<int> exit;
-    std::map<std::string, double> metrics;
-};
-
-Row
-ReadRow(const fs::path& dir, const SweepRun& run)
-{
-    Row row;
-    try
-    {
-        std::ifstream done(dir / (run.name + ".done"));
-        if (done)
-        {
-            row.exit = json::parse(done).at("exit").get<int>();
-        }
-        std::ifstream summary(dir / run.name / "summary.json");
-        if (row.exit && summary)
-        {
-            row.metrics = RunMetrics(json::parse(summary));
-        }
-    }
-    catch (const std::exception&)
-    {
-        // A half-written file: the run counts as not finished.
-        row = Row{};
-    }
-    return row;
-}
-
 std::string
 CsvField(const std::string& s)
 {
@@ -252,6 +221,52 @@ AllNumbers(const std::vector<std::string>& values)
 
 } // namespace
 
+std::optional<RunEnd>
+ReadRunEnd(const fs::path& dir, const SweepRun& run)
+{
+    try
+    {
+        std::ifstream in(dir / (run.name + ".done"));
+        if (in)
+        {
+            const json d = json::parse(in);
+            return RunEnd{d.at("exit").get<int>(), d.at("wall_time_s").get<double>()};
+        }
+    }
+    catch (const std::exception&)
+    {
+    }
+    return std::nullopt;
+}
+
+std::vector<SweepRow>
+ReadSweepRows(const fs::path& dir, const SweepPlan& plan)
+{
+    std::vector<SweepRow> rows;
+    for (const auto& run : plan.runs)
+    {
+        SweepRow row;
+        if (const auto end = ReadRunEnd(dir, run))
+        {
+            row.exit = end->exit;
+            try
+            {
+                std::ifstream summary(dir / run.name / "summary.json");
+                if (summary)
+                {
+                    row.metrics = RunMetrics(json::parse(summary));
+                }
+            }
+            catch (const std::exception&)
+            {
+                row = SweepRow{}; // a half-written file: the run counts as not finished
+            }
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
 const std::vector<std::string>&
 SweepMetrics()
 {
@@ -263,8 +278,8 @@ SweepMetrics()
     return names;
 }
 
-size_t
-WriteSweepCsv(const fs::path& dir, const SweepPlan& plan)
+void
+WriteSweepCsv(const fs::path& dir, const SweepPlan& plan, const std::vector<SweepRow>& rows)
 {
     std::ofstream csv(dir / "sweep.csv");
     csv << "run";
@@ -278,11 +293,10 @@ WriteSweepCsv(const fs::path& dir, const SweepPlan& plan)
         csv << "," << m;
     }
     csv << "\n";
-    size_t finished = 0;
-    for (const auto& run : plan.runs)
+    for (size_t r = 0; r < plan.runs.size(); ++r)
     {
-        const Row row = ReadRow(dir, run);
-        finished += row.exit.has_value();
+        const SweepRun& run = plan.runs[r];
+        const SweepRow& row = rows[r];
         csv << CsvField(run.name);
         for (const auto& v : run.values)
         {
@@ -297,24 +311,19 @@ WriteSweepCsv(const fs::path& dir, const SweepPlan& plan)
         }
         csv << "\n";
     }
-    return finished;
 }
 
 void
-WriteSweepReport(const fs::path& dir, const SweepPlan& plan, const std::vector<std::string>& plots)
+WriteSweepReport(const fs::path& dir, const SweepPlan& plan, const std::vector<SweepRow>& rows,
+                 const std::vector<std::string>& plots)
 {
-    std::vector<Row> rows;
-    size_t finished = 0;
-    for (const auto& run : plan.runs)
-    {
-        rows.push_back(ReadRow(dir, run));
-        finished += rows.back().exit.has_value();
-    }
+    const auto finished = std::count_if(rows.begin(), rows.end(),
+                                        [](const SweepRow& r) { return r.exit.has_value(); });
     std::vector<std::string> metrics; // the ones some run has
     for (const auto& m : SweepMetrics())
     {
         if (std::any_of(rows.begin(), rows.end(),
-                        [&m](const Row& r) { return r.metrics.count(m); }))
+                        [&m](const SweepRow& r) { return r.metrics.count(m); }))
         {
             metrics.push_back(m);
         }
@@ -385,19 +394,15 @@ CheckPlotSpec(const std::string& spec, const SweepPlan& plan)
 }
 
 std::vector<std::string>
-DrawSweepPlots(const fs::path& dir, const SweepPlan& plan, const std::vector<std::string>& specs,
-               std::ostream& err)
+DrawSweepPlots(const fs::path& dir, const SweepPlan& plan, const std::vector<SweepRow>& rows,
+               const std::vector<std::string>& specs, std::ostream& err)
 {
-    std::vector<Row> rows;
-    for (const auto& run : plan.runs)
-    {
-        rows.push_back(ReadRow(dir, run));
-    }
     std::vector<std::string> chosen = specs;
     if (chosen.empty() && !plan.grid.empty())
     {
-        const bool busbw = std::any_of(rows.begin(), rows.end(),
-                                       [](const Row& r) { return r.metrics.count("busbw_gbs"); });
+        const bool busbw = std::any_of(rows.begin(), rows.end(), [](const SweepRow& r) {
+            return r.metrics.count("busbw_gbs");
+        });
         chosen.push_back(busbw ? "busbw_gbs" : "fct_slowdown_p99");
     }
     std::error_code ec;

@@ -1,6 +1,7 @@
 #include "emulator/fabemu/sweep.h"
 
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/host-command.h"
 #include "emulator/fabemu/results-folder.h"
 #include "emulator/fabemu/run.h"
 
@@ -87,91 +88,15 @@ Finished(const fs::path& dir, const SweepRun& run)
     return fs::exists(dir / (run.name + ".done"));
 }
 
-std::string
-ShellQuote(const std::string& s)
-{
-    std::string q = "'";
-    for (char c : s)
-    {
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return q + "'";
-}
-
-/// The full path of \p tool on PATH, or "".
-std::string
-FindOnPath(const std::string& tool)
-{
-    const char* path = std::getenv("PATH");
-    std::stringstream ss(path ? path : "/usr/bin:/bin");
-    for (std::string d; std::getline(ss, d, ':');)
-    {
-        const fs::path p = fs::path(d.empty() ? "." : d) / tool;
-        if (access(p.c_str(), X_OK) == 0)
-        {
-            return p.string();
-        }
-    }
-    return "";
-}
-
-/// Runs \p cmd by /bin/sh; its standard output in \p out, its exit code returned.
-int
-Capture(const std::string& cmd, std::string& out)
-{
-    out.clear();
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe)
-    {
-        return -1;
-    }
-    char buf[512];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0)
-    {
-        out.append(buf, n);
-    }
-    const int status = pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /// "[3/12] 002-cc=none: exit 0 in 4.2 s"
 void
 Report(std::ostream& out, size_t done, size_t total, const fs::path& dir, const SweepRun& run)
 {
-    std::string what = "no result (killed or crashed: see " + run.name + ".log)";
-    try
-    {
-        std::ifstream in(dir / (run.name + ".done"));
-        if (in)
-        {
-            const json d = json::parse(in);
-            what = fmt::format("exit {} in {:.1f} s", d.at("exit").get<int>(),
-                               d.at("wall_time_s").get<double>());
-        }
-    }
-    catch (const std::exception&)
-    {
-    }
-    out << fmt::format("[{}/{}] {}: {}\n", done, total, run.name, what) << std::flush;
-}
-
-/// The exit code in DIR/<run>.done, if the run ended.
-std::optional<int>
-DoneExit(const fs::path& dir, const SweepRun& run)
-{
-    try
-    {
-        std::ifstream in(dir / (run.name + ".done"));
-        if (in)
-        {
-            return json::parse(in).at("exit").get<int>();
-        }
-    }
-    catch (const std::exception&)
-    {
-    }
-    return std::nullopt;
+    const auto end = ReadRunEnd(dir, run);
+    out << fmt::format("[{}/{}] {}: {}\n", done, total, run.name,
+                       end ? fmt::format("exit {} in {:.1f} s", end->exit, end->wallTimeS)
+                           : "no result (killed or crashed: see " + run.name + ".log)")
+        << std::flush;
 }
 
 /// Forks run \p index; the child runs it and exits with its code. -1 if fork failed.
@@ -223,9 +148,9 @@ void
 Reaped(const fs::path& dir, const SweepRun& run, pid_t pid, int status, bool stopping, size_t& done,
        size_t total, bool quiet, std::ostream& out)
 {
-    const auto rc = DoneExit(dir, run);
+    const auto end = ReadRunEnd(dir, run);
     // A run with VM endpoints catches the stop itself, tears down and exits 1.
-    if (rc && !(stopping && *rc != kExitOk))
+    if (end && !(stopping && end->exit != kExitOk))
     {
         ++done;
         if (!quiet)
@@ -567,26 +492,27 @@ int
 Collect(const fs::path& dir, const SweepPlan& plan, const std::vector<std::string>& plots,
         std::ostream& out, std::ostream& err)
 {
-    const size_t finished = WriteSweepCsv(dir, plan);
-    const auto drawn = DrawSweepPlots(dir, plan, plots, err);
-    WriteSweepReport(dir, plan, drawn);
+    const auto rows = ReadSweepRows(dir, plan);
+    WriteSweepCsv(dir, plan, rows);
+    const auto drawn = DrawSweepPlots(dir, plan, rows, plots, err);
+    WriteSweepReport(dir, plan, rows, drawn);
+    size_t finished = 0;
     std::vector<std::string> failed;
     std::vector<std::string> unmet;
-    for (const auto& run : plan.runs)
+    for (size_t r = 0; r < rows.size(); ++r)
     {
-        try
+        if (!rows[r].exit)
         {
-            std::ifstream in(dir / (run.name + ".done"));
-            const int rc = in ? json::parse(in).at("exit").get<int>() : kExitOk;
-            (rc == kExitExpectation ? unmet : failed).push_back(run.name);
-            if (rc == kExitOk)
-            {
-                failed.pop_back();
-            }
+            continue; // not finished
         }
-        catch (const std::exception&)
+        ++finished;
+        if (*rows[r].exit == kExitExpectation)
         {
-            failed.push_back(run.name);
+            unmet.push_back(plan.runs[r].name);
+        }
+        else if (*rows[r].exit != kExitOk)
+        {
+            failed.push_back(plan.runs[r].name);
         }
     }
     out << fmt::format("{}/sweep.csv and report.md: {} of {} runs finished", dir.string(), finished,
@@ -607,6 +533,21 @@ Collect(const fs::path& dir, const SweepPlan& plan, const std::vector<std::strin
         return kExitFailure;
     }
     return unmet.empty() ? kExitOk : kExitExpectation;
+}
+
+/// DIR/sweep.json, or none with why on \p err ("fabemu sweep FLAG: ...").
+std::optional<SweepPlan>
+ReadPlan(const std::string& dir, const char* flag, std::ostream& err)
+{
+    try
+    {
+        return SweepPlan::Read(dir);
+    }
+    catch (const std::exception& e)
+    {
+        err << "fabemu sweep " << flag << ": " << e.what() << "\n";
+        return std::nullopt;
+    }
 }
 
 } // namespace
@@ -706,16 +647,12 @@ int
 CollectSweep(const std::string& dir, const std::vector<std::string>& plots, std::ostream& out,
              std::ostream& err)
 {
-    SweepPlan plan;
-    try
+    const auto read = ReadPlan(dir, "--collect", err);
+    if (!read)
     {
-        plan = SweepPlan::Read(dir);
-    }
-    catch (const std::exception& e)
-    {
-        err << "fabemu sweep --collect: " << e.what() << "\n";
         return kExitBadInput;
     }
+    const SweepPlan& plan = *read;
     for (const auto& spec : plots)
     {
         if (const std::string why = CheckPlotSpec(spec, plan); !why.empty())
@@ -730,16 +667,12 @@ CollectSweep(const std::string& dir, const std::vector<std::string>& plots, std:
 int
 RunSweepTask(const std::string& dir, unsigned index, std::ostream& err)
 {
-    SweepPlan plan;
-    try
+    const auto read = ReadPlan(dir, "--task", err);
+    if (!read)
     {
-        plan = SweepPlan::Read(dir);
-    }
-    catch (const std::exception& e)
-    {
-        err << "fabemu sweep --task: " << e.what() << "\n";
         return kExitBadInput;
     }
+    const SweepPlan& plan = *read;
     if (index >= plan.runs.size())
     {
         err << fmt::format("fabemu sweep --task: {} has runs 0..{}, not {}\n", dir,

@@ -6,6 +6,7 @@
 #include "emulator/fabemu/sweep-plan.h"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -44,9 +45,30 @@ int RunSweepTask(const std::string& dir, unsigned index, std::ostream& err);
 /// The metrics sweep.csv carries after the grid values, in column order.
 const std::vector<std::string>& SweepMetrics();
 
-/// One row per run of \p plan in \p dir; the runs not finished have empty metrics.
-/// Writes DIR/sweep.csv and returns how many runs had finished.
-size_t WriteSweepCsv(const std::filesystem::path& dir, const SweepPlan& plan);
+/// What DIR/<run>.done says once the run has ended.
+struct RunEnd
+{
+    int exit;
+    double wallTimeS;
+};
+
+/// DIR/<run>.done read; none while the run has not ended (or the file is not one).
+std::optional<RunEnd> ReadRunEnd(const std::filesystem::path& dir, const SweepRun& run);
+
+/// One run as the table shows it: its exit code once ended, and the metrics of its
+/// summary.json (SweepMetrics' names; a metric it lacks is absent).
+struct SweepRow
+{
+    std::optional<int> exit;
+    std::map<std::string, double> metrics;
+};
+
+/// Every run of \p plan in \p dir, in plan order, each file read once.
+std::vector<SweepRow> ReadSweepRows(const std::filesystem::path& dir, const SweepPlan& plan);
+
+/// DIR/sweep.csv: one line per run; the runs not finished have empty metrics.
+void WriteSweepCsv(const std::filesystem::path& dir, const SweepPlan& plan,
+                   const std::vector<SweepRow>& rows);
 
 /**
  * \brief Draws DIR/plots/<metric>-vs-<key>.png for each spec "METRIC[,XKEY[,LINEKEY]]".
@@ -57,11 +79,12 @@ size_t WriteSweepCsv(const std::filesystem::path& dir, const SweepPlan& plan);
  * left out go to \p err.
  */
 std::vector<std::string> DrawSweepPlots(const std::filesystem::path& dir, const SweepPlan& plan,
+                                        const std::vector<SweepRow>& rows,
                                         const std::vector<std::string>& specs, std::ostream& err);
 
 /// DIR/report.md: the sweep, a table of its runs (the metrics some run has), its plots.
 void WriteSweepReport(const std::filesystem::path& dir, const SweepPlan& plan,
-                      const std::vector<std::string>& plots);
+                      const std::vector<SweepRow>& rows, const std::vector<std::string>& plots);
 
 /// "" when \p spec names a known metric and grid keys of \p plan, else the problem.
 std::string CheckPlotSpec(const std::string& spec, const SweepPlan& plan);
