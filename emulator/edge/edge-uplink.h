@@ -33,6 +33,7 @@ struct EdgeCounters
     uint64_t cnpsSent{0};      ///< DCQCN: as the endpoint's notification point
     uint64_t cnpsConsumed{0};  ///< DCQCN: CNPs for this endpoint's flows, acted on here
     uint64_t framesPaced{0};   ///< DCQCN: frames held back by a flow's rate
+    uint64_t framesMadeEct{0}; ///< DCQCN: RoCEv2 frames sent Not-ECT, given ECT(0)
     uint64_t lowestRateBps{0}; ///< DCQCN: the lowest rate any flow was cut to
     uint64_t framesHeld{0};    ///< toward the endpoint: frames its tap could not take at once
     uint64_t peakHeldBytes{0};

@@ -102,6 +102,16 @@ RoceUplink::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_
     tagged[14] = static_cast<uint8_t>(prio << 5);
     tagged[15] = 0;
     std::memcpy(tagged.data() + 16, frame.data() + 12, frame.size() - 12);
+    if (m_np && f.kind == FrameKind::Roce && f.ipVersion == 4 && f.ecn == 0)
+    {
+        // A NIC with DCQCN on sends its RoCEv2 frames ECN-capable (as ConnectX does
+        // with RoCE ECN enabled), whatever traffic class the application chose: rxe
+        // sends Not-ECT unless told --tclass=2, and a switch may not mark those.
+        uint8_t* ip = tagged.data() + f.l3Offset + kVlanTagSize;
+        ip[1] = static_cast<uint8_t>((ip[1] & ~0x3) | 0x2); // ECT(0); the ICRC masks it
+        FixIpv4Checksum(ip);
+        ++m_counters.framesMadeEct;
+    }
     Ptr<Packet> p = Create<Packet>(tagged.data(), static_cast<uint32_t>(tagged.size()));
     if (!m_np || f.kind != FrameKind::Roce || f.ipVersion != 4 || !Paced(f.opcode))
     {
