@@ -144,8 +144,7 @@ class Collective
         }
         else if (o.algorithm == "halving-doubling")
         {
-            m_algorithm =
-                std::make_unique<gloo::AllreduceHalvingDoubling<float>>(ctx, ptrs, count);
+            m_algorithm = std::make_unique<gloo::AllreduceHalvingDoubling<float>>(ctx, ptrs, count);
         }
         else
         {
@@ -260,8 +259,7 @@ Run(const Options& o)
         if (o.op == "allgather" && sizes.back() / sizeof(float) % o.size != 0)
         {
             throw std::invalid_argument("allgather: " + b + " does not split into " +
-                                        std::to_string(o.size) +
-                                        " equal parts of whole floats");
+                                        std::to_string(o.size) + " equal parts of whole floats");
         }
     }
     const auto timeout = std::chrono::seconds(o.timeoutS);
@@ -277,8 +275,9 @@ Run(const Options& o)
     ctx->setTimeout(timeout);
     ctx->connectFullMesh(store, device);
 
-    const std::string algo = o.op == "allreduce" ? o.algorithm : o.op == "allgather" ? "ring"
-                                                                                      : "1-to-all";
+    const std::string algo = o.op == "allreduce"   ? o.algorithm
+                             : o.op == "allgather" ? "ring"
+                                                   : "1-to-all";
     std::printf("# fabemu-allreduce: %s, algorithm %s, %d ranks, rank %d, transport %s (%s)\n",
                 o.op.c_str(), algo.c_str(), o.size, o.rank, o.transport.c_str(),
                 device->str().c_str());
@@ -334,8 +333,8 @@ Run(const Options& o)
         wrongTotal += wrong;
         // Six decimals: a real run over a slow emulated link is well under 1 GB/s.
         std::printf("  %10" PRIu64 " %12zu %8s %6s %18s %12.1f %10.6f %10.6f %8" PRIu64 "\n", bytes,
-                    c.Count(), "float", o.op == "allreduce" ? "sum" : "none", algo.c_str(),
-                    t * 1e6, algbw, busbw, wrong);
+                    c.Count(), "float", o.op == "allreduce" ? "sum" : "none", algo.c_str(), t * 1e6,
+                    algbw, busbw, wrong);
         std::fflush(stdout);
         // Every rank is through this size; Gloo aborts if a buffer is freed while a
         // send's completion is still to come (the last ring round's notification
@@ -383,8 +382,7 @@ main(int argc, char** argv)
     app.add_option("--algorithm,-a", o.algorithm, "Gloo's all-reduce algorithm")
         ->check(CLI::IsMember({"ring", "ring-chunked", "halving-doubling", "bcube"}))
         ->capture_default_str();
-    app.add_option("--bytes", o.bytes,
-                   "Sizes, comma-separated; K, M, G count in 1024s (1MB, 8MB)")
+    app.add_option("--bytes", o.bytes, "Sizes, comma-separated; K, M, G count in 1024s (1MB, 8MB)")
         ->delimiter(',')
         ->capture_default_str();
     app.add_option("--iters,-n", o.iters, "Timed iterations per size")
@@ -429,8 +427,8 @@ main(int argc, char** argv)
     {
         o.port = EnvInt("MASTER_PORT", 29500);
     }
-    const char* missing = o.rank < 0 ? "--rank (or RANK)"
-                          : o.size < 1 ? "--size (or WORLD_SIZE)"
+    const char* missing = o.rank < 0         ? "--rank (or RANK)"
+                          : o.size < 1       ? "--size (or WORLD_SIZE)"
                           : o.master.empty() ? "--master (or MASTER_ADDR)"
                                              : nullptr;
     if (missing != nullptr)
@@ -440,8 +438,7 @@ main(int argc, char** argv)
     }
     if (o.rank >= o.size)
     {
-        std::cerr << "fabemu-allreduce: rank " << o.rank << " is not below size " << o.size
-                  << "\n";
+        std::cerr << "fabemu-allreduce: rank " << o.rank << " is not below size " << o.size << "\n";
         return 2;
     }
     if (o.port < 1 || o.port > 65535)

@@ -1,15 +1,15 @@
 #include "containers/collectives/tcp-store.h"
 
 #include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <netdb.h>
+#include <poll.h>
+#include <unistd.h>
 
 namespace fabemu
 {
@@ -234,8 +234,8 @@ TcpStoreServer::ServeRequests(int fd)
         }
         else if (op == 'G')
         {
-            const long waitMs = std::strtol(std::string(value.begin(), value.end()).c_str(),
-                                            nullptr, 10);
+            const long waitMs =
+                std::strtol(std::string(value.begin(), value.end()).c_str(), nullptr, 10);
             std::unique_lock<std::mutex> lock(m_mutex);
             const bool found =
                 m_changed.wait_for(lock, std::chrono::milliseconds(std::max(0L, waitMs)),
@@ -344,8 +344,8 @@ TcpStore::Call(char op, const std::string& key, const std::vector<char>& value,
     if (!WriteAll(m_fd, &op, 1) || !WriteBlock(m_fd, key.data(), key.size()) ||
         !WriteBlock(m_fd, value.data(), value.size()))
     {
-        throw StoreError("store " + m_where + ": the server closed the connection (key '" +
-                         key + "')");
+        throw StoreError("store " + m_where + ": the server closed the connection (key '" + key +
+                         "')");
     }
     // The server answers a get by its wait; allow the network a few seconds more.
     const auto deadline = std::chrono::steady_clock::now() + wait + std::chrono::seconds(5);

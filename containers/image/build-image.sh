@@ -3,25 +3,35 @@
 # archive only, into CACHE/images/<hash of every input>/, and prints that path.
 # The same inputs give the same bytes; a second build with them is a cache hit.
 #
-#   build-image.sh --cache DIR --agent PATH [--extra LIST]
+#   build-image.sh --cache DIR --agent PATH [--tool PATH]... [--extra LIST]
+#
+# The image carries every executable of perftest, ibverbs-utils, rdmacm-utils,
+# qperf and ucx-utils (with UCX's transport modules), and each --tool (FabricEmu's
+# own programs for the guests, fabemu-allreduce), all with their ldd closure.
 #
 # LIST (optional, docs/endpoints.md): one host path per line, files or
 # binaries (binaries bring their ldd closure), for scenario-specific tools.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache= agent= extra=
+tools_extra=()
 while (($#)); do
   case "$1" in
     --cache) cache=$2; shift 2 ;;
     --agent) agent=$2; shift 2 ;;
     --extra) extra=$2; shift 2 ;;
+    --tool) tools_extra+=("$2"); shift 2 ;;
     *) echo "build-image.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 die() { echo "fabemu image: $*" >&2; exit 1; }
-[[ -n $cache && -n $agent ]] || die "usage: build-image.sh --cache DIR --agent PATH [--extra LIST]"
+[[ -n $cache && -n $agent ]] || die "usage: build-image.sh --cache DIR --agent PATH [--tool PATH]... [--extra LIST]"
+cache=$(realpath -m -- "$cache") # the download below runs in another folder
 [[ -x $agent ]] || die "guest agent '$agent' is missing: build FabricEmu first"
 [[ -z $extra || -r $extra ]] || die "extra list '$extra' cannot be read"
+for t in "${tools_extra[@]}"; do
+  [[ -x $t ]] || die "tool '$t' is missing: build FabricEmu first"
+done
 for tool in apt-get dpkg-deb dpkg-query depmod modinfo cpio gzip ldd make; do
   command -v "$tool" >/dev/null || die "'$tool' is not installed (scripts/install-deps installs it)"
 done
@@ -40,13 +50,16 @@ headers=/usr/src/linux-headers-$kver
 ksource=$(ls /usr/src/linux-source-*.tar.xz 2>/dev/null | head -1)
 [[ -n $ksource ]] || die "linux-source is not installed (scripts/install-deps installs it)"
 
-userspace=(libibverbs1 ibverbs-providers librdmacm1 ibverbs-utils perftest rdmacm-utils qperf
+# Every executable of these goes in (a user's ib_atomic_bw must not be "not found").
+toolbox=(perftest ibverbs-utils rdmacm-utils qperf ucx-utils)
+userspace=(libibverbs1 ibverbs-providers librdmacm1 "${toolbox[@]}" libucx0
   iproute2 ethtool busybox-static)
 versions=$(dpkg-query -W -f='${Package}=${Version}\n' "${userspace[@]}" 2>/dev/null) \
   || die "missing user-space packages; need: ${userspace[*]} (scripts/install-deps)"
 hash=$( { echo "$kpkg=$kpkg_version"; echo "$versions";
           dpkg-query -W -f='${Package}=${Version}\n' "linux-headers-$kver" linux-source 2>/dev/null || true
-          sha256sum "$here/build-image.sh" "$here/init.sh" "$here/modules.txt" "$agent" | cut -d' ' -f1
+          sha256sum "$here/build-image.sh" "$here/init.sh" "$here/modules.txt" "$agent" \
+            "${tools_extra[@]}" | cut -d' ' -f1
           if [[ -n $extra ]]; then
             cat "$extra"
             grep -v '^#' "$extra" | xargs -r sha256sum 2>/dev/null || true
@@ -141,20 +154,33 @@ copy_file() { # a host path into the image at the same path (links kept as links
     cp "$f" "$stage$f"
   fi
 }
-copy_with_libs() {
-  local f=$1 lib
-  copy_file "$f"
-  for lib in $(ldd "$f" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
+copy_libs_of() { # the shared libraries a binary loads
+  local lib
+  for lib in $(ldd "$1" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
     copy_file "$lib"
   done
 }
+copy_with_libs() {
+  copy_file "$1"
+  copy_libs_of "$1"
+}
 cp /bin/busybox "$stage/usr/bin/busybox"
-tools=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ibv_uc_pingpong ibv_srq_pingpong
-  ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat
-  rping ucmatose udaddy rdma_server rdma_client qperf ip rdma ethtool)
-for t in "${tools[@]}"; do
+for t in ip rdma ethtool; do
   p=$(command -v "$t") || die "'$t' is not installed (scripts/install-deps installs it)"
   copy_with_libs "$p"
+done
+for pkg in "${toolbox[@]}"; do
+  while read -r p; do
+    [[ $p == */bin/* && -f $p && -x $p ]] && copy_with_libs "$p"
+  done < <(dpkg -L "$pkg")
+done
+# UCX loads its transports (ib, rdmacm, cma) at run time from its module folder.
+ucxmods=$(dpkg -L libucx0 | grep '/ucx/libuct_.*\.so\.0$' || true)
+[[ -n $ucxmods ]] || die "UCX's transport modules are missing (package libucx0)"
+for p in $ucxmods; do copy_with_libs "$p"; done
+for t in "${tools_extra[@]}"; do
+  copy_libs_of "$t"
+  cp "$t" "$stage/usr/bin/$(basename "$t")"
 done
 for p in /usr/lib/x86_64-linux-gnu/libibverbs/lib{rxe,siw}-rdmav*.so; do
   [[ -e $p ]] || die "the rxe/siw verbs providers are missing (package ibverbs-providers)"

@@ -36,6 +36,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <pthread.h>
 #include <sstream>
 #include <thread>
@@ -169,6 +170,10 @@ class Endpoint
     virtual const std::string& Interface() const = 0; ///< its tap, or the host end of its veth
     virtual uint64_t Start(const std::string& cmd, std::chrono::seconds timeout) = 0;
     virtual CommandResult Wait(uint64_t id, std::chrono::seconds timeout) = 0;
+    /// The command's result if it ended within \p wait, else nothing (it runs on).
+    virtual std::optional<CommandResult> Poll(uint64_t id, std::chrono::milliseconds wait) = 0;
+    /// Stops a started command; quiet when it or its endpoint is already gone.
+    virtual void Kill(uint64_t id) = 0;
     virtual std::chrono::milliseconds ReadyTime() const = 0;
 };
 
@@ -184,6 +189,34 @@ class VmEndpoint : public Endpoint
     CommandResult Wait(uint64_t id, std::chrono::seconds timeout) override
     {
         return Collect(m_vm->Agent(), id, timeout);
+    }
+    std::optional<CommandResult> Poll(uint64_t id, std::chrono::milliseconds wait) override
+    {
+        try
+        {
+            return m_vm->Agent().Wait(id, wait);
+        }
+        catch (const AgentTimeout&)
+        {
+            return std::nullopt; // still running; the connection stays
+        }
+        catch (const AgentError& e)
+        {
+            CommandResult failed; // the VM is gone
+            failed.err = std::string("fabemu: ") + e.what() + "\n";
+            return failed;
+        }
+    }
+    void Kill(uint64_t id) override
+    {
+        try
+        {
+            m_vm->Agent().Kill(id);
+        }
+        catch (const AgentError&)
+        {
+            // The VM is gone: nothing left to kill.
+        }
     }
     std::chrono::milliseconds ReadyTime() const override { return m_vm->ReadyTime(); }
     pid_t Pid() const { return m_vm->Pid(); }
@@ -210,6 +243,12 @@ class NamespaceEndpoint : public Endpoint
         c.out = r.out;
         return c;
     }
+    std::optional<CommandResult> Poll(uint64_t id, std::chrono::milliseconds) override
+    {
+        // A namespace's command cannot be polled: wait for it (its timeout holds).
+        return Wait(id, std::chrono::seconds(0));
+    }
+    void Kill(uint64_t) override { m_ns.KillAll(); }
     std::chrono::milliseconds ReadyTime() const override { return m_ns.ReadyTime(); }
     void KillAll() { m_ns.KillAll(); }
 
@@ -308,6 +347,110 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
     }
 }
 
+/// A launch under way: one command per rank, started together with torchrun's
+/// variables set (StartLaunch), then waited for together (FinishLaunch).
+struct Launch
+{
+    struct Rank
+    {
+        size_t record; ///< its entry in the run's commands
+        uint32_t host;
+        uint64_t id;
+        bool done;
+    };
+    std::vector<Rank> ranks;
+    std::chrono::seconds timeout{0};
+    std::chrono::steady_clock::time_point deadline;
+};
+
+Launch
+StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
+            LiveStatus& live, std::vector<CommandOutcome>& commands)
+{
+    Launch launch;
+    launch.timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+    const size_t n = w.hosts.size();
+    for (size_t r = 0; r < n; ++r)
+    {
+        const uint32_t host = w.hosts[r];
+        const std::string cmd =
+            fmt::format("RANK={} WORLD_SIZE={} LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR={} "
+                        "MASTER_PORT={} {}",
+                        r, n, Scenario::HostAddress(w.hosts.front()), w.masterPort, w.run);
+        const uint64_t id = vms[host]->Start(cmd, launch.timeout);
+        launch.ranks.push_back({commands.size(), host, id, false});
+        commands.push_back({"h" + std::to_string(host), cmd, -1, ""});
+    }
+    launch.deadline = std::chrono::steady_clock::now() + launch.timeout + std::chrono::seconds(5);
+    live.Set("commands", CommandsJson(commands));
+    return launch;
+}
+
+/// Waits for every rank of \p launch. The first rank that fails (an exit status
+/// not 0, a dead VM, its timeout) stops the others: their collective cannot finish
+/// without it. Returns whether every rank exited 0.
+bool
+FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
+             const SignalGuard& signals, LiveStatus& live, std::vector<CommandOutcome>& commands)
+{
+    const size_t n = launch.ranks.size();
+    bool ok = true;
+    std::string failed; // the first rank that failed, for the others' records
+    for (size_t left = n; left > 0;)
+    {
+        for (size_t r = 0; r < n; ++r)
+        {
+            auto& rank = launch.ranks[r];
+            if (rank.done)
+            {
+                continue;
+            }
+            auto& endpoint = *vms[rank.host];
+            auto c = endpoint.Poll(rank.id, std::chrono::milliseconds(100));
+            if (!c && std::chrono::steady_clock::now() < launch.deadline && !signals.Signal())
+            {
+                continue;
+            }
+            if (!c)
+            {
+                endpoint.Kill(rank.id);
+                c = endpoint.Poll(rank.id, std::chrono::seconds(5));
+                if (!c)
+                {
+                    c = CommandResult{};
+                }
+                c->exitCode = -1;
+                c->err += signals.Signal() ? "fabemu: stopped by a signal\n"
+                                           : fmt::format("fabemu: rank {} did not end in {} s\n", r,
+                                                         launch.timeout.count());
+            }
+            rank.done = true;
+            --left;
+            auto& record = commands[rank.record];
+            record.exitCode = c->exitCode;
+            record.out = c->out + c->err;
+            if (c->exitCode != 0 && ok)
+            {
+                ok = false;
+                failed = fmt::format("rank {} (h{})", r, rank.host);
+                for (auto& other : launch.ranks)
+                {
+                    if (!other.done)
+                    {
+                        vms[other.host]->Kill(other.id);
+                    }
+                }
+            }
+            else if (c->exitCode != 0 && !failed.empty())
+            {
+                record.out += fmt::format("fabemu: stopped because {} failed\n", failed);
+            }
+            live.Set("commands", CommandsJson(commands));
+        }
+    }
+    return ok;
+}
+
 /// Runs the scenario's commands through the guest agents: each after its 'after'
 /// delay, waited for unless it is in the background; the background ones are
 /// collected at the end. Returns whether every one exited 0.
@@ -324,10 +467,11 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         std::chrono::steady_clock::time_point deadline;
     };
     std::vector<Background> background;
+    std::vector<Launch> launches; // in the background
     bool ok = true;
     for (const auto& w : s.workloads)
     {
-        if (w.type != "command" || signals.Signal())
+        if ((w.type != "command" && w.type != "launch") || signals.Signal())
         {
             continue;
         }
@@ -342,6 +486,17 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         if (signals.Signal())
         {
             break;
+        }
+        if (w.type == "launch")
+        {
+            Launch launch = StartLaunch(w, vms, live, commands);
+            if (w.background)
+            {
+                launches.push_back(std::move(launch)); // waited for with the others at the end
+                continue;
+            }
+            ok = FinishLaunch(launch, vms, signals, live, commands) && ok;
+            continue;
         }
         const auto timeout =
             std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
@@ -360,6 +515,10 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         commands.back().out = c.out + c.err;
         ok = ok && c.exitCode == 0;
         live.Set("commands", CommandsJson(commands));
+    }
+    for (auto& launch : launches)
+    {
+        ok = FinishLaunch(launch, vms, signals, live, commands) && ok;
     }
     for (const auto& b : background)
     {
@@ -750,6 +909,7 @@ LiveJson(const Scenario& s, const std::vector<std::unique_ptr<EdgePort>>& edges,
                             {"pauses_sent", c.pausesToFabric},
                             {"dcqcn_cnps_sent", c.cnpsSent},
                             {"dcqcn_frames_paced", c.framesPaced},
+                            {"dcqcn_frames_made_ect", c.framesMadeEct},
                             {"drops", c.drops}});
     }
     return nlohmann::json{
@@ -779,6 +939,7 @@ StopEdges(const std::vector<std::unique_ptr<EdgePort>>& edges, EdgeTotals& t)
         t.edgeCnpsSent += c.cnpsSent;
         t.edgeCnpsConsumed += c.cnpsConsumed;
         t.framesPaced += c.framesPaced;
+        t.framesMadeEct += c.framesMadeEct;
         t.framesHeld += c.framesHeld;
         t.peakHeldBytes = std::max(t.peakHeldBytes, c.peakHeldBytes);
         t.edgePauses += c.pausesToFabric;
@@ -1029,6 +1190,7 @@ EmulationSummaryJson(const EmulateResult& r)
                        {"dcqcn_cnps_sent", r.edgeCnpsSent},
                        {"dcqcn_cnps_acted_on", r.edgeCnpsConsumed},
                        {"dcqcn_frames_paced", r.framesPaced},
+                       {"dcqcn_frames_made_ect", r.framesMadeEct},
                        {"dcqcn_lowest_rate_bps", r.lowestRateBps},
                        {"frames_held", r.framesHeld},
                        {"peak_held_bytes", r.peakHeldBytes},
@@ -1044,7 +1206,7 @@ EmulationSummaryJson(const EmulateResult& r)
                             {"run", c.cmd},
                             {"exit_code", c.exitCode},
                             {"stdout_tail", Tail(c.out, 12)},
-                            {"metrics", PerftestMetrics(c.out)}});
+                            {"metrics", CommandMetrics(c.out)}});
     }
     summary["commands"] = commands;
     if (!r.faults.is_null())

@@ -59,6 +59,7 @@ struct EdgeTotals
     uint64_t edgeCnpsSent{0};                  ///< DCQCN at the edges: notification points
     uint64_t edgeCnpsConsumed{0};              ///< reaction points
     uint64_t framesPaced{0};
+    uint64_t framesMadeEct{0};
     uint64_t lowestRateBps{0};
     uint64_t framesHeld{0};    ///< toward the VMs: frames a full tap could not take at once
     uint64_t peakHeldBytes{0}; ///< the most any one edge held

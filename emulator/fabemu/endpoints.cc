@@ -4,6 +4,7 @@
 #include "containers/netns/netns-endpoint.h"
 #include "containers/probe/host-rdma-probe.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/host-command.h"
 
 #include "ns3/host-address.h"
 
@@ -38,11 +39,15 @@ DefaultCacheDir()
 std::string
 BuildImage(const std::string& cache, const std::string& extra, std::ostream& err)
 {
-    std::string cmd = fmt::format("'{}' --cache '{}' --agent '{}'", FABEMU_IMAGE_SCRIPT, cache,
-                                  FABEMU_AGENT_PATH);
+    std::string cmd = fmt::format("{} --cache {} --agent {}", ShellQuote(FABEMU_IMAGE_SCRIPT),
+                                  ShellQuote(cache), ShellQuote(FABEMU_AGENT_PATH));
+    if (const std::string tool = FABEMU_GUEST_TOOLS; !tool.empty())
+    {
+        cmd += " --tool " + ShellQuote(tool);
+    }
     if (!extra.empty())
     {
-        cmd += fmt::format(" --extra '{}'", extra);
+        cmd += " --extra " + ShellQuote(extra);
     }
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     if (!pipe)

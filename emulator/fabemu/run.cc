@@ -2,6 +2,7 @@
 
 #include "emulator/fabemu/emulate.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/launch-prediction.h"
 #include "emulator/fabemu/results-folder.h"
 #include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/collective-jobs.h"
@@ -457,6 +458,48 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     return summary;
 }
 
+/// Real against model: each launch of fabemu-allreduce that succeeded, beside the
+/// same collective simulated on the same fabric (launch-prediction.h), each group of
+/// launches that ran together in prediction-K/ (K: its first launch's workload). A
+/// prediction that cannot be built or run says why in its rows; the real run's
+/// results stand either way.
+json
+PredictLaunches(const Scenario& s, const json& commands, const std::vector<std::string>& outputs,
+                const fs::path& dir, std::ostream& err)
+{
+    const auto plans = PlanLaunchPredictions(s, commands, outputs);
+    std::map<std::string, json> simulated; // by job: wK
+    for (const auto& group : PredictionGroups(s, plans))
+    {
+        const fs::path sub = dir / fmt::format("prediction-{}", group.front().workload);
+        try
+        {
+            fs::create_directories(sub);
+            std::ostringstream quiet;
+            const json sim =
+                Simulate(PredictionScenario(s, group), sub, ProgressMode::Quiet, quiet);
+            for (const auto& c : sim.value("collectives", json::array()))
+            {
+                simulated[c["job"].get<std::string>()] = c;
+            }
+            std::ofstream(sub / "summary.json") << sim.dump(2) << "\n";
+        }
+        catch (const std::exception& e)
+        {
+            Simulator::Destroy();
+            err << fmt::format("{}: no prediction for workload {}: {}\n", s.name,
+                               group.front().workload, e.what());
+        }
+    }
+    json rows = json::array();
+    for (const auto& p : plans)
+    {
+        const auto it = simulated.find("w" + std::to_string(p.workload));
+        rows.push_back(PredictionJson(p, it == simulated.end() ? json() : it->second));
+    }
+    return rows;
+}
+
 /// summary.json's collectives as the runner had them.
 std::vector<CollectiveResult>
 CollectiveResultsOf(const json& summary)
@@ -765,6 +808,16 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
         }
         summary = EmulationSummaryJson(r);
         exitCode = r.exitCode;
+        std::vector<std::string> outputs;
+        for (const auto& c : r.commands)
+        {
+            outputs.push_back(c.out);
+        }
+        if (const json rows = PredictLaunches(s, summary["commands"], outputs, tmp, err);
+            !rows.empty())
+        {
+            summary["launch_predictions"] = rows;
+        }
         fs::create_directories(tmp / "commands");
         for (size_t i = 0; i < r.commands.size(); ++i)
         {

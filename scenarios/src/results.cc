@@ -3,6 +3,7 @@
 #include "scenarios/src/results-plots.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -112,6 +113,173 @@ CheckExpectations(const std::vector<Expectation>& expect, const json& summary, b
         out.push_back({{"metric", e.metric}, {"want", e.want}, {"value", shown}, {"ok", ok}});
     }
     return out;
+}
+
+namespace
+{
+
+/// Real against model: each launch's slowest rank beside the simulated collective.
+std::string
+LaunchPredictionsMd(const json& rows)
+{
+    std::string md = "## Real against model\n\n"
+                     "Each launch of fabemu-allreduce at its largest size (the slowest rank) "
+                     "beside the same collective simulated on this fabric and topology without "
+                     "the VMs (prediction-K/).\n\n"
+                     "| workload | op | ranks | bytes | Gloo | measured s | busBw GB/s | model | "
+                     "model s | busBw GB/s | measured / model |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    std::string notes;
+    for (const auto& r : rows)
+    {
+        const bool modelled = r.contains("model_time_s");
+        md += fmt::format(
+            "| {} | {} | {} | {} | {} | {:.4g} | {:.3g} | {} | {} | {} | {} |\n",
+            r.value("workload", 0), r.value("op", std::string()),
+            fmt::join(r.value("ranks", std::vector<std::string>{}), " "), r.value("bytes", 0),
+            r.value("gloo_algorithm", std::string()), r.value("measured_time_s", 0.0),
+            r.value("measured_busbw_gbs", 0.0), r.value("model_algorithm", std::string("-")),
+            modelled ? fmt::format("{:.4g}", r["model_time_s"].get<double>()) : "-",
+            modelled ? fmt::format("{:.3g}", r["model_busbw_gbs"].get<double>()) : "-",
+            modelled ? fmt::format("{:.2f}", r["measured_over_model"].get<double>()) : "-");
+        if (r.contains("why_no_model"))
+        {
+            notes += fmt::format("- workload {}: no model figure: {}.\n", r.value("workload", 0),
+                                 r["why_no_model"].get<std::string>());
+        }
+    }
+    return md + "\n" + notes + (notes.empty() ? "" : "\n");
+}
+
+} // namespace
+
+json
+CollectiveTableMetrics(const std::string& output)
+{
+    std::istringstream in(output);
+    std::vector<std::string> names; // the header's columns, '#' dropped
+    json metrics = json::object();
+    uint64_t wrong = 0;
+    bool checked = false;
+    double largest = -1;
+    double busSum = 0;
+    size_t rows = 0;
+    auto column = [&names](const std::string& name) {
+        return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    };
+    for (std::string line; std::getline(in, line);)
+    {
+        std::istringstream words(line);
+        std::vector<std::string> tokens;
+        for (std::string t; words >> t;)
+        {
+            tokens.push_back(t);
+        }
+        if (tokens.empty())
+        {
+            continue;
+        }
+        if (tokens[0] == "#")
+        {
+            tokens.erase(tokens.begin());
+            // "#  size  count  type  redop  ...  time  algbw  busbw  #wrong": the header.
+            if (!tokens.empty() && tokens[0] == "size" &&
+                std::find(tokens.begin(), tokens.end(), "busbw") != tokens.end())
+            {
+                names = tokens;
+            }
+            continue;
+        }
+        if (names.empty() || tokens.size() < names.size())
+        {
+            continue;
+        }
+        // A result row: its size, then the columns as the header names them. nccl-tests'
+        // in-place columns repeat the names: the first (out-of-place) ones are taken.
+        const size_t iTime = column("time");
+        const size_t iAlg = column("algbw");
+        const size_t iBus = column("busbw");
+        const size_t iWrong = column("#wrong");
+        if (iTime >= names.size() || iAlg >= names.size() || iBus >= names.size())
+        {
+            continue;
+        }
+        char* end = nullptr;
+        const double size = std::strtod(tokens[0].c_str(), &end);
+        if (*end != '\0')
+        {
+            continue;
+        }
+        const double t = std::strtod(tokens[iTime].c_str(), nullptr);
+        const double alg = std::strtod(tokens[iAlg].c_str(), nullptr);
+        const double bus = std::strtod(tokens[iBus].c_str(), nullptr);
+        if (iWrong < names.size() && tokens[iWrong] != "N/A")
+        {
+            wrong += std::strtoull(tokens[iWrong].c_str(), nullptr, 10);
+            checked = true;
+        }
+        busSum += bus;
+        ++rows;
+        if (size >= largest)
+        {
+            largest = size;
+            metrics["size_bytes"] = size;
+            metrics["time_s"] = t / 1e6; // the table's time is in us
+            metrics["algbw_gbs"] = alg;
+            metrics["busbw_gbs"] = bus;
+        }
+    }
+    if (rows == 0)
+    {
+        return json::object();
+    }
+    metrics["avg_busbw_gbs"] = busSum / static_cast<double>(rows);
+    metrics["sizes"] = rows;
+    if (checked)
+    {
+        metrics["wrong"] = wrong;
+        metrics["correct"] = wrong == 0;
+    }
+    return metrics;
+}
+
+json
+UcxPerftestMetrics(const std::string& output)
+{
+    const auto final = output.rfind("\nFinal:");
+    if (final == std::string::npos)
+    {
+        return json::object();
+    }
+    std::istringstream row(output.substr(final + 7, output.find('\n', final + 1) - final - 7));
+    std::vector<double> v;
+    for (double x; row >> x;)
+    {
+        v.push_back(x);
+    }
+    if (v.size() != 8)
+    {
+        return json::object();
+    }
+    // The header above says which the first three are: latency (latency tests) or
+    // overhead (bandwidth tests), in usec.
+    const std::string head = output.substr(0, final);
+    const std::string kind =
+        head.rfind("latency (usec)") != std::string::npos ? "latency" : "overhead";
+    return {{"iterations", v[0]},         {kind + "_p50_us", v[1]},    {kind + "_average_us", v[2]},
+            {kind + "_overall_us", v[3]}, {"bw_average_mb_sec", v[4]}, {"bw_overall_mb_sec", v[5]},
+            {"msg_rate_overall", v[7]}};
+}
+
+json
+CommandMetrics(const std::string& output)
+{
+    json m = PerftestMetrics(output);
+    if (m.empty())
+    {
+        m = CollectiveTableMetrics(output);
+    }
+    return m.empty() ? UcxPerftestMetrics(output) : m;
 }
 
 json
@@ -668,6 +836,10 @@ RenderReport(const fs::path& dir, std::ostream& err)
             summary["lag"].value("max_ms", 0.0), summary["lag"].value("p99_ms", 0.0),
             summary.value("timing_faithful", true) ? "faithful" : "NOT faithful",
             summary.value("scheduling", std::string("?")));
+    }
+    if (summary.contains("launch_predictions") && !summary["launch_predictions"].empty())
+    {
+        md << LaunchPredictionsMd(summary["launch_predictions"]);
     }
     if (summary.contains("commands") && !summary["commands"].empty())
     {

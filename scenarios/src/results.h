@@ -32,6 +32,23 @@ nlohmann::json CheckExpectations(const std::vector<Expectation>& expect,
 /// could not time the run (its 0.00 figures are then no measurement).
 nlohmann::json PerftestMetrics(const std::string& output);
 
+/// The table of a collective benchmark in nccl-tests' format (fabemu-allreduce,
+/// nccl-tests' all_reduce_perf): for the largest size, size_bytes, time_s,
+/// algbw_gbs and busbw_gbs (the first, out-of-place, columns where both are
+/// printed); avg_busbw_gbs; wrong, the #wrong column summed over every size, and
+/// correct (wrong is 0). Empty when the output has no such table; no wrong and no
+/// correct when the table was not checked (nccl-tests' -c 0 prints N/A).
+nlohmann::json CollectiveTableMetrics(const std::string& output);
+
+/// ucx_perftest's summary ("Final:" line): iterations; latency_*_us (latency tests) or
+/// overhead_*_us (bandwidth tests) at p50, average and overall; bw_average_mb_sec and
+/// bw_overall_mb_sec; msg_rate_overall. Empty when the output has none.
+nlohmann::json UcxPerftestMetrics(const std::string& output);
+
+/// A command's metrics: its perftest table, else its collective table, else its
+/// ucx_perftest summary, else none.
+nlohmann::json CommandMetrics(const std::string& output);
+
 /// The last \p lines lines of \p text.
 std::string Tail(const std::string& text, size_t lines);
 

@@ -177,6 +177,10 @@ WorkloadKinds()
                        "and busBw (docs/collectives.md)"},
         {"command", "A command run inside a VM endpoint through the guest agent; {hN} expands to "
                     "hN's address; background: do not wait for it before the next"},
+        {"launch", "One program started on several VM endpoints at once, one rank each, with "
+                   "RANK, WORLD_SIZE, MASTER_ADDR (the first VM's address) and MASTER_PORT set "
+                   "as torchrun sets them (fabemu-allreduce reads them); each rank is an entry "
+                   "of commands, and a rank that fails stops the others (docs/endpoints.md)"},
     };
     return kinds;
 }
@@ -875,7 +879,7 @@ const std::vector<Key<WorkloadSpec>>&
 WorkloadKeys()
 {
     using W = WorkloadSpec;
-    static const std::vector<std::string> command{"command"};
+    static const std::vector<std::string> command{"command", "launch"};
     static const std::vector<Key<W>> keys = [] {
         std::vector<std::string> names;
         for (const auto& w : WorkloadKinds())
@@ -885,7 +889,8 @@ WorkloadKeys()
         std::vector<Key<W>> rows{
             MakeKey<W>(
                 "type", KeyKind::Choice,
-                "bulk|incast|permutation|all-to-all|poisson|dma|copy|collective|memory|command",
+                "bulk|incast|permutation|all-to-all|poisson|dma|copy|collective|memory|command|"
+                "launch",
                 "(required)", "The workload type")
                 .Choices(names)
                 .Field(&W::type)
@@ -896,6 +901,12 @@ WorkloadKeys()
                 .Required({"command", "memory"})
                 .Endpoint(&W::on, &W::onDevice)
                 .Example("h0"),
+            MakeKey<W>("on", KeyKind::Hosts, "list of hosts", "(required)",
+                       "The VM endpoints it runs on, rank 0 first")
+                .Only({"launch"})
+                .Required({"launch"})
+                .Field(&W::hosts)
+                .Example("[h0, h1]"),
             MakeKey<W>("run", KeyKind::Text, "string", "(required)",
                        "The command line; {hN} expands to hN's address")
                 .Only(command)
@@ -911,6 +922,12 @@ WorkloadKeys()
                         return v;
                     })
                 .Example("ls"),
+            MakeKey<W>("port", KeyKind::Integer, "integer", "29500",
+                       "The TCP port of rank 0's rendezvous (MASTER_PORT)")
+                .Only({"launch"})
+                .Range(1024, 65535)
+                .Field(&W::masterPort)
+                .Example("29600"),
             MakeKey<W>("background", KeyKind::Bool, "bool", "false",
                        "Do not wait for it before the next command")
                 .Only(command)

@@ -200,13 +200,17 @@ ReadKeys(const ReadContext& c, const std::vector<Key<T>>& keys, const YAML::Node
     c.r.CheckMap(node, where, allowed);
     for (const Key<T>* k : rows)
     {
-        if (node[Word(*k)] && !k->AppliesTo(context))
+        if (refuse && node[Word(*k)] && !k->AppliesTo(context))
         {
             refuse(prefix + k->name, node[Word(*k)]);
         }
     }
     for (const Key<T>* k : rows)
     {
+        if (!refuse && !k->AppliesTo(context))
+        {
+            continue; // not this context's (another row of the same name may be)
+        }
         if (k->begin)
         {
             k->begin(t);
@@ -402,7 +406,7 @@ ReadWorkload(const ReadContext& c, const YAML::Node& item, const Scenario& s)
         wl.srcDevice = wl.onDevice;
         return wl;
     }
-    if (wl.type == "command")
+    if (wl.type == "command" || wl.type == "launch")
     {
         ExpandRun(c.r, item, where, c.hosts, wl);
         return wl;

@@ -541,6 +541,20 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
         }
         return;
     }
+    if (wl.type == "launch")
+    {
+        for (const uint32_t h : wl.hosts) // (the hosts' reader refuses one named twice)
+        {
+            if (!IsVm(s, h))
+            {
+                FailAt(r, item["on"],
+                       fmt::format("{}: h{} is simulated; a launch runs on VM endpoints (add "
+                                   "it under endpoints:)",
+                                   where, h));
+            }
+        }
+        return;
+    }
     if (wl.startPs > s.durationPs)
     {
         FailAt(r, item["start"],
@@ -815,11 +829,14 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
     {
         ValidateWorkload(r, root["workloads"][i], s, s.workloads[i]);
     }
-    if (s.HasVms() && std::none_of(s.workloads.begin(), s.workloads.end(),
-                                   [](const WorkloadSpec& w) { return w.type == "command"; }))
+    if (s.HasVms() &&
+        std::none_of(s.workloads.begin(), s.workloads.end(), [](const WorkloadSpec& w) {
+            return w.type == "command" || w.type == "launch";
+        }))
     {
         FailAt(r, At(root, "endpoints"),
-               "endpoints are real hosts (VMs or namespaces) but no command workload runs on them");
+               "endpoints are real hosts (VMs or namespaces) but no command or launch workload "
+               "runs on them");
     }
     if (s.fidelity == "analytical" &&
         std::none_of(s.workloads.begin(), s.workloads.end(),
@@ -865,7 +882,7 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
         // would need the model's TCP on those same switches, which is not built.
         for (size_t i = 0; i < s.workloads.size(); ++i)
         {
-            if (s.workloads[i].type != "command")
+            if (s.workloads[i].type != "command" && s.workloads[i].type != "launch")
             {
                 FailAt(r, root["workloads"][i],
                        "with VM endpoints on fabric.type iwarp, workloads are "

@@ -315,9 +315,10 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
                fmt::format("expect: '{}' is not a metric path such as totals.drops", e.metric));
     }
     static const std::vector<std::string> tops{
-        "totals",           "flows",           "flow_stats", "commands",     "lag",
-        "sim_time_s",       "timing_faithful", "edge",       "switch_drops", "fct_slowdown",
-        "peak_queue_bytes", "collectives",     "training",   "memory",       "faults"};
+        "totals",       "flows",        "flow_stats",       "commands",
+        "lag",          "sim_time_s",   "timing_faithful",  "edge",
+        "switch_drops", "fct_slowdown", "peak_queue_bytes", "collectives",
+        "training",     "memory",       "faults",           "launch_predictions"};
     const std::string top = e.metric.substr(0, e.metric.find('.'));
     if (std::find(tops.begin(), tops.end(), top) == tops.end())
     {

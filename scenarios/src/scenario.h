@@ -273,7 +273,8 @@ struct WorkloadSpec
     std::string run;                 ///< with {hN} expanded
     std::string runAsWritten;
     bool background{false};
-    int64_t afterPs{0}; ///< wall-clock delay after the previous command was started
+    uint32_t masterPort{29500}; ///< launch: rank 0's rendezvous port (MASTER_PORT)
+    int64_t afterPs{0};         ///< wall-clock delay after the previous command was started
     int64_t timeoutPs{300'000'000'000'000};
     // Collectives: the ranks are hosts (hosts), or GPUs: host hosts[r], device rankDevices[r].
     std::vector<std::string> rankDevices; ///< "gpuK" per rank; empty: the ranks are hosts

@@ -8,10 +8,10 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace
@@ -163,8 +163,7 @@ TEST_CASE("torchrun's variables stand in for the flags")
 
 TEST_CASE("one wrong element on one rank makes that rank fail, and the table counts it")
 {
-    const auto runs =
-        RunRanks(3, {"--bytes", "4KB", "-w", "0", "-n", "2", "--inject-wrong", "1"});
+    const auto runs = RunRanks(3, {"--bytes", "4KB", "-w", "0", "-n", "2", "--inject-wrong", "1"});
     INFO(runs[1].out);
     CHECK(runs[0].exitCode == 0);
     CHECK(runs[1].exitCode == 1);
@@ -201,8 +200,9 @@ TEST_CASE("bad input is refused with the culprit named")
     CHECK(none[0].out.find("--rank (or RANK) is not set") != std::string::npos);
 
     // Rank 1 of 2 whose rank 0 never comes: it gives up at its timeout and says why.
-    const auto alone = RunRanks(1, {"--rank", "1", "--size", "2", "--master", "127.0.0.1",
-                                    "--master-port", std::to_string(FreePort()), "--timeout", "2"},
+    const auto alone = RunRanks(1,
+                                {"--rank", "1", "--size", "2", "--master", "127.0.0.1",
+                                 "--master-port", std::to_string(FreePort()), "--timeout", "2"},
                                 {}, false);
     INFO(alone[0].out);
     CHECK(alone[0].exitCode == 1);
@@ -244,4 +244,27 @@ TEST_CASE("the collective table parser reads nccl-tests' own output")
                                  "average[MB/sec]   MsgRate[Mpps]\n 65536      200     "
                                  "     4.76               4.75                 0.000076\n")
               .contains("bw_average_mb_sec"));
+}
+
+TEST_CASE("ucx_perftest's summary line becomes metrics, latency or overhead by its header")
+{
+    const std::string bw =
+        R"(+--------------+--------------+------------------------------+---------------------+-----------------------+
+|              |              |       overhead (usec)        |   bandwidth (MB/s)  |  message rate (msg/s) |
++--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+|    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |
++--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+[thread 0]               145   6349.000  6908.821  6908.821        9.05       9.05         145         145
+Final:                   500   6233.000  5857.738  6813.422       10.67       9.17         173         147
+)";
+    const auto m = fabemu::CommandMetrics(bw);
+    CHECK(m["iterations"] == 500);
+    CHECK(m["overhead_overall_us"] == doctest::Approx(6813.422));
+    CHECK(m["bw_overall_mb_sec"] == doctest::Approx(9.17));
+    CHECK(m["msg_rate_overall"] == 147);
+    std::string lat = bw;
+    lat.replace(lat.find("overhead (usec)"), 15, "latency (usec) ");
+    CHECK(fabemu::UcxPerftestMetrics(lat)["latency_average_us"] == doctest::Approx(5857.738));
+    CHECK(fabemu::UcxPerftestMetrics("Final: 1 2 3\n").empty()); // cut short
+    CHECK(fabemu::UcxPerftestMetrics("no summary\n").empty());
 }

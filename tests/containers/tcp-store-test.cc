@@ -6,11 +6,11 @@
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 using namespace fabemu;
 using namespace std::chrono_literals;

@@ -105,6 +105,34 @@ TEST_CASE("the resolved scenario loads back to the same values")
     CHECK(resolved.find("queue_interval: 10us") != std::string::npos);
 }
 
+TEST_CASE("a launch: its VMs in rank order, its port, {hN} expanded; it reads back")
+{
+    const std::string text = "name: t\nendpoints: {h0: {}, h1: {}, h2: {}}\n"
+                             "topology: {hosts: 3}\nworkloads:\n"
+                             "  - {type: launch, on: [h2, h0, h1], run: \"prog --peer {h1}\"}\n"
+                             "  - {type: launch, on: [h1, h0], run: prog, port: 29600, "
+                             "timeout: 30s}\n";
+    const Scenario a = ParseScenario(text, "launch.yaml");
+    REQUIRE(a.workloads.size() == 2);
+    CHECK(a.workloads[0].type == "launch");
+    CHECK(a.workloads[0].hosts == std::vector<uint32_t>{2, 0, 1});
+    CHECK(a.workloads[0].masterPort == 29500);
+    CHECK(a.workloads[0].run == "prog --peer " + Scenario::HostAddress(1));
+    CHECK(a.workloads[1].masterPort == 29600);
+    CHECK(a.workloads[1].timeoutPs == 30'000'000'000'000);
+    const std::string resolved = ResolvedYaml(a);
+    const Scenario b = ParseScenario(resolved, "resolved.yaml");
+    CHECK(ResolvedYaml(b) == resolved);
+    CHECK(b.workloads[0].hosts == a.workloads[0].hosts);
+    CHECK(b.workloads[1].masterPort == 29600);
+    // A command workload's 'on' is still one endpoint.
+    CHECK(ParseScenario("name: t\nendpoints: {h0: {}}\nworkloads:\n"
+                        "  - {type: command, on: h0, run: ls}\n",
+                        "c.yaml")
+              .workloads[0]
+              .on == 0);
+}
+
 TEST_CASE("defaults: a scenario needs only a name")
 {
     const Scenario s = ParseScenario("name: tiny\n", "tiny.yaml");
@@ -180,6 +208,22 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          "must name a host such as h0, or a device in it such as h0.gpu0, not 'node1'"},
         {"command on a simulated host", head + "workloads:\n  - {type: command, on: h1, run: ls}\n",
          3, 25, "h1 is simulated"},
+        {"launch on a simulated host",
+         head + "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: [h0, h1], run: ls}\n", 4,
+         24, "h1 is simulated; a launch runs on VM endpoints"},
+        {"launch naming a VM twice",
+         head + "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: [h0, h0], run: ls}\n", 4,
+         29, "'launch'.on lists h0 twice"},
+        {"launch given one host, not a list",
+         head + "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: h0, run: ls}\n", 4, 24,
+         "'launch'.on must be a list of hosts"},
+        {"launch without run",
+         head + "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: [h0]}\n", 4, 5,
+         "workload 'launch' needs 'run'"},
+        {"launch's port out of range",
+         head +
+             "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: [h0], run: ls, port: 80}\n",
+         4, 45, "port must be 1024..65535, not 80"},
         {"{hN} in a command naming no host",
          head +
              "endpoints: {h0: {}}\nworkloads:\n  - {type: command, on: h0, run: \"ping {h5}\"}\n",
