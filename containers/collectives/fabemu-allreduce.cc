@@ -25,6 +25,7 @@
 #include <gloo/transport/ibverbs/device.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <csignal>
@@ -39,6 +40,8 @@
 
 namespace
 {
+
+constexpr int kMaxRanks = 740; ///< the check's sums stay exact in a float (Base)
 
 struct Options
 {
@@ -70,21 +73,11 @@ ParseBytes(const std::string& text)
     {
         throw std::invalid_argument("'" + text + "' is not a size (for example 4096, 64KB, 8MB)");
     }
-    uint64_t n = std::stoull(m[1]);
-    switch (m[2].str().empty() ? ' ' : std::tolower(m[2].str()[0]))
-    {
-    case 'k':
-        n <<= 10;
-        break;
-    case 'm':
-        n <<= 20;
-        break;
-    case 'g':
-        n <<= 30;
-        break;
-    default:
-        break;
-    }
+    const std::string digits = m[1];
+    const char unit = m[2].str().empty() ? ' ' : static_cast<char>(std::tolower(m[2].str()[0]));
+    const int shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0;
+    // At most 2 GB: ten digits before the unit is already too many (and cannot wrap).
+    const uint64_t n = digits.size() > 10 ? ~0ull : std::stoull(digits) << shift;
     if (n == 0 || n % 4 != 0 || n > (1ull << 31))
     {
         throw std::invalid_argument("'" + text + "': sizes are whole floats (a multiple of 4 " +
@@ -100,8 +93,8 @@ EnvInt(const char* name, int fallback)
     return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
 }
 
-/// The element every rank starts with at \p i, times (rank + 1): small integers,
-/// so every sum over up to 4096 ranks is exact in a float.
+/// The element every rank starts with at \p i, times (rank + 1): small integers, so
+/// every sum is exact in a float while 61 n(n+1)/2 < 2^24, n up to kMaxRanks.
 float
 Base(size_t i)
 {
@@ -338,9 +331,10 @@ Run(const Options& o)
         std::fflush(stdout);
         // Every rank is through this size; Gloo aborts if a buffer is freed while a
         // send's completion is still to come (the last ring round's notification
-        // may be), so its ACK gets a moment to arrive before the buffers go.
+        // may be), so its ACK gets time to arrive before the buffers go: as long as
+        // an iteration took (a congested fabric's queues delay it), 0.2 to 5 s.
         lineUp();
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        std::this_thread::sleep_for(std::chrono::duration<double>(std::clamp(t, 0.2, 5.0)));
     }
     std::printf("# Out of bounds values : %" PRIu64 " %s\n", wrongTotal,
                 wrongTotal == 0 ? "OK" : "FAILED");
@@ -409,7 +403,15 @@ main(int argc, char** argv)
     app.add_option("--inject-wrong", o.injectWrong,
                    "Test hook: this rank adds 1 to one element of each result")
         ->group(""); // hidden
-    CLI11_PARSE(app, argc, argv);
+    try
+    {
+        app.parse(argc, argv);
+    }
+    catch (const CLI::ParseError& e)
+    {
+        const int rc = app.exit(e); // prints help, or the error
+        return rc == 0 ? 0 : 2;     // bad input: 2, as every refusal here
+    }
 
     if (o.rank < 0)
     {
@@ -434,6 +436,12 @@ main(int argc, char** argv)
     if (missing != nullptr)
     {
         std::cerr << "fabemu-allreduce: " << missing << " is not set\n";
+        return 2;
+    }
+    if (o.size > kMaxRanks)
+    {
+        std::cerr << "fabemu-allreduce: " << o.size << " ranks: at most " << kMaxRanks
+                  << " (the element check's sums must stay exact in a float)\n";
         return 2;
     }
     if (o.rank >= o.size)

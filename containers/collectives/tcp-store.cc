@@ -188,14 +188,22 @@ TcpStoreServer::Accept()
         {
             continue;
         }
+        if (fd < 0 && errno != EINVAL) // EINVAL: shut down, the destructor's doing
+        {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
         std::lock_guard<std::mutex> lock(m_mutex);
-        if (fd < 0 || m_stopping)
+        if (m_stopping)
         {
             if (fd >= 0)
             {
                 ::close(fd);
             }
             return;
+        }
+        if (fd < 0)
+        {
+            continue; // a client that gave up, or no fd to spare for now: keep listening
         }
         m_clients.push_back(fd);
         m_servers.emplace_back([this, fd] { Serve(fd); });
@@ -341,6 +349,10 @@ std::vector<char>
 TcpStore::Call(char op, const std::string& key, const std::vector<char>& value,
                std::chrono::milliseconds wait)
 {
+    if (m_fd < 0)
+    {
+        throw StoreError("store " + m_where + ": the connection was lost (key '" + key + "')");
+    }
     if (!WriteAll(m_fd, &op, 1) || !WriteBlock(m_fd, key.data(), key.size()) ||
         !WriteBlock(m_fd, value.data(), value.size()))
     {
@@ -353,6 +365,9 @@ TcpStore::Call(char op, const std::string& key, const std::vector<char>& value,
     std::vector<char> answer;
     if (!ReadAll(m_fd, &status, 1, deadline) || !ReadBlock(m_fd, answer, deadline))
     {
+        // The answer may still come: the connection is out of step, so it goes.
+        ::close(m_fd);
+        m_fd = -1;
         throw StoreError("store " + m_where + ": no answer for key '" + key + "'");
     }
     if (status == 'T')

@@ -102,11 +102,12 @@ RoceUplink::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_
     tagged[14] = static_cast<uint8_t>(prio << 5);
     tagged[15] = 0;
     std::memcpy(tagged.data() + 16, frame.data() + 12, frame.size() - 12);
-    if (m_np && f.kind == FrameKind::Roce && f.ipVersion == 4 && f.ecn == 0)
+    if (m_np && f.kind == FrameKind::Roce && f.ipVersion == 4 && f.ecn == 0 && Paced(f.opcode))
     {
-        // A NIC with DCQCN on sends its RoCEv2 frames ECN-capable (as ConnectX does
-        // with RoCE ECN enabled), whatever traffic class the application chose: rxe
-        // sends Not-ECT unless told --tclass=2, and a switch may not mark those.
+        // A NIC with DCQCN on sends its RoCEv2 data ECN-capable (as ConnectX does with
+        // RoCE ECN enabled), whatever traffic class the application chose: rxe sends
+        // Not-ECT unless told --tclass=2, and a switch may not mark those. The data
+        // only, the frames DCQCN paces: a CE-marked ACK would slow the wrong sender.
         uint8_t* ip = tagged.data() + f.l3Offset + kVlanTagSize;
         ip[1] = static_cast<uint8_t>((ip[1] & ~0x3) | 0x2); // ECT(0); the ICRC masks it
         FixIpv4Checksum(ip);
@@ -257,6 +258,7 @@ RoceUplink::AddCounters(EdgeCounters& c) const
     c.cnpsSent += m_counters.cnpsSent;
     c.cnpsConsumed += m_counters.cnpsConsumed;
     c.framesPaced += m_counters.framesPaced;
+    c.framesMadeEct += m_counters.framesMadeEct;
     c.lowestRateBps = m_counters.lowestRateBps;
     c.pausesToFabric += m_counters.pausesToFabric;
     for (const auto& [reason, n] : m_counters.drops)

@@ -361,6 +361,7 @@ struct Launch
     std::vector<Rank> ranks;
     std::chrono::seconds timeout{0};
     std::chrono::steady_clock::time_point deadline;
+    std::string failed; ///< the first rank that failed, "rank K (hN)"; empty while none has
 };
 
 Launch
@@ -373,13 +374,27 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
     for (size_t r = 0; r < n; ++r)
     {
         const uint32_t host = w.hosts[r];
-        const std::string cmd =
-            fmt::format("RANK={} WORLD_SIZE={} LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR={} "
-                        "MASTER_PORT={} {}",
-                        r, n, Scenario::HostAddress(w.hosts.front()), w.masterPort, w.run);
-        const uint64_t id = vms[host]->Start(cmd, launch.timeout);
-        launch.ranks.push_back({commands.size(), host, id, false});
+        // Exported: they reach every command of run ("cd x && prog", "sleep 1; prog").
+        const std::string cmd = fmt::format(
+            "export RANK={} WORLD_SIZE={} LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR={} "
+            "MASTER_PORT={}; {}",
+            r, n, Scenario::HostAddress(w.hosts.front()), w.masterPort, w.run);
+        launch.ranks.push_back({commands.size(), host, 0, false});
         commands.push_back({"h" + std::to_string(host), cmd, -1, ""});
+        try
+        {
+            launch.ranks.back().id = vms[host]->Start(cmd, launch.timeout);
+        }
+        catch (const AgentError& e)
+        {
+            // Its VM is gone already: a failed rank, which stops the others.
+            launch.ranks.back().done = true;
+            commands.back().out = std::string("fabemu: ") + e.what() + "\n";
+            if (launch.failed.empty())
+            {
+                launch.failed = fmt::format("rank {} (h{})", r, host);
+            }
+        }
     }
     launch.deadline = std::chrono::steady_clock::now() + launch.timeout + std::chrono::seconds(5);
     live.Set("commands", CommandsJson(commands));
@@ -394,9 +409,21 @@ FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
              const SignalGuard& signals, LiveStatus& live, std::vector<CommandOutcome>& commands)
 {
     const size_t n = launch.ranks.size();
-    bool ok = true;
-    std::string failed; // the first rank that failed, for the others' records
-    for (size_t left = n; left > 0;)
+    std::string& failed = launch.failed; // the first rank that failed, for the others' records
+    bool ok = failed.empty();
+    size_t left = 0;
+    for (const auto& rank : launch.ranks)
+    {
+        if (!rank.done)
+        {
+            ++left;
+            if (!ok)
+            {
+                vms[rank.host]->Kill(rank.id); // a rank could not start: the rest cannot finish
+            }
+        }
+    }
+    while (left > 0)
     {
         for (size_t r = 0; r < n; ++r)
         {

@@ -14,9 +14,11 @@ namespace
 
 /// fabemu-allreduce's first line names its operation and algorithm.
 bool
-ReadHeader(const std::string& out, std::string& op, std::string& algorithm)
+ReadHeader(const std::string& out, std::string& op, std::string& algorithm, std::string& transport)
 {
-    static const std::regex re("# fabemu-allreduce: ([a-z]+), algorithm ([a-z0-9-]+),");
+    static const std::regex re(
+        "# fabemu-allreduce: ([a-z]+), algorithm ([a-z0-9-]+), [0-9]+ ranks, rank [0-9]+, "
+        "transport ([a-z]+)");
     std::smatch m;
     if (!std::regex_search(out, m, re))
     {
@@ -24,6 +26,7 @@ ReadHeader(const std::string& out, std::string& op, std::string& algorithm)
     }
     op = m[1];
     algorithm = m[2];
+    transport = m[3];
     return true;
 }
 
@@ -102,12 +105,18 @@ PlanLaunchPredictions(const Scenario& s, const nlohmann::json& commands,
             const double bus = m.value("busbw_gbs", 0.0);
             p.measuredBusBwGbs = r == first ? bus : std::min(p.measuredBusBwGbs, bus);
         }
-        if (!allGood || !ReadHeader(outputs[first], op, p.glooAlgorithm))
+        std::string transport;
+        if (!allGood || !ReadHeader(outputs[first], op, p.glooAlgorithm, transport))
         {
             continue; // not fabemu-allreduce, or it failed: nothing to compare
         }
         p.op = op == "allreduce" ? "all-reduce" : op == "allgather" ? "all-gather" : op;
         p.modelAlgorithm = ModelAlgorithm(op, p.glooAlgorithm, p.why);
+        if (transport != "ibverbs")
+        {
+            p.modelAlgorithm.clear();
+            p.why = "Gloo ran over " + transport + "; the model's collectives run over RDMA";
+        }
         plans.push_back(std::move(p));
     }
     return plans;
@@ -147,26 +156,26 @@ PredictionScenario(const Scenario& s, const std::vector<LaunchPrediction>& group
 std::vector<std::vector<LaunchPrediction>>
 PredictionGroups(const Scenario& s, const std::vector<LaunchPrediction>& plans)
 {
-    std::vector<LaunchPrediction> modelled;
+    // Launches run in order; one in the background runs on beside every launch after
+    // it, to the end. So each launch before the first in the background ran alone, and
+    // from that one on they all ran together.
+    std::vector<std::vector<LaunchPrediction>> groups;
     bool together = false;
     for (const auto& p : plans)
     {
-        if (p.why.empty())
+        if (!p.why.empty())
         {
-            modelled.push_back(p);
-            together = together || s.workloads[p.workload].background;
+            continue;
         }
+        if (together)
+        {
+            groups.back().push_back(p);
+            continue;
+        }
+        groups.push_back({p});
+        together = s.workloads[p.workload].background;
     }
-    if (together)
-    {
-        return {modelled};
-    }
-    std::vector<std::vector<LaunchPrediction>> alone;
-    for (const auto& p : modelled)
-    {
-        alone.push_back({p});
-    }
-    return alone;
+    return groups;
 }
 
 nlohmann::json

@@ -53,8 +53,8 @@ std::vector<LaunchPrediction> PlanLaunchPredictions(const Scenario& s,
 Scenario PredictionScenario(const Scenario& s, const std::vector<LaunchPrediction>& group);
 
 /// The launches of \p plans that ran at the same time, each group to be simulated
-/// together: every launch alone, unless a launch ran in the background, when all ran
-/// beside it and are simulated as one group.
+/// together: each launch before the first in the background alone, that one and every
+/// launch after it as one group (it ran beside them all).
 std::vector<std::vector<LaunchPrediction>> PredictionGroups(
     const Scenario& s, const std::vector<LaunchPrediction>& plans);
 

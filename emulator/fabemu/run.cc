@@ -464,9 +464,14 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
 /// prediction that cannot be built or run says why in its rows; the real run's
 /// results stand either way.
 json
-PredictLaunches(const Scenario& s, const json& commands, const std::vector<std::string>& outputs,
+PredictLaunches(const Scenario& s, const json& commands, const std::vector<CommandOutcome>& ran,
                 const fs::path& dir, std::ostream& err)
 {
+    std::vector<std::string> outputs; // whole, where the summary keeps only their tails
+    for (const auto& c : ran)
+    {
+        outputs.push_back(c.out);
+    }
     const auto plans = PlanLaunchPredictions(s, commands, outputs);
     std::map<std::string, json> simulated; // by job: wK
     for (const auto& group : PredictionGroups(s, plans))
@@ -808,12 +813,7 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
         }
         summary = EmulationSummaryJson(r);
         exitCode = r.exitCode;
-        std::vector<std::string> outputs;
-        for (const auto& c : r.commands)
-        {
-            outputs.push_back(c.out);
-        }
-        if (const json rows = PredictLaunches(s, summary["commands"], outputs, tmp, err);
+        if (const json rows = PredictLaunches(s, summary["commands"], r.commands, tmp, err);
             !rows.empty())
         {
             summary["launch_predictions"] = rows;

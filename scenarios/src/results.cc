@@ -118,10 +118,15 @@ CheckExpectations(const std::vector<Expectation>& expect, const json& summary, b
 namespace
 {
 
-/// Real against model: each launch's slowest rank beside the simulated collective.
+/// Real against model: each launch's slowest rank beside the simulated collective;
+/// nothing when there are none.
 std::string
 LaunchPredictionsMd(const json& rows)
 {
+    if (rows.empty())
+    {
+        return "";
+    }
     std::string md = "## Real against model\n\n"
                      "Each launch of fabemu-allreduce at its largest size (the slowest rank) "
                      "beside the same collective simulated on this fabric and topology without "
@@ -837,10 +842,7 @@ RenderReport(const fs::path& dir, std::ostream& err)
             summary.value("timing_faithful", true) ? "faithful" : "NOT faithful",
             summary.value("scheduling", std::string("?")));
     }
-    if (summary.contains("launch_predictions") && !summary["launch_predictions"].empty())
-    {
-        md << LaunchPredictionsMd(summary["launch_predictions"]);
-    }
+    md << LaunchPredictionsMd(summary.value("launch_predictions", json::array()));
     if (summary.contains("commands") && !summary["commands"].empty())
     {
         md << "## Commands\n\n";

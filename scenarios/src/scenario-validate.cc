@@ -545,12 +545,32 @@ ValidateWorkload(const Reader& r, const YAML::Node& item, const Scenario& s, con
     {
         for (const uint32_t h : wl.hosts) // (the hosts' reader refuses one named twice)
         {
-            if (!IsVm(s, h))
+            const auto e = std::find_if(s.endpoints.begin(), s.endpoints.end(),
+                                        [h](const EndpointSpec& x) { return x.index == h; });
+            if (e == s.endpoints.end() || e->kind != "vm")
             {
                 FailAt(r, item["on"],
-                       fmt::format("{}: h{} is simulated; a launch runs on VM endpoints (add "
-                                   "it under endpoints:)",
-                                   where, h));
+                       fmt::format("{}: h{} is {}; a launch runs on VM endpoints (kind: vm)", where,
+                                   h,
+                                   e == s.endpoints.end() ? "simulated (add it under endpoints:)"
+                                                          : "a namespace"));
+            }
+        }
+        // A launch in the background still runs when the next ones start: their rank 0
+        // may not listen on the same host and port.
+        for (const auto& other : s.workloads)
+        {
+            if (&other == &wl)
+            {
+                break;
+            }
+            if (other.type == "launch" && other.background &&
+                other.hosts.front() == wl.hosts.front() && other.masterPort == wl.masterPort)
+            {
+                FailAt(r, item["on"],
+                       fmt::format("{}: rank 0 on h{} and port {} is taken by an earlier launch "
+                                   "in the background; give this one another port:",
+                                   where, wl.hosts.front(), wl.masterPort));
             }
         }
         return;

@@ -183,9 +183,15 @@ TEST_CASE("bad input is refused with the culprit named")
     r = one({"--bytes", "8XB"});
     CHECK(r.exitCode == 2);
     CHECK(r.out.find("'8XB' is not a size") != std::string::npos);
+    r = one({"--bytes", "99999999999999999999G"}); // no wrap-around to a small size
+    CHECK(r.exitCode == 2);
+    CHECK(r.out.find("2 GB") != std::string::npos);
     r = one({"--algorithm", "tree"});
-    CHECK(r.exitCode != 0);
+    CHECK(r.exitCode == 2);
     CHECK(r.out.find("tree") != std::string::npos);
+    r = RunRanks(1, {"--size", "1000", "--rank", "0", "--master", "127.0.0.1"}, {}, false)[0];
+    CHECK(r.exitCode == 2);
+    CHECK(r.out.find("at most 740") != std::string::npos);
     // 3 floats do not split over 2 ranks: both say so.
     for (const auto& rank : RunRanks(2, {"--op", "allgather", "--bytes", "12"}))
     {

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -108,19 +109,27 @@ TEST_CASE("garbage on the wire drops that client only; the server shuts down und
 
     // A client waiting for a key that never comes, then the server goes: the
     // server's destructor does not hang on it, and the client hears of it.
+    const uint16_t port = server->Port();
     std::string why;
-    std::thread waiter([&server, &why] {
-        TcpStore w("127.0.0.1", server->Port(), 30s);
+    std::atomic<bool> waiting{false};
+    std::thread waiter([port, &why, &waiting] {
         try
         {
+            TcpStore w("127.0.0.1", port, 30s);
+            waiting = true;
             w.get("never");
         }
         catch (const StoreError& e)
         {
             why = e.what();
         }
+        waiting = true;
     });
-    std::this_thread::sleep_for(300ms);
+    while (!waiting)
+    {
+        std::this_thread::sleep_for(10ms);
+    }
+    std::this_thread::sleep_for(300ms); // well into its get
     const auto start = std::chrono::steady_clock::now();
     server.reset();
     waiter.join();

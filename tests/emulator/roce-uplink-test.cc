@@ -151,3 +151,46 @@ TEST_CASE("RoCEv2 uplink: without DCQCN no CNP; holding the fabric back pauses i
     p.b.reset();
     Simulator::Destroy();
 }
+
+TEST_CASE("RoCEv2 uplink with DCQCN sends Not-ECT data ECT(0), its checksum fixed and ICRC intact")
+{
+    for (const bool dcqcn : {true, false})
+    {
+        CAPTURE(dcqcn);
+        Pair p;
+        Build(p, dcqcn);
+        const auto sent = Frame(p.fabric, 7, 0); // Not-ECT, as rxe sends without --tclass
+        SendAt(p, MicroSeconds(1), sent);
+        Simulator::Stop(MilliSeconds(1));
+        Simulator::Run();
+        REQUIRE(p.atB.size() == 1);
+        const auto got = ParseEthernetFrame(p.atB[0].data(), p.atB[0].size(), true);
+        CHECK(got.ecn == (dcqcn ? 2 : 0));
+        CHECK(got.error == FrameError::None); // the ICRC (checked) masks the TOS
+        uint32_t sum = 0;                     // an IPv4 header with a right checksum sums to 0xffff
+        for (size_t i = got.l3Offset; i < got.l3Offset + 20; i += 2)
+        {
+            sum += static_cast<uint32_t>(p.atB[0][i] << 8 | p.atB[0][i + 1]);
+        }
+        while (sum >> 16)
+        {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        CHECK(sum == 0xffff);
+        // Nothing but the TOS byte and the IPv4 checksum changed.
+        const size_t tos = got.l3Offset + 1;
+        CHECK((sent[tos] != p.atB[0][tos]) == dcqcn);
+        for (size_t i = 0; i < sent.size(); ++i)
+        {
+            CAPTURE(i);
+            CHECK((sent[i] == p.atB[0][i] || i == tos || i == got.l3Offset + 10 ||
+                   i == got.l3Offset + 11));
+        }
+        EdgeCounters ca;
+        p.a->AddCounters(ca);
+        CHECK(ca.framesMadeEct == (dcqcn ? 1u : 0u));
+        p.a.reset();
+        p.b.reset();
+        Simulator::Destroy();
+    }
+}

@@ -29,7 +29,7 @@ workloads:
 /// One rank's record and output as fabemu-allreduce leaves them.
 void
 Rank(json& commands, std::vector<std::string>& outputs, const std::string& algorithm, double time,
-     double busbw, int exitCode = 0)
+     double busbw, int exitCode = 0, const std::string& transport = "ibverbs")
 {
     commands.push_back({{"exit_code", exitCode},
                         {"metrics",
@@ -38,7 +38,7 @@ Rank(json& commands, std::vector<std::string>& outputs, const std::string& algor
                           {"size_bytes", 8388608.0},
                           {"correct", exitCode == 0}}}});
     outputs.push_back("# fabemu-allreduce: allreduce, algorithm " + algorithm +
-                      ", 2 ranks, rank 0, transport ibverbs (...)\n");
+                      ", 2 ranks, rank 0, transport " + transport + " (...)\n");
 }
 
 } // namespace
@@ -70,6 +70,18 @@ TEST_CASE("each launch that succeeded is planned, with its slowest rank and the 
     CHECK(plans[1].modelAlgorithm.empty()); // Gloo's ring has no model
     CHECK(plans[1].why.find("store and forward") != std::string::npos);
 
+    // Gloo over TCP has no RDMA model.
+    json tcp = json::array();
+    std::vector<std::string> tcpOut;
+    tcp.push_back({{"exit_code", 0}, {"metrics", json::object()}});
+    tcpOut.push_back("");
+    Rank(tcp, tcpOut, "ring-chunked", 1.0, 1.0, 0, "tcp");
+    Rank(tcp, tcpOut, "ring-chunked", 1.0, 1.0, 0, "tcp");
+    const auto overTcp = PlanLaunchPredictions(s, tcp, tcpOut);
+    REQUIRE(overTcp.size() == 1);
+    CHECK(overTcp[0].modelAlgorithm.empty());
+    CHECK(overTcp[0].why.find("over tcp") != std::string::npos);
+
     // Short outputs (the run stopped early) plan nothing past them.
     CHECK(PlanLaunchPredictions(s, commands, {outputs.begin(), outputs.begin() + 2}).empty());
 }
@@ -98,13 +110,18 @@ TEST_CASE("the prediction's scenario: the same fabric and topology, the collecti
     CHECK(p.workloads[1].job == "w3");
     CHECK(p.expect.empty());
 
-    // A launch in the background ran beside the others: they are simulated together.
+    // A launch in the background ran beside every launch after it: those are simulated
+    // together; the launch before it ran alone.
     LaunchPrediction c = a;
     c.workload = 2; // background in kScenario
     CHECK(PredictionGroups(s, {a, b}).size() == 2);
-    const auto together = PredictionGroups(s, {a, c});
-    REQUIRE(together.size() == 1);
-    CHECK(together[0].size() == 2);
+    const auto groups = PredictionGroups(s, {a, c, b});
+    REQUIRE(groups.size() == 2);
+    CHECK(groups[0].size() == 1);
+    CHECK(groups[0][0].workload == 1);
+    REQUIRE(groups[1].size() == 2);
+    CHECK(groups[1][0].workload == 2);
+    CHECK(groups[1][1].workload == 3);
     LaunchPrediction none = a;
     none.why = "no model";
     CHECK(PredictionGroups(s, {none}).empty());

@@ -210,7 +210,16 @@ TEST_CASE("bad input: one FILE:LINE:COL message naming the culprit")
          3, 25, "h1 is simulated"},
         {"launch on a simulated host",
          head + "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: [h0, h1], run: ls}\n", 4,
-         24, "h1 is simulated; a launch runs on VM endpoints"},
+         24, "h1 is simulated (add it under endpoints:); a launch runs on VM endpoints"},
+        {"launch on a namespace endpoint",
+         head + "endpoints: {h0: {}, h1: {kind: netns}}\nworkloads:\n"
+                "  - {type: launch, on: [h0, h1], run: ls}\n",
+         4, 24, "h1 is a namespace; a launch runs on VM endpoints"},
+        {"two launches at once with rank 0 on one host and port",
+         head + "endpoints: {h0: {}, h1: {}}\nworkloads:\n"
+                "  - {type: launch, on: [h0, h1], run: ls, background: true}\n"
+                "  - {type: launch, on: [h0, h1], run: ls}\n",
+         5, 24, "rank 0 on h0 and port 29500 is taken by an earlier launch"},
         {"launch naming a VM twice",
          head + "endpoints: {h0: {}}\nworkloads:\n  - {type: launch, on: [h0, h0], run: ls}\n", 4,
          29, "'launch'.on lists h0 twice"},
