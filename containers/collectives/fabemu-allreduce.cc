@@ -73,7 +73,8 @@ ParseBytes(const std::string& text)
     {
         throw std::invalid_argument("'" + text + "' is not a size (for example 4096, 64KB, 8MB)");
     }
-    const std::string digits = m[1];
+    std::string digits = m[1];
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1)); // 0004096
     const char unit = m[2].str().empty() ? ' ' : static_cast<char>(std::tolower(m[2].str()[0]));
     const int shift = unit == 'k' ? 10 : unit == 'm' ? 20 : unit == 'g' ? 30 : 0;
     // At most 2 GB: ten digits before the unit is already too many (and cannot wrap).

@@ -381,6 +381,12 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
             r, n, Scenario::HostAddress(w.hosts.front()), w.masterPort, w.run);
         launch.ranks.push_back({commands.size(), host, 0, false});
         commands.push_back({"h" + std::to_string(host), cmd, -1, ""});
+        if (!launch.failed.empty())
+        {
+            launch.ranks.back().done = true; // pointless without the rank that failed
+            commands.back().out = "fabemu: not started: " + launch.failed + " could not start\n";
+            continue;
+        }
         try
         {
             launch.ranks.back().id = vms[host]->Start(cmd, launch.timeout);
@@ -394,6 +400,13 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
             {
                 launch.failed = fmt::format("rank {} (h{})", r, host);
             }
+        }
+    }
+    for (const auto& rank : launch.ranks)
+    {
+        if (!launch.failed.empty() && !rank.done)
+        {
+            vms[rank.host]->Kill(rank.id); // now, not when a background launch is collected
         }
     }
     launch.deadline = std::chrono::steady_clock::now() + launch.timeout + std::chrono::seconds(5);

@@ -156,24 +156,33 @@ PredictionScenario(const Scenario& s, const std::vector<LaunchPrediction>& group
 std::vector<std::vector<LaunchPrediction>>
 PredictionGroups(const Scenario& s, const std::vector<LaunchPrediction>& plans)
 {
-    // Launches run in order; one in the background runs on beside every launch after
-    // it, to the end. So each launch before the first in the background ran alone, and
-    // from that one on they all ran together.
-    std::vector<std::vector<LaunchPrediction>> groups;
-    bool together = false;
+    // Launches start in order. One in the foreground ran beside the launches in the
+    // background started before it (they run to the end), not beside other
+    // foreground ones; a background launch's own figure comes from the first group
+    // it is in (with the next launch after it), or its own if none follows.
+    std::vector<LaunchPrediction> modelled;
     for (const auto& p : plans)
     {
-        if (!p.why.empty())
+        if (p.why.empty())
         {
-            continue;
+            modelled.push_back(p);
         }
-        if (together)
+    }
+    std::vector<std::vector<LaunchPrediction>> groups;
+    std::vector<LaunchPrediction> running; // in the background so far
+    for (size_t i = 0; i < modelled.size(); ++i)
+    {
+        auto group = running;
+        group.push_back(modelled[i]);
+        if (s.workloads[modelled[i].workload].background)
         {
-            groups.back().push_back(p);
-            continue;
+            running.push_back(modelled[i]);
+            if (i + 1 < modelled.size())
+            {
+                continue; // it is in the next launch's group
+            }
         }
-        groups.push_back({p});
-        together = s.workloads[p.workload].background;
+        groups.push_back(std::move(group));
     }
     return groups;
 }

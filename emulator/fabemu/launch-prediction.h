@@ -53,8 +53,9 @@ std::vector<LaunchPrediction> PlanLaunchPredictions(const Scenario& s,
 Scenario PredictionScenario(const Scenario& s, const std::vector<LaunchPrediction>& group);
 
 /// The launches of \p plans that ran at the same time, each group to be simulated
-/// together: each launch before the first in the background alone, that one and every
-/// launch after it as one group (it ran beside them all).
+/// together and ending with the launch it is for: each launch with the launches in
+/// the background started before it (they run to the end). A background launch is
+/// also in the group of the next launch after it, or ends its own.
 std::vector<std::vector<LaunchPrediction>> PredictionGroups(
     const Scenario& s, const std::vector<LaunchPrediction>& plans);
 

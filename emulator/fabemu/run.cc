@@ -460,7 +460,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
 
 /// Real against model: each launch of fabemu-allreduce that succeeded, beside the
 /// same collective simulated on the same fabric (launch-prediction.h), each group of
-/// launches that ran together in prediction-K/ (K: its first launch's workload). A
+/// launches that ran together in prediction-K/ (K: the launch it is for). A
 /// prediction that cannot be built or run says why in its rows; the real run's
 /// results stand either way.
 json
@@ -476,7 +476,7 @@ PredictLaunches(const Scenario& s, const json& commands, const std::vector<Comma
     std::map<std::string, json> simulated; // by job: wK
     for (const auto& group : PredictionGroups(s, plans))
     {
-        const fs::path sub = dir / fmt::format("prediction-{}", group.front().workload);
+        const fs::path sub = dir / fmt::format("prediction-{}", group.back().workload);
         try
         {
             fs::create_directories(sub);
@@ -485,7 +485,7 @@ PredictLaunches(const Scenario& s, const json& commands, const std::vector<Comma
                 Simulate(PredictionScenario(s, group), sub, ProgressMode::Quiet, quiet);
             for (const auto& c : sim.value("collectives", json::array()))
             {
-                simulated[c["job"].get<std::string>()] = c;
+                simulated.emplace(c["job"].get<std::string>(), c); // its first group's figure
             }
             std::ofstream(sub / "summary.json") << sim.dump(2) << "\n";
         }

@@ -186,6 +186,8 @@ TEST_CASE("bad input is refused with the culprit named")
     r = one({"--bytes", "99999999999999999999G"}); // no wrap-around to a small size
     CHECK(r.exitCode == 2);
     CHECK(r.out.find("2 GB") != std::string::npos);
+    r = one({"--bytes", "0004096", "-n", "1", "-w", "0"}); // leading zeros are fine
+    CHECK(r.exitCode == 0);
     r = one({"--algorithm", "tree"});
     CHECK(r.exitCode == 2);
     CHECK(r.out.find("tree") != std::string::npos);

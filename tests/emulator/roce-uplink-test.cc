@@ -24,7 +24,7 @@ namespace
 constexpr uint32_t kDestQp = 0x11;
 
 std::vector<uint8_t>
-Frame(const RoceFabricHelper& fabric, uint32_t psn, uint8_t ecn)
+Frame(const RoceFabricHelper& fabric, uint32_t psn, uint8_t ecn, uint8_t opcode = 0x0a)
 {
     RoceFrameSpec spec;
     spec.vlan = false; // as rxe sends
@@ -33,7 +33,7 @@ Frame(const RoceFabricHelper& fabric, uint32_t psn, uint8_t ecn)
     spec.srcIpv4 = fabric.GetHostIpv4(0);
     spec.dstIpv4 = fabric.GetHostIpv4(1);
     spec.ecn = ecn;
-    spec.transport.opcode = 0x0a; // RC RDMA WRITE Only
+    spec.transport.opcode = opcode; // by default RC RDMA WRITE Only
     spec.transport.psn = psn;
     spec.transport.destQp = kDestQp;
     spec.transport.payload = 1024;
@@ -193,4 +193,19 @@ TEST_CASE("RoCEv2 uplink with DCQCN sends Not-ECT data ECT(0), its checksum fixe
         p.b.reset();
         Simulator::Destroy();
     }
+    // An ACK is not paced data: it stays Not-ECT (a CE mark on it would slow the wrong
+    // sender).
+    Pair p;
+    Build(p, true);
+    SendAt(p, MicroSeconds(1), Frame(p.fabric, 9, 0, 0x11)); // RC Acknowledge
+    Simulator::Stop(MilliSeconds(1));
+    Simulator::Run();
+    REQUIRE(p.atB.size() == 1);
+    CHECK(ParseEthernetFrame(p.atB[0].data(), p.atB[0].size(), false).ecn == 0);
+    EdgeCounters ca;
+    p.a->AddCounters(ca);
+    CHECK(ca.framesMadeEct == 0);
+    p.a.reset();
+    p.b.reset();
+    Simulator::Destroy();
 }

@@ -24,6 +24,7 @@ workloads:
   - {type: launch, on: [h1, h0], run: "fabemu-allreduce --algorithm ring-chunked"}
   - {type: launch, on: [h2, h3], run: "fabemu-allreduce", background: true}
   - {type: launch, on: [h0, h3], run: "fabemu-allreduce --algorithm halving-doubling"}
+  - {type: launch, on: [h1, h2], run: "fabemu-allreduce --algorithm ring-chunked"}
 )";
 
 /// One rank's record and output as fabemu-allreduce leaves them.
@@ -122,6 +123,18 @@ TEST_CASE("the prediction's scenario: the same fabric and topology, the collecti
     REQUIRE(groups[1].size() == 2);
     CHECK(groups[1][0].workload == 2);
     CHECK(groups[1][1].workload == 3);
+    // Two foreground launches after one in the background: each ran beside it, not
+    // beside each other.
+    LaunchPrediction d = a;
+    d.workload = 4;
+    const auto pairs = PredictionGroups(s, {c, b, d});
+    REQUIRE(pairs.size() == 2);
+    CHECK(pairs[0].size() == 2);
+    CHECK(pairs[1].size() == 2);
+    CHECK(pairs[1][0].workload == 2);
+    CHECK(pairs[1][1].workload == 4);
+    // A background launch with none after it is a group of its own.
+    REQUIRE(PredictionGroups(s, {c}).size() == 1);
     LaunchPrediction none = a;
     none.why = "no model";
     CHECK(PredictionGroups(s, {none}).empty());
