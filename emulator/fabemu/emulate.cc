@@ -347,6 +347,13 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
     }
 }
 
+/// A command's or a launch's 'timeout', in whole seconds (at least 1), as the agents take it.
+std::chrono::seconds
+TimeoutOf(const WorkloadSpec& w)
+{
+    return std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+}
+
 /// A launch under way: one command per rank, started together with torchrun's
 /// variables set (StartLaunch), then waited for together (FinishLaunch).
 struct Launch
@@ -369,7 +376,7 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
             LiveStatus& live, std::vector<CommandOutcome>& commands)
 {
     Launch launch;
-    launch.timeout = std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+    launch.timeout = TimeoutOf(w);
     const size_t n = w.hosts.size();
     for (size_t r = 0; r < n; ++r)
     {
@@ -538,8 +545,7 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
             ok = FinishLaunch(launch, vms, signals, live, commands) && ok;
             continue;
         }
-        const auto timeout =
-            std::chrono::seconds(std::max<int64_t>(1, w.timeoutPs / 1'000'000'000'000));
+        const auto timeout = TimeoutOf(w);
         auto& endpoint = *vms[w.on];
         const uint64_t id = endpoint.Start(w.run, timeout);
         commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});

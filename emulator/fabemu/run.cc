@@ -493,7 +493,7 @@ PredictLaunches(const Scenario& s, const json& commands, const std::vector<Comma
         {
             Simulator::Destroy();
             err << fmt::format("{}: no prediction for workload {}: {}\n", s.name,
-                               group.front().workload, e.what());
+                               group.back().workload, e.what());
         }
     }
     json rows = json::array();
