@@ -768,6 +768,20 @@ RenderReport(const fs::path& dir, std::ostream& err)
                           HumanDuration(summary.value("sim_time_s", 0.0)),
                           HumanDuration(summary.value("wall_time_s", 0.0)));
     }
+    {
+        double peakQueue = 0; // queue.csv: time_ns,node,port,prio,bytes
+        if (fs::exists(dir / "queue.csv"))
+        {
+            for (const auto& r : ReadCsv(dir / "queue.csv"))
+            {
+                if (r.size() == 5)
+                {
+                    peakQueue = std::max(peakQueue, std::strtod(r[4].c_str(), nullptr));
+                }
+            }
+        }
+        md << WhatHappenedMd(summary, peakQueue);
+    }
     if (summary.contains("pcap_note"))
     {
         md << summary["pcap_note"].get<std::string>() << "\n\n";

@@ -76,6 +76,11 @@ std::string FctTable(const nlohmann::json& summary);
 /// each memory workload's target, achieved bandwidth and latency percentiles.
 std::string MemoryTable(const nlohmann::json& memory);
 std::string MemoryTableMd(const nlohmann::json& memory);
+/// report.md's opening "## What happened": a few lines in words from \p summary (the
+/// real commands and what they measured, simulated flows, congestion and what the
+/// fabric did about it, real against model, timing, expectations); \p peakQueueBytes
+/// is the deepest switch queue of queue.csv, or 0 when unknown. "" with nothing to say.
+std::string WhatHappenedMd(const nlohmann::json& summary, double peakQueueBytes);
 /// report.md's faults: each fault's time, link, kind, value and whether it happened.
 std::string FaultsTableMd(const nlohmann::json& faults);
 

@@ -144,6 +144,11 @@ CheckFolder(const std::filesystem::path& dir)
     {
         bad("report.md", "a number not rounded for people: " + m.str());
     }
+    // Every run says in words what happened before its tables.
+    if (md.find("\n## What happened\n\n- **") == std::string::npos)
+    {
+        bad("report.md", "has no \"What happened\" section");
+    }
     for (const auto& e : fs::directory_iterator(dir / "plots"))
     {
         if (e.path().extension() == ".png" &&

@@ -182,3 +182,62 @@ TEST_CASE("report: each fabric's own words and numbers")
     CHECK_FALSE(TotalMeansSomething("roce", "credit_stalls"));
     CHECK(TotalMeansSomething("roce", "pfc_pause_frames"));
 }
+
+TEST_CASE("report: what happened, in words, from the summary alone")
+{
+    // The main job's shape: two perftest clients and their servers, a collective launch
+    // with one rank wrong, congestion on a RoCEv2 fabric, one expectation missed.
+    const json summary = json::parse(R"({
+      "scenario": "t", "fabric": "roce",
+      "totals": {"ecn_marks": 4437, "pfc_pause_frames": 12, "cnps": 3373, "congestion_drops": 0,
+                 "credit_stalls": 5, "drops": 6},
+      "switch_drops": {"no_route": 6, "congestion": 0},
+      "edge": {"dcqcn_cnps_acted_on": 3373, "dcqcn_lowest_rate_bps": 4000000, "pauses_sent": 0},
+      "timing_faithful": false, "lag": {"max_ms": 6.21},
+      "commands": [
+        {"on": "h2", "run": "ib_write_bw -d rxe0 -p 1", "exit_code": 0, "metrics": {"bw_average_mb_sec": 2.16}},
+        {"on": "h0", "run": "ib_write_bw -d rxe0 -p 1 10.0.0.3", "exit_code": 0, "metrics": {"bw_average_mb_sec": 2.16}},
+        {"on": "h1", "run": "/usr/bin/ib_send_lat -d rxe0 10.0.0.3", "exit_code": 0, "metrics": {"t_typical_usec": 906.6}},
+        {"on": "h0", "run": "export RANK=0 WORLD_SIZE=2 MASTER_ADDR=10.0.0.1; fabemu-allreduce --bytes 8MB", "exit_code": 0,
+         "metrics": {"busbw_gbs": 0.0026, "time_s": 4.7, "size_bytes": 8388608, "correct": true}},
+        {"on": "h1", "run": "export RANK=1 WORLD_SIZE=2 MASTER_ADDR=10.0.0.1; fabemu-allreduce --bytes 8MB", "exit_code": 1,
+         "metrics": {"busbw_gbs": 0.0025, "time_s": 4.8, "size_bytes": 8388608, "correct": false}}],
+      "launch_predictions": [{"workload": 3, "measured_over_model": 1.414}],
+      "expect": [{"metric": "totals.ecn_marks", "want": ">0", "value": 4437, "ok": true},
+                 {"metric": "commands.1.metrics.bw_average_mb_sec", "want": "3..5", "value": 2.16, "ok": false}]
+    })");
+    const std::string md = WhatHappenedMd(summary, 48886);
+    CAPTURE(md);
+    CHECK(md.rfind("## What happened\n\n", 0) == 0);
+    CHECK(md.find("5 commands on h0, h1 and h2; 1 FAILED: fabemu-allreduce on h1 (exit 1)") !=
+          std::string::npos);
+    // Clients only (their command lines name the server), programs without directories.
+    CHECK(md.find("ib_write_bw 2.16 MB/s on h0; ib_send_lat typical 906.6 us on h1; ") !=
+          std::string::npos);
+    CHECK(md.find("on h2") == std::string::npos);
+    // The launch's ranks as one job: the slowest rank's time and busBw, the wrong rank counted.
+    CHECK(md.find("fabemu-allreduce on h0 and h1 at 8.39 MB: 4.8 s and busBw 0.0025 GB/s "
+                  "(slowest rank), WRONG on 1 of 2 ranks") != std::string::npos);
+    CHECK(md.find("the deepest switch queue held 48.9 KB; switches marked CE on 4437 packets; "
+                  "switches sent 12 PFC pause frames; 3373 CNPs were sent and DCQCN cut a "
+                  "real sender to as low as 4 Mb/s; no packet was dropped for congestion; "
+                  "other drops: 6 for no route.") != std::string::npos);
+    CHECK(md.find("credits") == std::string::npos); // RoCEv2 has none
+    CHECK(md.find("measured time over simulated time 1.41 (workload 3)") != std::string::npos);
+    CHECK(md.find("fell up to 6.21 ms behind") != std::string::npos);
+    CHECK(md.find("1 of 2 FAILED: `commands.1.metrics.bw_average_mb_sec` wanted 3..5, got 2.16") !=
+          std::string::npos);
+
+    // InfiniBand: credits, no PFC; nothing congested says so; all expectations held.
+    const json ib = json::parse(R"({"fabric": "infiniband",
+      "totals": {"pfc_pause_frames": 3, "credit_stalls": 0, "drops": 0},
+      "flow_stats": {"count": 4, "completed": 3, "failed": 1, "pending": 0},
+      "expect": [{"metric": "x", "want": 0, "value": 0, "ok": true}]})");
+    const std::string quiet = WhatHappenedMd(ib, 0);
+    CAPTURE(quiet);
+    CHECK(quiet.find("- **Simulated flows:** 3 of 4 completed; 1 FAILED.") != std::string::npos);
+    CHECK(quiet.find("- **Congestion:** no sign of it") != std::string::npos);
+    CHECK(quiet.find("**Expectations:** all 1 held.") != std::string::npos);
+    CHECK(quiet.find("Real software") == std::string::npos);
+    CHECK(WhatHappenedMd(json::object(), 0).empty());
+}
