@@ -174,6 +174,11 @@ class Endpoint
     virtual std::optional<CommandResult> Poll(uint64_t id, std::chrono::milliseconds wait) = 0;
     /// Stops a started command; quiet when it or its endpoint is already gone.
     virtual void Kill(uint64_t id) = 0;
+    /// Whether Poll returns at once when the command runs on (a namespace's waits for it).
+    virtual bool Pollable() const { return true; }
+    /// Crashes the endpoint (a crash fault): a VM's QEMU is killed at once. Safe from
+    /// any thread; its commands then fail as on any dead VM.
+    virtual void Crash() = 0;
     virtual std::chrono::milliseconds ReadyTime() const = 0;
 };
 
@@ -218,6 +223,7 @@ class VmEndpoint : public Endpoint
             // The VM is gone: nothing left to kill.
         }
     }
+    void Crash() override { kill(m_vm->Pid(), SIGKILL); } // reaped when the Vm goes
     std::chrono::milliseconds ReadyTime() const override { return m_vm->ReadyTime(); }
     pid_t Pid() const { return m_vm->Pid(); }
 
@@ -249,6 +255,8 @@ class NamespaceEndpoint : public Endpoint
         return Wait(id, std::chrono::seconds(0));
     }
     void Kill(uint64_t) override { m_ns.KillAll(); }
+    void Crash() override { m_ns.KillAll(); } // not reached: crash faults are for VMs
+    bool Pollable() const override { return false; }
     std::chrono::milliseconds ReadyTime() const override { return m_ns.ReadyTime(); }
     void KillAll() { m_ns.KillAll(); }
 
@@ -316,7 +324,9 @@ CommandsJson(const std::vector<CommandOutcome>& commands)
     {
         list.push_back({{"on", c.on},
                         {"run", c.cmd},
-                        {"state", c.exitCode == -1 ? "running" : "exited"},
+                        {"state", !c.started ? "not started"
+                                  : c.ended  ? "ended"
+                                             : "running"},
                         {"exit_code", c.exitCode}});
     }
     return list;
@@ -347,6 +357,23 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
     }
 }
 
+/// What a command's record keeps: its output, its errors, and how it ended when the
+/// agent ended it (its output may be lost then: a program killed loses what it buffered).
+std::string
+Output(const CommandResult& c)
+{
+    std::string out = c.out + c.err;
+    if (c.timedOut)
+    {
+        out += "fabemu: killed at its timeout\n";
+    }
+    else if (c.signal != 0)
+    {
+        out += fmt::format("fabemu: ended by signal {}\n", c.signal);
+    }
+    return out;
+}
+
 /// A command's or a launch's 'timeout', in whole seconds (at least 1), as the agents take it.
 std::chrono::seconds
 TimeoutOf(const WorkloadSpec& w)
@@ -371,6 +398,17 @@ struct Launch
     std::string failed; ///< the first rank that failed, "rank K (hN)"; empty while none has
 };
 
+/// Rank \p r's command line of launch \p w: torchrun's variables exported, so they reach
+/// every command of run ("cd x && prog", "sleep 1; prog").
+std::string
+RankCommand(const WorkloadSpec& w, size_t r)
+{
+    return fmt::format("export RANK={} WORLD_SIZE={} LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 "
+                       "MASTER_ADDR={} MASTER_PORT={}; {}",
+                       r, w.hosts.size(), Scenario::HostAddress(w.hosts.front()), w.masterPort,
+                       w.run);
+}
+
 Launch
 StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
             LiveStatus& live, std::vector<CommandOutcome>& commands)
@@ -381,17 +419,15 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
     for (size_t r = 0; r < n; ++r)
     {
         const uint32_t host = w.hosts[r];
-        // Exported: they reach every command of run ("cd x && prog", "sleep 1; prog").
-        const std::string cmd = fmt::format(
-            "export RANK={} WORLD_SIZE={} LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR={} "
-            "MASTER_PORT={}; {}",
-            r, n, Scenario::HostAddress(w.hosts.front()), w.masterPort, w.run);
+        const std::string cmd = RankCommand(w, r);
         launch.ranks.push_back({commands.size(), host, 0, false});
         commands.push_back({"h" + std::to_string(host), cmd, -1, ""});
         if (!launch.failed.empty())
         {
             launch.ranks.back().done = true; // pointless without the rank that failed
             commands.back().out = "fabemu: not started: " + launch.failed + " could not start\n";
+            commands.back().started = false;
+            commands.back().ended = true;
             continue;
         }
         try
@@ -403,6 +439,8 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
             // Its VM is gone already: a failed rank, which stops the others.
             launch.ranks.back().done = true;
             commands.back().out = std::string("fabemu: ") + e.what() + "\n";
+            commands.back().started = false;
+            commands.back().ended = true;
             if (launch.failed.empty())
             {
                 launch.failed = fmt::format("rank {} (h{})", r, host);
@@ -475,7 +513,8 @@ FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
             --left;
             auto& record = commands[rank.record];
             record.exitCode = c->exitCode;
-            record.out = c->out + c->err;
+            record.out = Output(*c);
+            record.ended = true;
             if (c->exitCode != 0 && ok)
             {
                 ok = false;
@@ -498,9 +537,36 @@ FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
     return ok;
 }
 
+/// Waits for foreground command \p id on \p endpoint until \p deadline: its result, or
+/// the reason it has none (its timeout, a signal) as a failed one.
+CommandResult
+WaitForeground(Endpoint& endpoint, uint64_t id, std::chrono::steady_clock::time_point deadline,
+               const SignalGuard& signals)
+{
+    for (;;)
+    {
+        if (auto c = endpoint.Poll(id, std::chrono::milliseconds(200)))
+        {
+            return *c;
+        }
+        if (signals.Signal() || std::chrono::steady_clock::now() >= deadline)
+        {
+            endpoint.Kill(id);
+            auto c = endpoint.Poll(id, std::chrono::seconds(5)).value_or(CommandResult{});
+            c.exitCode = -1;
+            c.err += signals.Signal() ? "fabemu: stopped by a signal\n"
+                                      : "fabemu: did not end within its timeout\n";
+            return c;
+        }
+    }
+}
+
 /// Runs the scenario's commands through the guest agents: each after its 'after'
 /// delay, waited for unless it is in the background; the background ones are
-/// collected at the end. Returns whether every one exited 0.
+/// collected at the end. A command that fails (or whose VM is gone) is recorded as
+/// failed; with on_failure: stop, the first failure waited for stops the commands
+/// still running, and the workloads after it are recorded as not started. Returns
+/// whether every one exited 0.
 bool
 RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
             const SignalGuard& signals, LiveStatus& live, std::vector<CommandOutcome>& commands)
@@ -512,14 +578,76 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         uint32_t host;
         uint64_t id;
         std::chrono::steady_clock::time_point deadline;
+        bool collected{false}; ///< its result is in its record already
+        bool stopped{false};   ///< killed by on_failure: stop
     };
     std::vector<Background> background;
     std::vector<Launch> launches; // in the background
     bool ok = true;
-    for (const auto& w : s.workloads)
+    std::string stoppedBy; // on_failure: stop, once something failed: what
+    auto record = [&](Background& b, const CommandResult& c) {
+        commands[b.record].exitCode = c.exitCode;
+        commands[b.record].out = Output(c);
+        commands[b.record].ended = true;
+        b.collected = true;
+        ok = ok && c.exitCode == 0;
+    };
+    auto failed = [&](size_t wi, const std::string& on) {
+        ok = false;
+        if (s.onFailure != "stop" || !stoppedBy.empty())
+        {
+            return;
+        }
+        stoppedBy = fmt::format("workload {} on {}", wi, on);
+        for (auto& b : background)
+        {
+            // One that ended already (its VM crashed, say) keeps its own account.
+            auto& endpoint = *vms[b.host];
+            if (endpoint.Pollable())
+            {
+                if (const auto c = endpoint.Poll(b.id, std::chrono::milliseconds(100)))
+                {
+                    record(b, *c);
+                    continue;
+                }
+            }
+            endpoint.Kill(b.id);
+            b.stopped = true;
+        }
+        for (auto& l : launches)
+        {
+            if (l.failed.empty())
+            {
+                l.failed = stoppedBy; // its ranks' records: "stopped because ... failed"
+            }
+            for (const auto& rank : l.ranks)
+            {
+                if (!rank.done)
+                {
+                    vms[rank.host]->Kill(rank.id);
+                }
+            }
+        }
+    };
+    for (size_t wi = 0; wi < s.workloads.size(); ++wi)
     {
+        const WorkloadSpec& w = s.workloads[wi];
         if ((w.type != "command" && w.type != "launch") || signals.Signal())
         {
+            continue;
+        }
+        if (!stoppedBy.empty())
+        {
+            // Recorded, so commands.K still names the K-th command of the file.
+            const std::string why =
+                fmt::format("fabemu: not started: on_failure: stop after {} failed\n", stoppedBy);
+            for (size_t r = 0; r < (w.type == "launch" ? w.hosts.size() : 1); ++r)
+            {
+                const uint32_t host = w.type == "launch" ? w.hosts[r] : w.on;
+                commands.push_back({"h" + std::to_string(host),
+                                    w.type == "launch" ? RankCommand(w, r) : w.run, -1, why, false,
+                                    true});
+            }
             continue;
         }
         // Wait 'after', but not past a signal: a command started after SIGINT would
@@ -542,13 +670,30 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
                 launches.push_back(std::move(launch)); // waited for with the others at the end
                 continue;
             }
-            ok = FinishLaunch(launch, vms, signals, live, commands) && ok;
+            if (!FinishLaunch(launch, vms, signals, live, commands))
+            {
+                failed(wi, launch.failed);
+            }
             continue;
         }
         const auto timeout = TimeoutOf(w);
         auto& endpoint = *vms[w.on];
-        const uint64_t id = endpoint.Start(w.run, timeout);
         commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
+        uint64_t id = 0;
+        try
+        {
+            id = endpoint.Start(w.run, timeout);
+        }
+        catch (const AgentError& e)
+        {
+            // Its VM is gone (it died, or a crash fault killed it): this command's failure.
+            commands.back().out = std::string("fabemu: ") + e.what() + "\n";
+            commands.back().started = false;
+            commands.back().ended = true;
+            live.Set("commands", CommandsJson(commands));
+            failed(wi, commands.back().on);
+            continue;
+        }
         live.Set("commands", CommandsJson(commands));
         if (w.background)
         {
@@ -556,28 +701,44 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
                 {commands.size() - 1, w.on, id, std::chrono::steady_clock::now() + timeout});
             continue;
         }
-        const auto c = endpoint.Wait(id, timeout + std::chrono::seconds(5));
+        const auto c = WaitForeground(
+            endpoint, id, std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5),
+            signals);
         commands.back().exitCode = c.exitCode;
-        commands.back().out = c.out + c.err;
-        ok = ok && c.exitCode == 0;
+        commands.back().out = Output(c);
+        commands.back().ended = true;
         live.Set("commands", CommandsJson(commands));
+        if (c.exitCode != 0)
+        {
+            failed(wi, commands.back().on);
+        }
     }
+    const std::string stopped =
+        stoppedBy.empty()
+            ? ""
+            : fmt::format("fabemu: stopped: on_failure: stop after {} failed\n", stoppedBy);
     for (auto& launch : launches)
     {
         ok = FinishLaunch(launch, vms, signals, live, commands) && ok;
     }
-    for (const auto& b : background)
+    for (auto& b : background)
     {
+        if (b.collected)
+        {
+            continue;
+        }
         // A server whose client failed may wait for ever: then it gets 10 s more.
         const auto left = std::chrono::duration_cast<std::chrono::seconds>(
             b.deadline - std::chrono::steady_clock::now());
         const auto wait =
             ok ? std::max(left, std::chrono::seconds(10))
                : std::min(std::max(left, std::chrono::seconds(1)), std::chrono::seconds(10));
-        const auto c = vms[b.host]->Wait(b.id, wait);
-        commands[b.record].exitCode = c.exitCode;
-        commands[b.record].out = c.out + c.err;
-        ok = ok && c.exitCode == 0;
+        auto c = vms[b.host]->Wait(b.id, wait);
+        if (b.stopped)
+        {
+            c.err += stopped;
+        }
+        record(b, c);
         live.Set("commands", CommandsJson(commands));
     }
     return ok;
@@ -1053,6 +1214,7 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
     EmulateResult r;
     fabric.Build(s, RunMode::Emulation);
     FaultSchedule faults(s);
+    faults.SetCrash([&eps](uint32_t host) { eps.byHost.at(host)->Crash(); });
     faults.Schedule(fabric);
     std::vector<RealHost> hosts;
     for (const auto& e : s.endpoints)
@@ -1102,6 +1264,20 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
     }
     sim.Stop();
     r.simTimeS = Simulator::Now().GetSeconds();
+    for (const auto& [host, what] : faults.Crashed())
+    {
+        // A crash on purpose reads as one, beside the agent's "connection lost".
+        const std::string name = "h" + std::to_string(host);
+        out << fmt::format("{}: crashed on purpose ({}: crash: vm): its QEMU was killed\n", name,
+                           what);
+        for (auto& c : r.commands)
+        {
+            if (c.on == name && c.exitCode != 0)
+            {
+                c.out += fmt::format("fabemu: {} crashed on purpose ({})\n", name, what);
+            }
+        }
+    }
     StopEdges(edges, r);
     static_cast<FabricTotals&>(r) = fabric.Totals();
     r.flows = runner.Outcomes(); // every flow: completed, failed or pending

@@ -45,6 +45,8 @@ struct CommandOutcome
     std::string cmd;
     int exitCode{-1};
     std::string out;
+    bool started{true}; ///< false: never started (its VM was gone, or on_failure: stop)
+    bool ended{false};  ///< it ended, or was given up on: exitCode and out are final
 };
 
 /// What the edges did, summed over every real endpoint's edge port.

@@ -32,6 +32,10 @@ Value(const FaultSpec& f)
     {
         return f.pauseStorm;
     }
+    if (f.Kind() == "crash")
+    {
+        return f.crash;
+    }
     return f.Kind() == "rate" ? f.rate : fmt::format("{:g}", f.ber);
 }
 
@@ -99,6 +103,8 @@ FaultSchedule::Schedule(Fabric* fabric)
     {
         NS_ABORT_MSG_IF(!fabric && m_faults[i].spec.Kind() != "delay",
                         "faults." << i << ": a link's fault needs the network");
+        NS_ABORT_MSG_IF(m_faults[i].spec.Kind() == "crash" && !m_crash,
+                        "faults." << i << ": a crash needs the VMs (SetCrash)");
         Simulator::Schedule(PicoSeconds(m_faults[i].spec.atPs), &FaultSchedule::Apply, this, i,
                             fabric);
     }
@@ -121,6 +127,10 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
                                     PicoSeconds(e.spec.pauseStormPs));
         }
     }
+    else if (e.spec.Kind() == "crash")
+    {
+        m_crash(static_cast<uint32_t>(e.spec.host));
+    }
     else if (e.spec.Kind() == "rate")
     {
         fabric->SetLinkRate(e.link, DataRate(e.spec.bitsPerSecond));
@@ -131,6 +141,22 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
     }
     e.applied = true;
     e.at = Simulator::Now();
+}
+
+std::vector<std::pair<uint32_t, std::string>>
+FaultSchedule::Crashed() const
+{
+    std::vector<std::pair<uint32_t, std::string>> out;
+    for (size_t i = 0; i < m_faults.size(); ++i)
+    {
+        const Entry& e = m_faults[i];
+        if (e.applied && e.spec.Kind() == "crash")
+        {
+            out.emplace_back(static_cast<uint32_t>(e.spec.host),
+                             fmt::format("faults.{} at {}", i, e.spec.at));
+        }
+    }
+    return out;
 }
 
 void

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fabemu
@@ -27,6 +29,11 @@ class FaultSchedule
     void Schedule(Fabric& fabric) { Schedule(&fabric); }
     /// The same; without a network (null) only stragglers, which change no fabric.
     void Schedule(Fabric* fabric);
+    /// What a crash fault (crash: vm) does to its host: kill its VM. Set before the run by
+    /// the emulator, which has the VMs; it runs on the simulation thread.
+    void SetCrash(std::function<void(uint32_t host)> crash) { m_crash = std::move(crash); }
+    /// The hosts crashed so far, each with the fault that did it ("faults.N at 2 s").
+    std::vector<std::pair<uint32_t, std::string>> Crashed() const;
     /// faults.csv: time_s, link, kind, value, one row per fault applied.
     void Write(const std::filesystem::path& dir) const;
     /// summary.json's "faults": [{at_s, link, kind, value, applied}], in the file's order.
@@ -53,6 +60,7 @@ class FaultSchedule
     void Apply(size_t i, Fabric* fabric);
 
     std::vector<Entry> m_faults;
+    std::function<void(uint32_t)> m_crash;
 };
 
 } // namespace fabemu

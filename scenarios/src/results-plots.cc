@@ -109,6 +109,8 @@ struct Figure
     double xmin = kNaN, xmax = kNaN; ///< forced x range (else the data's)
     double ymaxForced = kNaN;        ///< a value the axis must show too (headroom added above)
     double yAxisMax = kNaN;          ///< the top of the y axis as is (lanes), when above the data
+    /// Vertical marks at x (the faults of the run): a dashed line and its label each.
+    std::vector<std::pair<double, std::string>> marks;
 };
 
 std::string
@@ -288,6 +290,17 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
         s << fmt::format("set xrange [{:.9g}:{:.9g}]\nset yrange [{:.9g}:{:.9g}]\n", x0, x1, y0,
                          y1);
         s << f.extra;
+        for (const auto& [x, label] : f.marks)
+        {
+            if (x >= x0 && x <= x1)
+            {
+                s << fmt::format("set arrow from {0:.9g}, graph 0 to {0:.9g}, graph 1 nohead dt 2 "
+                                 "lw 1.5 lc rgb '#555555' front\n"
+                                 "set label {1} at {0:.9g}, graph 0.97 right rotate by 90 "
+                                 "offset -0.6,0 textcolor rgb '#555555' front\n",
+                                 x, Quote(label));
+            }
+        }
         size_t k = 0;
         auto block = [&](const std::vector<std::pair<double, double>>& pts,
                          const std::vector<double>* hi) {
@@ -1507,6 +1520,32 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
         if (fs::exists(dir / csv))
         {
             make(dir, summary, figs);
+        }
+    }
+    // The run's faults (faults.csv: time_s,link,kind,value) marked on every plot over time.
+    std::vector<std::pair<double, std::string>> faults;
+    if (fs::exists(dir / "faults.csv"))
+    {
+        for (const auto& r : ReadCsv(dir / "faults.csv"))
+        {
+            if (r.size() == 4)
+            {
+                faults.emplace_back(Num(r[0]), fmt::format("{} {} {}", r[1], r[2], r[3]));
+            }
+        }
+    }
+    for (auto& f : figs)
+    {
+        if (f.xlabel == "time (ms)" || f.xlabel == "simulated time (ms)")
+        {
+            for (const auto& [t, label] : faults)
+            {
+                f.marks.emplace_back(t * 1e3, label);
+            }
+            if (!f.marks.empty() && f.caption.find("Dashed") == std::string::npos)
+            {
+                f.caption += " Dashed lines: the faults (faults.csv).";
+            }
         }
     }
     for (const auto& f : figs)

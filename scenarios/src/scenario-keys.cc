@@ -228,6 +228,14 @@ ScenarioKeys()
             .Choices({"shared", "realtime"})
             .Field(&S::scheduling)
             .Example("realtime"),
+        MakeKey<S>("on_failure", KeyKind::Choice, "continue|stop", "continue",
+                   "Emulation: when a command or launch fails (an exit status not 0, a "
+                   "timeout, a VM that died), run the workloads after it (continue) or stop "
+                   "the ones running and start no more (stop); the run exits 1 either way")
+            .Choices({"continue", "stop"})
+            .Field(&S::onFailure)
+            .WrittenIf([](const S& s) { return s.onFailure != "continue"; })
+            .Example("stop"),
         MakeKey<S>("fidelity", KeyKind::Choice, "packet|analytical", "packet",
                    "Collectives run packet by packet on the fabric, or are timed by their "
                    "alpha-beta cost from the same topology (analytical: collective workloads "
@@ -507,7 +515,7 @@ FaultKeys()
         MakeKey<F>("host", KeyKind::Host, "host", "(link or host)",
                    "A host's fault, instead of a link: with delay a straggler (every message "
                    "it starts from `at` on leaves late), with pause_storm its NIC storming "
-                   "PFC pauses")
+                   "PFC pauses, with crash its VM killed")
             .WrittenIf([](const F& f) { return f.host >= 0; })
             .Access([](F& f, const KeyValue& v) { f.host = static_cast<int64_t>(v.u); },
                     [](const F& f) {
@@ -519,7 +527,8 @@ FaultKeys()
         MakeKey<F>("delay", KeyKind::Time, "time", "(with host: delay or pause_storm)",
                    "How late each message of the straggler leaves")
             .Range(1, 3600 * kPsPerSecond)
-            .WrittenIf([](const F& f) { return f.host >= 0 && f.pauseStorm.empty(); })
+            .WrittenIf(
+                [](const F& f) { return f.host >= 0 && f.pauseStorm.empty() && f.crash.empty(); })
             .Timed(&F::delay, &F::delayPs)
             .Example("50us"),
         MakeKey<F>("pause_storm", KeyKind::Time, "time", "(with host: delay or pause_storm)",
@@ -530,6 +539,13 @@ FaultKeys()
             .WrittenIf([](const F& f) { return !f.pauseStorm.empty(); })
             .Timed(&F::pauseStorm, &F::pauseStormPs)
             .Example("2ms"),
+        MakeKey<F>("crash", KeyKind::Choice, "vm", "(with host: delay, pause_storm or crash)",
+                   "The host, a VM endpoint, crashes: its QEMU is killed at `at`; commands on "
+                   "it fail naming it, and on_failure says whether the run goes on")
+            .Choices({"vm"})
+            .WrittenIf([](const F& f) { return !f.crash.empty(); })
+            .Field(&F::crash)
+            .Example("vm"),
         MakeKey<F>("rate", KeyKind::Rate, "rate", "(rate or ber)",
                    "A degraded link: both ways at this rate from `at` on (what is on the wire "
                    "keeps its rate)")

@@ -821,10 +821,13 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
                                          where, key));
                 }
             }
-            if (item["delay"].IsDefined() == item["pause_storm"].IsDefined())
+            if (item["delay"].IsDefined() + item["pause_storm"].IsDefined() +
+                    item["crash"].IsDefined() !=
+                1)
             {
                 c.r.Fail(item, where + ": a host's fault needs one of delay (a straggler: how "
-                                       "late each message it starts leaves) or pause_storm");
+                                       "late each message it starts leaves), pause_storm or "
+                                       "crash");
             }
             s.faults.push_back(f);
             continue;
@@ -833,7 +836,7 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
         {
             c.r.Fail(item, where + " needs link (and rate or ber), or host (and delay)");
         }
-        for (const char* key : {"delay", "pause_storm"})
+        for (const char* key : {"delay", "pause_storm", "crash"})
         {
             if (item[key].IsDefined())
             {

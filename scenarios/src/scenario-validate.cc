@@ -41,6 +41,20 @@ IsVm(const Scenario& s, uint32_t h)
                        [h](const EndpointSpec& e) { return e.index == h; });
 }
 
+/// Host \p h's endpoint kind (vm, netns), or "" when it is simulated.
+std::string
+KindOf(const Scenario& s, uint32_t h)
+{
+    for (const auto& e : s.endpoints)
+    {
+        if (e.index == h)
+        {
+            return e.kind;
+        }
+    }
+    return "";
+}
+
 void
 ValidateFabric(const Reader& r, const YAML::Node& root, const Scenario& s)
 {
@@ -874,7 +888,19 @@ ValidateScenario(const Reader& r, const YAML::Node& root, const Scenario& s)
     for (size_t i = 0; i < s.faults.size(); ++i)
     {
         const FaultSpec& f = s.faults[i];
-        if (f.host >= 0 && IsVm(s, static_cast<uint32_t>(f.host)))
+        if (!f.crash.empty() && KindOf(s, static_cast<uint32_t>(f.host)) != "vm")
+        {
+            const std::string kind = KindOf(s, static_cast<uint32_t>(f.host));
+            throw ScenarioError(
+                s.file, f.mark,
+                fmt::format(
+                    "faults.{}: crash: vm kills a VM endpoint's QEMU, and h{} is {}", i, f.host,
+                    kind.empty() ? fmt::format("simulated (endpoints: {{h{}: {{kind: vm}}}} "
+                                               "makes it a VM)",
+                                               f.host)
+                                 : "a network namespace"));
+        }
+        if (f.crash.empty() && f.host >= 0 && IsVm(s, static_cast<uint32_t>(f.host)))
         {
             throw ScenarioError(s.file, f.mark,
                                 fmt::format("faults.{}: h{} is a VM endpoint, whose messages are "

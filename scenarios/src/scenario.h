@@ -344,12 +344,17 @@ struct FaultSpec
     int64_t delayPs{0};     ///< how late each message the host starts leaves
     std::string pauseStorm; ///< as written; "" unless the host's NIC storms PFC pauses
     int64_t pauseStormPs{0};
-    SourceMark mark; ///< the item, for messages about its link
-    /// "rate", "ber", "delay" (a straggler) or "pause_storm".
+    std::string crash; ///< "vm": the host, a VM endpoint, is killed at `at`; else ""
+    SourceMark mark;   ///< the item, for messages about its link
+    /// "rate", "ber", "delay" (a straggler), "pause_storm" or "crash".
     std::string Kind() const
     {
         if (host >= 0)
         {
+            if (!crash.empty())
+            {
+                return "crash";
+            }
             return pauseStorm.empty() ? "delay" : "pause_storm";
         }
         return rate.empty() ? "ber" : "rate";
@@ -389,6 +394,7 @@ struct Scenario
     /// Emulation: how the simulation thread shares the cores with the VMs:
     /// shared (nice -10) or realtime (SCHED_FIFO).
     std::string scheduling{"shared"};
+    std::string onFailure{"continue"}; ///< emulation: continue | stop after a failed command
     /// Where each key was written, by dotted path ("fabric.buffer", "workloads.0.bytes");
     /// an unknown mark for a key given by --set.
     std::map<std::string, SourceMark> marks;

@@ -196,6 +196,15 @@ TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
         {"a delay of 0", "  - {host: h1, delay: 0us}\n",
          "bad.yaml:6:23: faults.0.delay is out of range: 0us"},
         {"not a list", "  at: 1ms\n", "bad.yaml:6:3: faults must be a list"},
+        {"a crash of a simulated host", "  - {at: 1ms, host: h1, crash: vm}\n",
+         "bad.yaml:6:5: faults.0: crash: vm kills a VM endpoint's QEMU, and h1 is simulated "
+         "(endpoints: {h1: {kind: vm}} makes it a VM)"},
+        {"a crash of something else", "  - {host: h1, crash: switch}\n",
+         "bad.yaml:6:23: faults.0.crash must be one of vm, not 'switch'"},
+        {"a crash and a delay at once", "  - {host: h1, crash: vm, delay: 5us}\n",
+         "bad.yaml:6:5: faults.0: a host's fault needs one of delay"},
+        {"a crash on a link", "  - {link: h1, rate: 1Gbps, crash: vm}\n",
+         "faults.0: crash belongs to a host's fault (host), not a link's"},
     };
     for (const auto& c : cases)
     {

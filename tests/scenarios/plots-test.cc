@@ -241,3 +241,25 @@ TEST_CASE("report: what happened, in words, from the summary alone")
     CHECK(quiet.find("Real software") == std::string::npos);
     CHECK(WhatHappenedMd(json::object(), 0).empty());
 }
+
+TEST_CASE("faults are marked on every plot over time, at their time, with what they were")
+{
+    const ScratchDir dir("plots-faults");
+    Write(dir / "summary.json", R"({"scenario":"t","fabric":"roce","seed":1,"sim_time_s":0.0001,
+        "faults":[{"at_s":0.00005,"link":"s0-s1","kind":"rate","value":"10Gbps","applied":true},
+                  {"at_s":0.5,"host":"h1","kind":"crash","value":"vm","applied":true}]})");
+    Write(dir / "queue.csv",
+          "time_ns,node,port,prio,bytes\n10000,0,1,3,2048\n20000,0,1,3,4096\n90000,0,1,3,1024\n");
+    // One fault inside the plot's 10..90 us, one after it (not drawn: outside the axis).
+    Write(dir / "faults.csv",
+          "time_s,link,kind,value\n0.000050000,s0-s1,rate,10Gbps\n0.5,h1,crash,vm\n");
+    std::ostringstream err;
+    RenderReport(dir, err);
+    const std::string gp = Slurp(dir / "plots" / "queue.gp");
+    CHECK(gp.find("set arrow from 0.05, graph 0 to 0.05, graph 1 nohead") != std::string::npos);
+    CHECK(gp.find("\"s0-s1 rate 10Gbps\"") != std::string::npos);
+    CHECK(gp.find("h1 crash vm") == std::string::npos);
+    CHECK(Slurp(dir / "report.md").find("Dashed lines: the faults (faults.csv).") !=
+          std::string::npos);
+    CheckPlots(dir);
+}
