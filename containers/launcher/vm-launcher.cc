@@ -270,7 +270,9 @@ VmLauncher::SweepStale(const std::string& runRoot)
     {
         const std::string name = entry.path().filename().string();
         pid_t owner = 0;
-        if (std::sscanf(name.c_str(), "febr%d", &owner) == 1 && !ProcessAlive(owner))
+        // Exactly febr<digits>: a name reaches a shell below, and device names may hold ';'.
+        if (std::sscanf(name.c_str(), "febr%d", &owner) == 1 &&
+            name == "febr" + std::to_string(owner) && !ProcessAlive(owner))
         {
             std::string cmd = "ip link del " + name + " 2>/dev/null";
             if (std::system(cmd.c_str()) != 0)

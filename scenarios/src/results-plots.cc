@@ -3,9 +3,11 @@
 #include "scenarios/src/results.h"
 
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 namespace fabemu
@@ -221,6 +224,57 @@ Axes(const Figure& f, const Extent& all, double& x0, double& x1, double& y0, dou
 }
 
 /// Writes plots/NAME.gp and renders it. Returns "" when drawn, else why not.
+/// Runs gnuplot on \p script in folder \p in, no shell between (the folder's name is the
+/// user's and may hold any character); its output and errors in \p out. Its exit code,
+/// or -1 when it could not run.
+int
+RunGnuplot(const fs::path& in, const std::string& script, std::string& out)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+    {
+        return -1;
+    }
+    const pid_t pid = fork();
+    if (pid < 0)
+    {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0)
+    {
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        if (chdir(in.c_str()) == 0)
+        {
+            execlp("gnuplot", "gnuplot", script.c_str(), static_cast<char*>(nullptr));
+        }
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[256];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;)
+    {
+        if (n > 0)
+        {
+            out.append(buf, static_cast<size_t>(n));
+        }
+        else if (errno != EINTR)
+        {
+            break;
+        }
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 std::string
 Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
 {
@@ -350,16 +404,8 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
     {
         return "gnuplot is not installed";
     }
-    const std::string cmd =
-        fmt::format("cd '{}' && gnuplot '{}.gp' 2>&1", (dir / "plots").string(), f.name);
-    FILE* pipe = popen(cmd.c_str(), "r");
     std::string out;
-    char buf[256];
-    while (pipe && fgets(buf, sizeof buf, pipe))
-    {
-        out += buf;
-    }
-    const int rc = pipe ? pclose(pipe) : -1;
+    const int rc = RunGnuplot(dir / "plots", f.name + ".gp", out);
     if (rc != 0 || !fs::exists(png))
     {
         err << "fabemu: gnuplot failed on plots/" << f.name << ".gp: " << out << "\n";

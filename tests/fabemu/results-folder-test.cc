@@ -123,3 +123,36 @@ TEST_CASE("the default results/NAME and demo --out follow the same rule")
     CHECK(fs::exists(dir / "demo-out" / ".fabemu-results"));
     CHECK_FALSE(fs::exists(dir / "demo-out" / "notes.txt"));
 }
+
+TEST_CASE("--out with shell metacharacters: no shell sees it; plots drawn inside it")
+{
+    const ScratchDir dir("results-shell");
+    const fs::path canary = dir / "pwned";
+    // Every character a shell acts on, in the folder's name: quotes, ;, &, |, $(...),
+    // backquotes, globs, a newline; and a quote that closes a single-quoted word and
+    // runs a command after it. Were either pasted into a shell command, the canary
+    // would be made, or the plots not drawn.
+    const std::string c = canary.string();
+    for (const std::string& name : std::vector<std::string>{"out 'a\"b;touch " + c + ";$(touch " +
+                                                                c + ")`touch " + c + "` & | * ?\nx",
+                                                            "x';touch " + c + ";'"})
+    {
+        CAPTURE(name);
+        const fs::path out = dir / name;
+        const Outcome r = Fabemu({"run", TinyScenario(dir).string(), "--out", out.string()});
+        CAPTURE(r.err);
+        CHECK(r.code == kExitOk);
+        CHECK(fs::exists(out / "summary.json"));
+        CHECK(fs::exists(out / "report.md"));
+        if (system("command -v gnuplot >/dev/null 2>&1") == 0)
+        {
+            CHECK(fs::exists(out / "plots" / "fct-slowdown.png")); // gnuplot ran in that folder
+        }
+        else
+        {
+            MESSAGE("gnuplot is not installed: the plots' PNGs are not checked");
+        }
+        CHECK_FALSE(fs::exists(canary));
+        CHECK_FALSE(fs::exists(fs::current_path() / "pwned"));
+    }
+}

@@ -91,4 +91,13 @@ for _ in $(seq 120); do
 done
 "$fabemu" sweep --collect "$work/n" || fail "--collect exited $?"
 [[ $(tail -n +2 "$work/n/sweep.csv" | wc -l) == 2 ]] || fail "--collect: not 2 rows"
+# Shell metacharacters in the sweep's folder reach sbatch, the job script and the
+# task's fabemu as data, never as shell syntax: quotes, ;, $(...), backquotes, &, |.
+# (No %: Slurm itself expands it in --output.) A shell would make the canary.
+canary=$work/pwned
+odd="$work/o 'a\"b;touch $canary;\$(touch $canary)\`touch $canary\` & |"
+out=$("$fabemu" sweep "$work/incast.yaml" --grid fabric.pfc=true,false --slurm --out "$odd")
+echo "$out"
+[[ $(tail -n +2 "$odd/sweep.csv" | wc -l) == 2 ]] || fail "odd folder: not 2 rows"
+[[ ! -e $canary ]] || fail "a shell ran part of the folder's name"
 echo "PASS: fabemu sweep --slurm on a one-node Slurm cluster"
