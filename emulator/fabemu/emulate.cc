@@ -561,6 +561,55 @@ WaitForeground(Endpoint& endpoint, uint64_t id, std::chrono::steady_clock::time_
     }
 }
 
+/// Records workload \p w (a command, or each rank of a launch) as not started because
+/// on_failure: stop saw \p stoppedBy fail: so commands.K still names the file's K-th.
+void
+RecordNotStarted(const WorkloadSpec& w, const std::string& stoppedBy,
+                 std::vector<CommandOutcome>& commands)
+{
+    const std::string why =
+        fmt::format("fabemu: not started: on_failure: stop after {} failed\n", stoppedBy);
+    for (size_t r = 0; r < (w.type == "launch" ? w.hosts.size() : 1); ++r)
+    {
+        const uint32_t host = w.type == "launch" ? w.hosts[r] : w.on;
+        commands.push_back({"h" + std::to_string(host),
+                            w.type == "launch" ? RankCommand(w, r) : w.run, -1, why, false, true});
+    }
+}
+
+/// Waits \p w's 'after', but not past a signal (a command started after SIGINT would
+/// escape the clean-up that already ran). False when a signal came.
+bool
+WaitAfter(const WorkloadSpec& w, const SignalGuard& signals)
+{
+    const auto start =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(w.afterPs / 1'000'000'000);
+    while (std::chrono::steady_clock::now() < start && !signals.Signal())
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return !signals.Signal();
+}
+
+/// Starts command \p w on \p endpoint and records it in \p commands; its id, or nothing
+/// when its VM is gone (it died, or a crash fault killed it): then that is its record.
+std::optional<uint64_t>
+StartCommand(Endpoint& endpoint, const WorkloadSpec& w, std::vector<CommandOutcome>& commands)
+{
+    commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
+    try
+    {
+        return endpoint.Start(w.run, TimeoutOf(w));
+    }
+    catch (const AgentError& e)
+    {
+        commands.back().out = std::string("fabemu: ") + e.what() + "\n";
+        commands.back().started = false;
+        commands.back().ended = true;
+        return std::nullopt;
+    }
+}
+
 /// Runs the scenario's commands through the guest agents: each after its 'after'
 /// delay, waited for unless it is in the background; the background ones are
 /// collected at the end. A command that fails (or whose VM is gone) is recorded as
@@ -638,27 +687,10 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         }
         if (!stoppedBy.empty())
         {
-            // Recorded, so commands.K still names the K-th command of the file.
-            const std::string why =
-                fmt::format("fabemu: not started: on_failure: stop after {} failed\n", stoppedBy);
-            for (size_t r = 0; r < (w.type == "launch" ? w.hosts.size() : 1); ++r)
-            {
-                const uint32_t host = w.type == "launch" ? w.hosts[r] : w.on;
-                commands.push_back({"h" + std::to_string(host),
-                                    w.type == "launch" ? RankCommand(w, r) : w.run, -1, why, false,
-                                    true});
-            }
+            RecordNotStarted(w, stoppedBy, commands);
             continue;
         }
-        // Wait 'after', but not past a signal: a command started after SIGINT would
-        // escape the clean-up that already ran.
-        const auto start =
-            std::chrono::steady_clock::now() + std::chrono::milliseconds(w.afterPs / 1'000'000'000);
-        while (std::chrono::steady_clock::now() < start && !signals.Signal())
-        {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-        if (signals.Signal())
+        if (!WaitAfter(w, signals))
         {
             break;
         }
@@ -678,23 +710,14 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         }
         const auto timeout = TimeoutOf(w);
         auto& endpoint = *vms[w.on];
-        commands.push_back({"h" + std::to_string(w.on), w.run, -1, ""});
-        uint64_t id = 0;
-        try
+        const std::optional<uint64_t> started = StartCommand(endpoint, w, commands);
+        live.Set("commands", CommandsJson(commands));
+        if (!started)
         {
-            id = endpoint.Start(w.run, timeout);
-        }
-        catch (const AgentError& e)
-        {
-            // Its VM is gone (it died, or a crash fault killed it): this command's failure.
-            commands.back().out = std::string("fabemu: ") + e.what() + "\n";
-            commands.back().started = false;
-            commands.back().ended = true;
-            live.Set("commands", CommandsJson(commands));
             failed(wi, commands.back().on);
             continue;
         }
-        live.Set("commands", CommandsJson(commands));
+        const uint64_t id = *started;
         if (w.background)
         {
             background.push_back(

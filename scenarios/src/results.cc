@@ -731,6 +731,52 @@ FaultsTableMd(const json& faults)
     return md.str();
 }
 
+namespace
+{
+
+/// The deepest switch queue of \p dir's queue.csv (time_ns,node,port,prio,bytes); 0 without.
+double
+PeakQueueBytes(const fs::path& dir)
+{
+    double peak = 0;
+    if (fs::exists(dir / "queue.csv"))
+    {
+        for (const auto& r : ReadCsv(dir / "queue.csv"))
+        {
+            if (r.size() == 5)
+            {
+                peak = std::max(peak, std::strtod(r[4].c_str(), nullptr));
+            }
+        }
+    }
+    return peak;
+}
+
+/// report.md's commands: each with its host, exit status and metrics.
+std::string
+CommandsMd(const json& commands)
+{
+    std::string md = "## Commands\n\n";
+    for (const auto& c : commands)
+    {
+        md += fmt::format("- `{}` on {}: exit {}", c.value("run", std::string()),
+                          c.value("on", std::string()), c.value("exit_code", -1));
+        if (c.contains("metrics") && c["metrics"].is_object() && !c["metrics"].empty())
+        {
+            std::string m;
+            for (const auto& [k, v] : c["metrics"].items())
+            {
+                m += (m.empty() ? "" : ", ") + k + " " + Human(v);
+            }
+            md += " — " + m;
+        }
+        md += "\n";
+    }
+    return md + "\n";
+}
+
+} // namespace
+
 std::vector<std::string>
 RenderReport(const fs::path& dir, std::ostream& err)
 {
@@ -768,20 +814,7 @@ RenderReport(const fs::path& dir, std::ostream& err)
                           HumanDuration(summary.value("sim_time_s", 0.0)),
                           HumanDuration(summary.value("wall_time_s", 0.0)));
     }
-    {
-        double peakQueue = 0; // queue.csv: time_ns,node,port,prio,bytes
-        if (fs::exists(dir / "queue.csv"))
-        {
-            for (const auto& r : ReadCsv(dir / "queue.csv"))
-            {
-                if (r.size() == 5)
-                {
-                    peakQueue = std::max(peakQueue, std::strtod(r[4].c_str(), nullptr));
-                }
-            }
-        }
-        md << WhatHappenedMd(summary, peakQueue);
-    }
+    md << WhatHappenedMd(summary, PeakQueueBytes(dir));
     if (summary.contains("pcap_note"))
     {
         md << summary["pcap_note"].get<std::string>() << "\n\n";
@@ -859,23 +892,7 @@ RenderReport(const fs::path& dir, std::ostream& err)
     md << LaunchPredictionsMd(summary.value("launch_predictions", json::array()));
     if (summary.contains("commands") && !summary["commands"].empty())
     {
-        md << "## Commands\n\n";
-        for (const auto& c : summary["commands"])
-        {
-            md << fmt::format("- `{}` on {}: exit {}", c.value("run", std::string()),
-                              c.value("on", std::string()), c.value("exit_code", -1));
-            if (c.contains("metrics") && c["metrics"].is_object() && !c["metrics"].empty())
-            {
-                std::string m;
-                for (const auto& [k, v] : c["metrics"].items())
-                {
-                    m += (m.empty() ? "" : ", ") + k + " " + Human(v);
-                }
-                md << " — " << m;
-            }
-            md << "\n";
-        }
-        md << "\n";
+        md << CommandsMd(summary["commands"]);
     }
     if (summary.contains("expect") && !summary["expect"].empty())
     {

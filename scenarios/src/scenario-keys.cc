@@ -199,7 +199,7 @@ ScenarioKeys()
                 return std::regex_match(v.text, re)
                            ? std::string()
                            : fmt::format("name '{}' must be 1..64 letters, digits, '-', '_' or '.'",
-                                         v.text);
+                                         Shown(v.text));
             }),
         MakeKey<S>("description", KeyKind::Text, "string", "\"\"", "One line for humans")
             .Field(&S::description)
@@ -861,7 +861,7 @@ MemoryWorkloadKeys()
                            ? std::string()
                            : fmt::format("{} must be a rate such as 20GBps or 100Gbps, or max, "
                                          "not '{}'",
-                                         what, v.text);
+                                         what, Shown(v.text));
             })
             .Access(
                 [](W& w, const KeyValue& v) {

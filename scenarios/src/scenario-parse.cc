@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/depthguard.h>
 
 namespace fabemu
 {
@@ -604,6 +605,14 @@ LoadDocument(const std::string& text, const std::string& file,
     {
         root = YAML::Load(text);
     }
+    catch (const YAML::DeepRecursion& e)
+    {
+        // yaml-cpp says "bad file" here: say what it is.
+        throw ScenarioError(file, {e.mark.line + 1, e.mark.column + 1},
+                            fmt::format("not valid YAML here: nested too deep (the YAML reader "
+                                        "stops at {} levels)",
+                                        e.depth()));
+    }
     catch (const YAML::ParserException& e)
     {
         throw ScenarioError(file, {e.mark.line + 1, e.mark.column + 1}, "not valid YAML: " + e.msg);
@@ -878,8 +887,8 @@ ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
         }
         if (!device.empty() && device.rfind("gpu", 0) != 0)
         {
-            c.r.Fail(item,
-                     fmt::format("{}: a rank is a host or a GPU, not '{}'", what, item.Scalar()));
+            c.r.Fail(item, fmt::format("{}: a rank is a host or a GPU, not '{}'", what,
+                                       Shown(item.Scalar())));
         }
         if (!w.hosts.empty() && device.empty() != w.rankDevices.empty())
         {

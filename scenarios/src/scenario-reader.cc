@@ -53,7 +53,7 @@ Reader::CheckMap(const YAML::Node& node, const std::string& where,
         {
             const std::string close = Closest(key, allowed);
             Fail(kv.first,
-                 fmt::format("unknown key '{}' in {}{}", key, where,
+                 fmt::format("unknown key '{}' in {}{}", Shown(key), where,
                              close.empty() ? fmt::format(" (valid: {})", fmt::join(allowed, ", "))
                                            : fmt::format("; did you mean '{}'?", close)));
         }
@@ -82,7 +82,8 @@ Reader::Choice(const YAML::Node& n, const std::string& what,
     if (std::find(options.begin(), options.end(), v) == options.end())
     {
         const std::string close = Closest(v, options);
-        Fail(n, fmt::format("{} must be one of {}, not '{}'{}", what, fmt::join(options, ", "), v,
+        Fail(n, fmt::format("{} must be one of {}, not '{}'{}", what, fmt::join(options, ", "),
+                            Shown(v),
                             close.empty() ? "" : fmt::format(" (did you mean '{}'?)", close)));
     }
     return v;
@@ -100,7 +101,7 @@ Reader::Bool(const YAML::Node& n, const std::string& what) const
     {
         return false;
     }
-    Fail(n, fmt::format("{} must be true or false, not '{}'", what, v));
+    Fail(n, fmt::format("{} must be true or false, not '{}'", what, Shown(v)));
 }
 
 uint64_t
@@ -110,7 +111,7 @@ Reader::Integer(const YAML::Node& n, const std::string& what, uint64_t lo, uint6
     static const std::regex digits("^[0-9]+$");
     if (!std::regex_match(v, digits))
     {
-        Fail(n, fmt::format("{} must be a whole number, not '{}'", what, v));
+        Fail(n, fmt::format("{} must be a whole number, not '{}'", what, Shown(v)));
     }
     const uint64_t x = v.size() > 19 ? UINT64_MAX : std::stoull(v);
     if (x < lo || x > hi)
@@ -128,7 +129,7 @@ Reader::Number(const YAML::Node& n, const std::string& what, double lo, double h
     std::string unit;
     if (!SplitQuantity(v, x, unit) || !unit.empty())
     {
-        Fail(n, fmt::format("{} must be a number, not '{}'", what, v));
+        Fail(n, fmt::format("{} must be a number, not '{}'", what, Shown(v)));
     }
     if (x < lo || x > hi)
     {
@@ -144,7 +145,8 @@ Reader::Bytes(const YAML::Node& n, const std::string& what, uint64_t lo, uint64_
     uint64_t b = 0;
     if (!ParseBytes(v, b))
     {
-        Fail(n, fmt::format("{} must be a size such as 1500, 64KB or 1MB, not '{}'", what, v));
+        Fail(n,
+             fmt::format("{} must be a size such as 1500, 64KB or 1MB, not '{}'", what, Shown(v)));
     }
     if (b < lo || b > hi)
     {
@@ -162,7 +164,7 @@ Reader::Duration(const YAML::Node& n, const std::string& what, int64_t lo, int64
     {
         Fail(n, fmt::format("{} must be a time with a unit (ns, us, ms, s), such as 20ms, "
                             "not '{}'",
-                            what, v));
+                            what, Shown(v)));
     }
     if (ps < lo || ps > hi)
     {
@@ -178,7 +180,8 @@ Reader::Rate(const YAML::Node& n, const std::string& what) const
     uint64_t bps = 0;
     if (!ParseRate(v, bps))
     {
-        Fail(n, fmt::format("{} must be a rate such as 100Gbps or 25Gbps, not '{}'", what, v));
+        Fail(n,
+             fmt::format("{} must be a rate such as 100Gbps or 25Gbps, not '{}'", what, Shown(v)));
     }
     if (bps < 1'000'000 || bps > 3'200'000'000'000ULL)
     {
@@ -195,7 +198,7 @@ Reader::Host(const YAML::Node& n, const std::string& what, uint32_t hosts) const
     std::smatch m;
     if (!std::regex_match(v, m, re))
     {
-        Fail(n, fmt::format("{} must name a host such as h0, not '{}'", what, v));
+        Fail(n, fmt::format("{} must name a host such as h0, not '{}'", what, Shown(v)));
     }
     const uint32_t i = static_cast<uint32_t>(std::stoul(m[1]));
     if (i >= hosts)
@@ -216,7 +219,7 @@ Reader::Endpoint(const YAML::Node& n, const std::string& what, uint32_t hosts) c
     {
         Fail(n, fmt::format("{} must name a host such as h0, or a device in it such as h0.gpu0, "
                             "not '{}'",
-                            what, v));
+                            what, Shown(v)));
     }
     const auto i = static_cast<uint32_t>(std::stoul(m[1]));
     if (i >= hosts)

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -15,6 +17,17 @@
 
 namespace fabemu
 {
+
+std::string
+Shown(const std::string& value)
+{
+    constexpr size_t kMax = 60;
+    if (value.size() <= kMax)
+    {
+        return value;
+    }
+    return fmt::format("{}... ({} characters)", value.substr(0, kMax), value.size());
+}
 
 ScenarioError::ScenarioError(const std::string& file, SourceMark mark, const std::string& what)
     : std::runtime_error(mark.line > 0
@@ -399,10 +412,16 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
 Scenario
 LoadScenario(const std::string& file, const std::vector<std::string>& overrides)
 {
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec))
+    {
+        throw ScenarioError(file, {}, "is a folder, not a scenario file");
+    }
     std::ifstream in(file);
     if (!in)
     {
-        throw ScenarioError(file, {}, "cannot read the scenario file");
+        throw ScenarioError(
+            file, {}, fmt::format("cannot read the scenario file ({})", std::strerror(errno)));
     }
     std::stringstream text;
     text << in.rdbuf();

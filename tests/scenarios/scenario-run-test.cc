@@ -271,6 +271,10 @@ TEST_CASE("a malformed file the scenario names: exit 2, both files and lines nam
         {"100 0.5\n50 0.2\n", "flows.cdf:2: sizes and percents must not decrease"},
         {"100 0\n200 150\n", "flows.cdf:2: size must be >= 0 and percent in 0..100"},
         {"", "a CDF needs at least two points and must end at 100"},
+        {"0 0\nabc 50\n100000 100\n", "flows.cdf:2: want 'size_bytes cumulative_percent'"},
+        {"0 0 7\n100 100\n", "flows.cdf:1: want 'size_bytes cumulative_percent'"},
+        {std::string("\x00\x01\xff\n", 4), "flows.cdf:1: want 'size_bytes cumulative_percent'"},
+        {"0 0\nnan 100\n", "flows.cdf:2: want 'size_bytes cumulative_percent'"},
     };
     for (const auto& [cdf, want] : cases)
     {
@@ -283,6 +287,12 @@ TEST_CASE("a malformed file the scenario names: exit 2, both files and lines nam
         CHECK(r.err.find(want) != std::string::npos);
         CHECK_FALSE(fs::exists(dir / "out"));
     }
+    // A folder where the file should be.
+    fs::remove(dir / "flows.cdf");
+    fs::create_directory(dir / "flows.cdf");
+    const auto r = Run(file, dir / "out");
+    CHECK(r.code == kExitBadInput);
+    CHECK(r.err.find("flows.cdf: is a folder, not a flow-size CDF file") != std::string::npos);
 }
 
 TEST_CASE("lossless stays lossless: every shipped PFC or InfiniBand simulation drops nothing for "

@@ -1,5 +1,7 @@
 #include "ns3/flow-size-cdf.h"
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +12,11 @@ namespace ns3
 FlowSizeCdf
 FlowSizeCdf::Load(const std::string& path)
 {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+    {
+        throw std::runtime_error(path + ": is a folder, not a flow-size CDF file");
+    }
     std::ifstream in(path);
     if (!in)
     {
@@ -26,15 +33,18 @@ FlowSizeCdf::Load(const std::string& path)
         {
             line.resize(hash);
         }
-        std::istringstream fields(line);
-        double size = 0;
-        double percent = 0;
-        if (!(fields >> size))
+        if (line.find_first_not_of(" \t\r") == std::string::npos)
         {
             continue; // blank or comment
         }
+        std::istringstream fields(line);
+        double size = 0;
+        double percent = 0;
+        std::string more;
         const std::string where = path + ":" + std::to_string(lineNo) + ": ";
-        if (!(fields >> percent))
+        // Two numbers and nothing else: a word, a third field or binary bytes are refused.
+        if (!(fields >> size >> percent) || (fields >> more) || !std::isfinite(size) ||
+            !std::isfinite(percent))
         {
             throw std::runtime_error(where + "want 'size_bytes cumulative_percent'");
         }
