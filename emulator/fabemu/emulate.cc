@@ -1216,6 +1216,7 @@ OpenStatusServer(std::shared_ptr<LiveStatus> live, std::ostream& out, std::ostre
 {
     try
     {
+        SweepStaleStatusSockets();
         auto status = std::make_unique<StatusServer>(StatusSocketPath(getpid()), live);
         out << "live status: fabemu status " << status->Path() << "\n" << std::flush;
         return status;

@@ -137,6 +137,25 @@ StatusSocketPath(long pid)
     return RuntimeDir() + "/fabemu-" + std::to_string(pid) + ".status";
 }
 
+namespace
+{
+
+/// The pid in a status socket's name (fabemu-PID.status), or 0 for any other name.
+long
+PidOfStatusSocket(const std::string& name)
+{
+    long pid = 0;
+    char tail[16] = {};
+    if (std::sscanf(name.c_str(), "fabemu-%ld.%15s", &pid, tail) == 2 &&
+        std::string(tail) == "status" && pid > 0)
+    {
+        return pid;
+    }
+    return 0;
+}
+
+} // namespace
+
 std::vector<std::string>
 FindStatusSockets()
 {
@@ -144,18 +163,28 @@ FindStatusSockets()
     std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(RuntimeDir(), ec))
     {
-        const std::string name = entry.path().filename().string();
-        long pid = 0;
-        char tail[16] = {};
-        if (std::sscanf(name.c_str(), "fabemu-%ld.%15s", &pid, tail) == 2 &&
-            std::string(tail) == "status" && pid > 0 &&
-            (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM))
+        const long pid = PidOfStatusSocket(entry.path().filename().string());
+        if (pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM))
         {
             found.push_back(entry.path().string());
         }
     }
     std::sort(found.begin(), found.end());
     return found;
+}
+
+void
+SweepStaleStatusSockets()
+{
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(RuntimeDir(), ec))
+    {
+        const long pid = PidOfStatusSocket(entry.path().filename().string());
+        if (pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+        {
+            std::filesystem::remove(entry.path(), ec); // its emulator was killed outright
+        }
+    }
 }
 
 std::string

@@ -71,6 +71,10 @@ std::string StatusSocketPath(long pid);
 /// The sockets of running emulators (those whose process is alive).
 std::vector<std::string> FindStatusSockets();
 
+/// Removes the sockets left by emulators that were killed outright (SIGKILL: no
+/// destructor ran); the next emulation calls it before it opens its own.
+void SweepStaleStatusSockets();
+
 /// Connects to \p path and returns the document it serves; throws StatusError
 /// naming the path when nothing answers within \p timeout.
 std::string ReadStatus(const std::string& path,
