@@ -309,7 +309,22 @@ TEST_CASE("a pause storm stalls what crosses the stormed port until the PFC watc
     CHECK(Fct(on, 0) < 1.5e-3);
     CHECK(Fct(on, 1) < 1e-3);
     CHECK(on["totals"]["congestion_drops"] == 0);
-    for (const auto* s : {&off, &on})
+    // The Drop action (ns3::RoceSwitch::PfcWatchdogAction): the port throws away what
+    // waits for h1 and what comes during each 500 us recovery. Nothing backs up into h0's
+    // NIC, so h2's flow is as quick as with Forward; h0's loses packets again at each
+    // firing while the storm lasts and completes only after it, by go-back-N.
+    const auto drop = run("drop", "  set: {ns3::RoceNetDevice::PfcWatchdogTime: 200us, "
+                                  "ns3::RoceSwitch::PfcWatchdogAction: Drop, "
+                                  "ns3::RoceSwitch::PfcWatchdogRecovery: 500us}\n");
+    MESSAGE("with the Drop action: h0 -> h1 " << Fct(drop, 0) * 1e3 << " ms, h2 -> h0 "
+                                              << Fct(drop, 1) * 1e3 << " ms, "
+                                              << drop["switch_drops"].dump());
+    CHECK(drop["switch_drops"]["pfc_watchdog"].get<uint64_t>() > 0);
+    CHECK(drop["totals"]["congestion_drops"] == 0); // a watchdog's drop is not congestion
+    CHECK(drop["totals"]["pfc_watchdog_triggers"].get<uint64_t>() >= 2);
+    CHECK(Fct(drop, 1) < 1e-3);
+    CHECK(Fct(drop, 0) > 3.1e-3);
+    for (const auto* s : {&off, &on, &drop})
     {
         CHECK((*s)["flows"][0]["state"] == "completed");
         CHECK((*s)["faults"][0]["kind"] == "pause_storm");

@@ -355,9 +355,9 @@ RoceFabricHelper::DropsByReason() const
     std::map<std::string, uint64_t> out;
     for (const auto& sw : m_switches)
     {
-        for (auto why :
-             {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
-              SwitchDropReason::NoRoute, SwitchDropReason::NotIp, SwitchDropReason::Malformed})
+        for (auto why : {SwitchDropReason::BufferFull, SwitchDropReason::HeadroomOverflow,
+                         SwitchDropReason::NoRoute, SwitchDropReason::NotIp,
+                         SwitchDropReason::Malformed, SwitchDropReason::PfcWatchdog})
         {
             if (sw->GetDrops(why) > 0)
             {

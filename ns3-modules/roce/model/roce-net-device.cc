@@ -51,6 +51,11 @@ RoceNetDevice::GetTypeId()
                           "report only, as a NIC does; a RoceSwitch gives its ports its own)",
                           TimeValue(Time(0)), MakeTimeAccessor(&RoceNetDevice::m_watchdogRecovery),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute("PfcWatchdogAction",
+                          "What the watchdog's recovery does: Forward (ignore pauses, send) or "
+                          "Drop (empty the priority's queue and drop what arrives)",
+                          EnumValue(Forward), MakeEnumAccessor(&RoceNetDevice::m_watchdogAction),
+                          MakeEnumChecker(Forward, "Forward", Drop, "Drop"))
             .AddAttribute("Scheduler", "How the transmitter chooses among priorities",
                           EnumValue(Scheduler::StrictPriority),
                           MakeEnumAccessor(&RoceNetDevice::m_scheduler),
@@ -82,6 +87,10 @@ RoceNetDevice::GetTypeId()
                             "The PFC watchdog saw a pause storm: (priority, paused for)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_stormTrace),
                             "ns3::RoceNetDevice::StormTracedCallback")
+            .AddTraceSource("PfcWatchdogDrop",
+                            "A frame the watchdog's Drop action threw away: (frame, priority)",
+                            MakeTraceSourceAccessor(&RoceNetDevice::m_watchdogDropTrace),
+                            "ns3::RoceNetDevice::FramePriorityTracedCallback")
             .AddTraceSource("Sniffer", "Every frame sent or received, PFC included (for pcap)",
                             MakeTraceSourceAccessor(&RoceNetDevice::m_snifferTrace),
                             "ns3::Packet::TracedCallback")
@@ -149,6 +158,11 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority)
 {
     NS_LOG_FUNCTION(this << frame << +priority);
     NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
+    if (m_dropUntil[priority] > Simulator::Now())
+    {
+        WatchdogDrop(frame, priority); // the watchdog's Drop action is still recovering
+        return;
+    }
     m_queues[priority].push_back(frame);
     m_queueBytes[priority] += frame->GetSize();
     TryTransmit();
@@ -266,6 +280,17 @@ RoceNetDevice::TryTransmit()
 }
 
 void
+RoceNetDevice::WatchdogDrop(Ptr<Packet> frame, uint8_t prio)
+{
+    ++m_watchdogDrops;
+    m_watchdogDropTrace(frame, prio);
+    if (!m_dequeueCallback.IsNull())
+    {
+        m_dequeueCallback(this, frame, prio);
+    }
+}
+
+void
 RoceNetDevice::ScheduleResume()
 {
     // Frames wait behind a pause: wake when the earliest such pause expires.
@@ -371,7 +396,22 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             m_stormReported[p] = true;
             ++m_pfcStorms;
             m_stormTrace(p, now - *m_pauseStart[p]);
-            if (m_watchdogRecovery.IsStrictlyPositive())
+            if (m_watchdogRecovery.IsStrictlyPositive() && m_watchdogAction == Drop)
+            {
+                // Mitigation by loss: what waits is dropped, and what comes until recovery
+                // ends; the pauses are still honoured (there is nothing left to send).
+                m_dropUntil[p] = now + m_watchdogRecovery;
+                m_pauseStart[p].reset();
+                m_stormReported[p] = false;
+                while (!m_queues[p].empty())
+                {
+                    Ptr<Packet> frame = m_queues[p].front();
+                    m_queues[p].pop_front();
+                    m_queueBytes[p] -= frame->GetSize();
+                    WatchdogDrop(frame, p);
+                }
+            }
+            else if (m_watchdogRecovery.IsStrictlyPositive())
             {
                 // Mitigation: the queue sends again, pauses ignored until recovery ends.
                 m_ignoreUntil[p] = now + m_watchdogRecovery;

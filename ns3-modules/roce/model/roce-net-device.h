@@ -46,6 +46,13 @@ class RoceNetDevice : public NetDevice
         Dwrr,           ///< deficit weighted round robin, weights per priority
     };
 
+    /// What the PFC watchdog does for its recovery time once it has seen a storm.
+    enum WatchdogAction
+    {
+        Forward, ///< the priority ignores pauses: its queue sends (SONiC's forward)
+        Drop,    ///< the priority's queue is emptied and what arrives is dropped
+    };
+
     /// Called for every received frame that is not PFC (PFC is handled here).
     using FrameCallback = Callback<void, Ptr<RoceNetDevice>, Ptr<Packet>, const ParsedFrame&>;
     /// Called when a queued data frame leaves its queue for the wire.
@@ -70,6 +77,8 @@ class RoceNetDevice : public NetDevice
     bool IsBusy() const { return m_busy; }
     /// Pause storms the watchdog has reported (PfcWatchdogTime > 0): its triggers.
     uint64_t GetPfcStorms() const { return m_pfcStorms; }
+    /// Frames the watchdog's Drop action threw away.
+    uint64_t GetWatchdogDrops() const { return m_watchdogDrops; }
     /// A NIC gone wrong: sends PFC pauses of the longest quanta for every priority,
     /// refreshed before they run out, for \p duration from now; then stops (the last
     /// pauses run out).
@@ -132,6 +141,9 @@ class RoceNetDevice : public NetDevice
     /// The next priority to serve, or kPriorities when none may send now.
     uint8_t PickPriority();
     void ScheduleResume();
+    /// Throws away \p frame of priority \p prio for the watchdog (counted, traced, and
+    /// handed to the dequeue callback, so the owner's buffer is freed as if it left).
+    void WatchdogDrop(Ptr<Packet> frame, uint8_t prio);
     void NextTurn();
     /// One round of a pause storm: pauses for every priority, the next round scheduled
     /// until m_stormUntil.
@@ -162,6 +174,10 @@ class RoceNetDevice : public NetDevice
     std::array<Time, kPriorities> m_ignoreUntil{}; ///< the watchdog's recovery, by priority
     Time m_watchdogTime;
     Time m_watchdogRecovery;
+    WatchdogAction m_watchdogAction{Forward};
+    std::array<Time, kPriorities> m_dropUntil{}; ///< the Drop action's recovery, by priority
+    uint64_t m_watchdogDrops{0};
+    TracedCallback<Ptr<const Packet>, uint8_t> m_watchdogDropTrace;
     EventId m_stormEvent;
     Time m_stormUntil;
     TracedCallback<uint8_t, uint16_t> m_pfcIgnoredTrace;

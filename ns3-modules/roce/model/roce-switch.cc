@@ -31,6 +31,8 @@ SwitchDropReasonName(SwitchDropReason r)
         return "not_ip";
     case SwitchDropReason::Malformed:
         return "malformed";
+    case SwitchDropReason::PfcWatchdog:
+        return "pfc_watchdog";
     }
     return "unknown";
 }
@@ -57,6 +59,13 @@ RoceSwitch::GetTypeId()
                           TimeValue(MilliSeconds(200)),
                           MakeTimeAccessor(&RoceSwitch::m_watchdogRecovery),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute(
+                "PfcWatchdogAction",
+                "What the ports' PFC watchdog does for its recovery: Forward (ignore "
+                "the pauses, send) or Drop (empty the queue, drop what arrives; "
+                "counted as pfc_watchdog drops)",
+                EnumValue(RoceNetDevice::Forward), MakeEnumAccessor(&RoceSwitch::m_watchdogAction),
+                MakeEnumChecker(RoceNetDevice::Forward, "Forward", RoceNetDevice::Drop, "Drop"))
             .AddAttribute("MaxFrameBytes", "Largest frame, for sizing PFC headroom",
                           UintegerValue(9018), MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
                           MakeUintegerChecker<uint32_t>(64))
@@ -106,6 +115,9 @@ RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
     m_ports.push_back(Port{device, {}, {}, {}});
     m_portOf[PeekPointer(device)] = index;
     device->SetAttribute("PfcWatchdogRecovery", TimeValue(m_watchdogRecovery));
+    device->SetAttribute("PfcWatchdogAction", EnumValue(m_watchdogAction));
+    device->TraceConnectWithoutContext(
+        "PfcWatchdogDrop", MakeCallback(&RoceSwitch::WatchdogDropped, this).Bind(index));
     device->SetFrameCallback(MakeCallback(&RoceSwitch::Receive, this));
     device->SetDequeueCallback(MakeCallback(&RoceSwitch::Dequeued, this));
     device->SetBeforeTransmitCallback(MakeCallback(&RoceSwitch::BeforeTransmit, this));
@@ -238,6 +250,12 @@ RoceSwitch::Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason
     ++m_drops;
     ++m_dropsByReason[static_cast<size_t>(reason)];
     m_dropTrace(frame, port, reason);
+}
+
+void
+RoceSwitch::WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t /*prio*/)
+{
+    Drop(frame, port, SwitchDropReason::PfcWatchdog); // its buffer freed by Dequeued
 }
 
 void

@@ -48,6 +48,7 @@ enum class SwitchDropReason : uint8_t
     NoRoute,          ///< no route to the destination IP
     NotIp,            ///< ARP or other non-IP frame (real endpoints: the edge answers ARP)
     Malformed,
+    PfcWatchdog, ///< thrown away by a port's PFC watchdog (PfcWatchdogAction Drop)
 };
 
 const char* SwitchDropReasonName(SwitchDropReason r);
@@ -137,11 +138,13 @@ class RoceSwitch : public Object
     uint32_t m_ecmpSeed{0};
     uint16_t m_pauseQuanta{0xffff};
     Time m_watchdogRecovery; ///< given to every port (RoceNetDevice::PfcWatchdogRecovery)
+    RoceNetDevice::WatchdogAction m_watchdogAction{RoceNetDevice::Forward}; ///< the same
+    void WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio);
     uint32_t m_maxFrameBytes{9018};
     EcnMarkingPoint m_markingPoint{Dequeue};
 
     uint64_t m_drops{0};
-    std::array<uint64_t, 5> m_dropsByReason{};
+    std::array<uint64_t, 6> m_dropsByReason{};
     uint64_t m_ecnMarks{0};
     uint64_t m_pausesSent{0};
 
