@@ -51,6 +51,9 @@ struct FabricTotals
     uint64_t peakQueueBytes{0};
     std::map<std::string, uint64_t> switchDrops;   ///< by reason
     nlohmann::json own = nlohmann::json::object(); ///< the fabric's own totals keys
+    /// A deadlock the fabric is in at the end: {kind, cycle: ["s0->s1 vl0", ...]}; null
+    /// when there is none (summary.json's "deadlock").
+    nlohmann::json deadlock;
 };
 
 /// A real endpoint that needs a port on the fabric.

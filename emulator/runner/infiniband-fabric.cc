@@ -119,7 +119,9 @@ class InfinibandFabric : public Fabric
         m_fabric.SetLmc(s.fabric.lmc);
         m_fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
                                                          : IbFabricHelper::Routing::MinHop);
-        m_fabric.Install(BuildTopology(s));
+        const TopologySpec spec = BuildTopology(s);
+        m_linkNames = LinkNames(s, spec);
+        m_fabric.Install(spec);
     }
 
     RdmaFabric& Rdma() override { return m_fabric; }
@@ -199,6 +201,21 @@ class InfinibandFabric : public Fabric
         t.creditStalls = m_fabric.TotalCreditStalls();
         t.peakQueueBytes = PeakQueueBytes(m_fabric);
         t.own = {{"buffer_overflows", m_fabric.TotalOverflows()}, {"fcps", m_fabric.TotalFcps()}};
+        if (const auto loop = m_fabric.FindCreditLoop(); !loop.empty())
+        {
+            // Port 2l is link l's first end, sending to its second (LinkNames: "a-b").
+            nlohmann::json cycle = nlohmann::json::array();
+            for (const auto& [port, vl] : loop)
+            {
+                const std::string& link = m_linkNames.at(port / 2);
+                const size_t dash = link.find('-');
+                const std::string a = link.substr(0, dash);
+                const std::string b = link.substr(dash + 1);
+                cycle.push_back(
+                    fmt::format("{}->{} vl{}", port % 2 ? b : a, port % 2 ? a : b, +vl));
+            }
+            t.deadlock = {{"kind", "credit_loop"}, {"cycle", cycle}};
+        }
         if (m_bitErrors)
         {
             t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
@@ -243,6 +260,7 @@ class InfinibandFabric : public Fabric
     bool m_bitErrors{false}; ///< a fault gave a link bit errors
     IbFabricHelper m_fabric;
     RecordSetup m_setup;
+    std::vector<std::string> m_linkNames; ///< LinkNames of the built topology
     std::ostringstream m_stallRows;
     std::ostringstream m_queueRows;
     std::unique_ptr<IbQueueSampler> m_queues;

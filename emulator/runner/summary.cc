@@ -124,6 +124,10 @@ RunSummaryJson(double simTimeS, const std::vector<FlowRecord>& flows, const Fabr
     summary["switch_drops"] = fabric.switchDrops;
     summary["peak_queue_bytes"] = fabric.peakQueueBytes;
     summary["commands"] = json::array();
+    if (!fabric.deadlock.is_null())
+    {
+        summary["deadlock"] = fabric.deadlock;
+    }
     return summary;
 }
 

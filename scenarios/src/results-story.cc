@@ -382,6 +382,18 @@ WhatHappenedMd(const json& summary, double peakQueueBytes)
     {
         md += CongestionLine(summary, fabric, peakQueueBytes);
     }
+    if (summary.contains("deadlock") && summary["deadlock"].is_object())
+    {
+        std::vector<std::string> cycle;
+        for (const auto& c : summary["deadlock"].value("cycle", json::array()))
+        {
+            cycle.push_back(c.is_string() ? c.get<std::string>() : c.dump());
+        }
+        const std::string kind = summary["deadlock"].value("kind", std::string());
+        md += fmt::format("- **DEADLOCK:** {} at the end of the run: {}, each waiting for the "
+                          "next's buffer; nothing on it can move.\n",
+                          kind == "credit_loop" ? "a credit loop" : kind, Join(cycle));
+    }
     if (summary.contains("launch_predictions"))
     {
         std::vector<std::string> ratios;

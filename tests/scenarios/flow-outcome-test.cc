@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -140,6 +141,26 @@ TEST_CASE(
     CHECK(Lines(dir / "minhop" / "fct.txt") == 0);
     CHECK(Lines(dir / "minhop" / "fct.csv") == 1); // the header alone
     CHECK(Slurp(dir / "minhop" / "report.md").find("0 completed") != std::string::npos);
+    // The deadlock is named: the credit loop round the ring, each link's buffer waiting
+    // for the next's, in the order of the wait.
+    REQUIRE(s.contains("deadlock"));
+    CHECK(s["deadlock"]["kind"] == "credit_loop");
+    const auto cycle = s["deadlock"]["cycle"].get<std::vector<std::string>>();
+    REQUIRE(cycle.size() == 5);
+    const std::vector<std::string> ring{"s0->s1 vl0", "s1->s2 vl0", "s2->s3 vl0", "s3->s4 vl0",
+                                        "s4->s0 vl0"};
+    const auto first = std::find(ring.begin(), ring.end(), cycle[0]);
+    REQUIRE(first != ring.end());
+    for (size_t i = 0; i < 5; ++i)
+    {
+        CHECK(cycle[i] == ring[(static_cast<size_t>(first - ring.begin()) + i) % 5]);
+    }
+    CHECK(Slurp(dir / "minhop" / "report.md")
+              .find("- **DEADLOCK:** a credit loop at the end of the run: s") != std::string::npos);
+    // Up/down routing: no loop, no deadlock reported.
+    const auto updown = Run(file, dir / "updown", {"duration=5ms"});
+    CHECK(updown.code == kExitOk);
+    CHECK_FALSE(Summary(dir / "updown").contains("deadlock"));
     // Failed QPs fail the run; flows only pending leave it to the expectations (completed: 5).
     const size_t failed = s["flow_stats"]["failed"];
     CHECK(r.code == (failed > 0 ? kExitFailure : kExitExpectation));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace ns3
 {
@@ -219,6 +220,96 @@ IbFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
         arrival += tx(headers + 4, p.rate) + p.delay + (i > 0 ? latency : Time(0)); // ACK with AETH
     }
     return arrival;
+}
+
+std::vector<std::pair<uint32_t, uint8_t>>
+IbFabricHelper::FindCreditLoop() const
+{
+    // Nodes: (port, VL) whose head packet waits for credit. (P, v) waits for the buffer
+    // of P's peer on v, which packets queued at other ports hold: an edge to each such
+    // (P', v') that is itself stalled. A cycle is a loop no credit can leave.
+    using Node = std::pair<uint32_t, uint8_t>;
+    std::map<std::pair<const IbPort*, uint8_t>, std::vector<Node>> heldAt; // buffer -> queues
+    std::map<const IbPort*, uint32_t> index;
+    for (uint32_t i = 0; i < m_ports.size(); ++i)
+    {
+        index[PeekPointer(m_ports[i])] = i;
+    }
+    std::vector<Node> stalled;
+    for (uint32_t i = 0; i < m_ports.size(); ++i)
+    {
+        for (uint8_t vl = 0; vl < m_ports[i]->GetNumDataVls(); ++vl)
+        {
+            if (!m_ports[i]->IsCreditStalled(vl))
+            {
+                continue;
+            }
+            stalled.emplace_back(i, vl);
+            for (const auto& [holder, hvl] : m_ports[i]->GetHolders(vl))
+            {
+                heldAt[{PeekPointer(holder), hvl}].emplace_back(i, vl);
+            }
+        }
+    }
+    const std::set<Node> isStalled(stalled.begin(), stalled.end());
+    auto next = [&](const Node& n) {
+        std::vector<Node> out;
+        const auto it = heldAt.find({PeekPointer(m_ports[n.first]->GetPeer()), n.second});
+        if (it != heldAt.end())
+        {
+            for (const Node& m : it->second)
+            {
+                if (isStalled.count(m))
+                {
+                    out.push_back(m);
+                }
+            }
+        }
+        return out;
+    };
+    // Depth-first, iteratively: 0 unseen, 1 on the path, 2 done.
+    std::map<Node, int> state;
+    for (const Node& start : stalled)
+    {
+        if (state[start] != 0)
+        {
+            continue;
+        }
+        std::vector<std::pair<Node, std::vector<Node>>> path{{start, next(start)}};
+        state[start] = 1;
+        while (!path.empty())
+        {
+            auto& [node, todo] = path.back();
+            if (todo.empty())
+            {
+                state[node] = 2;
+                path.pop_back();
+                continue;
+            }
+            const Node m = todo.back();
+            todo.pop_back();
+            if (state[m] == 1)
+            {
+                std::vector<Node> cycle;
+                size_t k = 0;
+                while (path[k].first != m)
+                {
+                    ++k;
+                }
+                for (; k < path.size(); ++k)
+                {
+                    cycle.push_back(path[k].first);
+                }
+                return cycle;
+            }
+            if (state[m] == 0)
+            {
+                state[m] = 1;
+                path.emplace_back(m, next(m));
+            }
+        }
+    }
+    return {};
 }
 
 uint64_t

@@ -93,6 +93,14 @@ class IbFabricHelper : public RdmaFabric
     /// Completes and closes the pcap files EnablePcap opened.
     void DisablePcaps();
 
+    /**
+     * \brief A credit loop the fabric is stuck in, if any: a cycle of (port, VL) whose
+     * head packets wait for credit, each for the buffer that packets queued at the next
+     * one hold (IBA's credit deadlock; what up/down routing prevents).
+     * \return the cycle as (index in GetPorts(), VL), in the order each waits for the
+     *         next; empty when there is none
+     */
+    std::vector<std::pair<uint32_t, uint8_t>> FindCreditLoop() const;
     uint64_t TotalCreditStalls() const;
     uint64_t TotalOverflows() const;
     uint64_t TotalFcps() const;

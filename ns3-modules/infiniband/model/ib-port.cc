@@ -198,6 +198,21 @@ IbPort::IsCreditStalled(uint8_t vl) const
     return !m_tx.at(vl).queue.empty() && !Fits(vl);
 }
 
+std::vector<std::pair<Ptr<IbPort>, uint8_t>>
+IbPort::GetHolders(uint8_t vl) const
+{
+    std::vector<std::pair<Ptr<IbPort>, uint8_t>> holders;
+    for (const auto& e : m_tx.at(vl).queue)
+    {
+        const std::pair<Ptr<IbPort>, uint8_t> h{e.holder, e.holderVl};
+        if (e.holder && std::find(holders.begin(), holders.end(), h) == holders.end())
+        {
+            holders.push_back(h);
+        }
+    }
+    return holders;
+}
+
 bool
 IbPort::Eligible(uint8_t vl) const
 {

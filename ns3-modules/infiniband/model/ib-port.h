@@ -72,6 +72,9 @@ class IbPort : public Object
     uint64_t GetQueueBytes(uint8_t vl) const { return m_tx.at(vl).queuedBytes; }
     /// Whether \p vl's head packet is waiting for credit (the port is a victim, not a root).
     bool IsCreditStalled(uint8_t vl) const;
+    /// The input buffers (port, VL) holding packets queued on \p vl here: whose credit
+    /// waits for this queue to move. Each once; none for packets made here.
+    std::vector<std::pair<Ptr<IbPort>, uint8_t>> GetHolders(uint8_t vl) const;
 
     /// Gives back the receive-buffer blocks of a packet that arrived on \p vl.
     void Release(uint8_t vl, uint32_t blocks);
