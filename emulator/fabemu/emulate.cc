@@ -223,7 +223,13 @@ class VmEndpoint : public Endpoint
             // The VM is gone: nothing left to kill.
         }
     }
-    void Crash() override { kill(m_vm->Pid(), SIGKILL); } // reaped when the Vm goes
+    void Crash() override
+    {
+        if (const pid_t pid = m_vm->Pid(); pid > 0)
+        {
+            kill(pid, SIGKILL); // reaped when the Vm goes
+        }
+    }
     std::chrono::milliseconds ReadyTime() const override { return m_vm->ReadyTime(); }
     pid_t Pid() const { return m_vm->Pid(); }
 
@@ -432,7 +438,7 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
         }
         try
         {
-            launch.ranks.back().id = vms[host]->Start(cmd, launch.timeout);
+            launch.ranks.back().id = vms.at(host)->Start(cmd, launch.timeout);
         }
         catch (const AgentError& e)
         {
@@ -451,7 +457,7 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
     {
         if (!launch.failed.empty() && !rank.done)
         {
-            vms[rank.host]->Kill(rank.id); // now, not when a background launch is collected
+            vms.at(rank.host)->Kill(rank.id); // now, not when a background launch is collected
         }
     }
     launch.deadline = std::chrono::steady_clock::now() + launch.timeout + std::chrono::seconds(5);
@@ -477,7 +483,7 @@ FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
             ++left;
             if (!ok)
             {
-                vms[rank.host]->Kill(rank.id); // a rank could not start: the rest cannot finish
+                vms.at(rank.host)->Kill(rank.id); // a rank could not start: the rest cannot finish
             }
         }
     }
@@ -490,7 +496,7 @@ FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
             {
                 continue;
             }
-            auto& endpoint = *vms[rank.host];
+            auto& endpoint = *vms.at(rank.host);
             auto c = endpoint.Poll(rank.id, std::chrono::milliseconds(100));
             if (!c && std::chrono::steady_clock::now() < launch.deadline && !signals.Signal())
             {
@@ -523,7 +529,7 @@ FinishLaunch(Launch& launch, std::map<uint32_t, std::unique_ptr<Endpoint>>& vms,
                 {
                     if (!other.done)
                     {
-                        vms[other.host]->Kill(other.id);
+                        vms.at(other.host)->Kill(other.id);
                     }
                 }
             }
@@ -647,11 +653,13 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         {
             return;
         }
-        stoppedBy = fmt::format("workload {} on {}", wi, on);
+        // "workload 2 on h1", or for a launch "workload 3, rank 1 (h1)".
+        stoppedBy = on.rfind("rank ", 0) == 0 ? fmt::format("workload {}, {}", wi, on)
+                                              : fmt::format("workload {} on {}", wi, on);
         for (auto& b : background)
         {
             // One that ended already (its VM crashed, say) keeps its own account.
-            auto& endpoint = *vms[b.host];
+            auto& endpoint = *vms.at(b.host);
             if (endpoint.Pollable())
             {
                 if (const auto c = endpoint.Poll(b.id, std::chrono::milliseconds(100)))
@@ -673,7 +681,7 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
             {
                 if (!rank.done)
                 {
-                    vms[rank.host]->Kill(rank.id);
+                    vms.at(rank.host)->Kill(rank.id);
                 }
             }
         }
@@ -704,12 +712,12 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
             }
             if (!FinishLaunch(launch, vms, signals, live, commands))
             {
-                failed(wi, launch.failed);
+                failed(wi, launch.failed); // "rank K (hN)"
             }
             continue;
         }
         const auto timeout = TimeoutOf(w);
-        auto& endpoint = *vms[w.on];
+        auto& endpoint = *vms.at(w.on);
         const std::optional<uint64_t> started = StartCommand(endpoint, w, commands);
         live.Set("commands", CommandsJson(commands));
         if (!started)
@@ -756,7 +764,7 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         const auto wait =
             ok ? std::max(left, std::chrono::seconds(10))
                : std::min(std::max(left, std::chrono::seconds(1)), std::chrono::seconds(10));
-        auto c = vms[b.host]->Wait(b.id, wait);
+        auto c = vms.at(b.host)->Wait(b.id, wait);
         if (b.stopped)
         {
             c.err += stopped;
@@ -1296,7 +1304,9 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
                            what);
         for (auto& c : r.commands)
         {
-            if (c.on == name && c.exitCode != 0)
+            // Those its death ended (the agent's words name the endpoint), not others.
+            if (c.on == name && c.exitCode != 0 &&
+                c.out.find("endpoint " + name + ":") != std::string::npos)
             {
                 c.out += fmt::format("fabemu: {} crashed on purpose ({})\n", name, what);
             }
@@ -1450,6 +1460,7 @@ EmulationSummaryJson(const EmulateResult& r)
     {
         commands.push_back({{"on", c.on},
                             {"run", c.cmd},
+                            {"started", c.started},
                             {"exit_code", c.exitCode},
                             {"stdout_tail", Tail(c.out, 12)},
                             {"metrics", CommandMetrics(c.out)}});

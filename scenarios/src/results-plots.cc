@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -223,7 +224,6 @@ Axes(const Figure& f, const Extent& all, double& x0, double& x1, double& y0, dou
     return {};
 }
 
-/// Writes plots/NAME.gp and renders it. Returns "" when drawn, else why not.
 /// Runs gnuplot on \p script in folder \p in, no shell between (the folder's name is the
 /// user's and may hold any character); its output and errors in \p out. Its exit code,
 /// or -1 when it could not run.
@@ -231,7 +231,7 @@ int
 RunGnuplot(const fs::path& in, const std::string& script, std::string& out)
 {
     int fds[2];
-    if (pipe(fds) != 0)
+    if (pipe2(fds, O_CLOEXEC) != 0)
     {
         return -1;
     }
@@ -269,12 +269,14 @@ RunGnuplot(const fs::path& in, const std::string& script, std::string& out)
     }
     close(fds[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    pid_t waited = 0;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
     {
     }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return waited == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/// Writes plots/NAME.gp and renders it. Returns "" when drawn, else why not.
 std::string
 Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
 {
@@ -1584,11 +1586,24 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
     {
         if (f.xlabel == "time (ms)" || f.xlabel == "simulated time (ms)")
         {
+            // Said in the caption only when one falls inside the data's time span.
+            double x0 = std::numeric_limits<double>::infinity();
+            double x1 = -x0;
+            for (const auto& se : f.series)
+            {
+                for (const auto& [x, y] : se.points)
+                {
+                    x0 = std::min(x0, x);
+                    x1 = std::max(x1, x);
+                }
+            }
+            bool inside = false;
             for (const auto& [t, label] : faults)
             {
                 f.marks.emplace_back(t * 1e3, label);
+                inside = inside || (t * 1e3 >= x0 && t * 1e3 <= x1);
             }
-            if (!f.marks.empty() && f.caption.find("Dashed") == std::string::npos)
+            if (inside && f.caption.find("Dashed") == std::string::npos)
             {
                 f.caption += " Dashed lines: the faults (faults.csv).";
             }

@@ -28,7 +28,7 @@ Bytes(double b)
         {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}};
     for (const auto& [scale, unit] : kUnits)
     {
-        if (b >= scale)
+        if (b >= scale * 0.9995) // 999.7 KB rounds to 1 MB, not "1e+03 KB"
         {
             return fmt::format("{:.3g} {}", b / scale, unit);
         }
@@ -44,7 +44,7 @@ Rate(double bps)
         {1e9, "Gb/s"}, {1e6, "Mb/s"}, {1e3, "kb/s"}};
     for (const auto& [scale, unit] : kUnits)
     {
-        if (bps >= scale)
+        if (bps >= scale * 0.9995)
         {
             return fmt::format("{:.3g} {}", bps / scale, unit);
         }
@@ -104,10 +104,15 @@ CommandsLine(const json& commands)
 {
     std::set<std::string> hosts;
     std::vector<std::string> failed;
+    size_t notStarted = 0;
     for (const auto& c : commands)
     {
         hosts.insert(c.value("on", std::string("?")));
-        if (c.value("exit_code", -1) != 0)
+        if (!c.value("started", true))
+        {
+            ++notStarted; // its VM was gone, or on_failure: stop came first
+        }
+        else if (c.value("exit_code", -1) != 0)
         {
             failed.push_back(fmt::format("{} on {} (exit {})", Program(c.value("run", "")),
                                          c.value("on", std::string("?")),
@@ -117,9 +122,12 @@ CommandsLine(const json& commands)
     const std::vector<std::string> on(hosts.begin(), hosts.end());
     std::string line = fmt::format("- **Real software:** {} command{} on {}", commands.size(),
                                    commands.size() == 1 ? "" : "s", Join(on));
+    const std::string skipped = notStarted == 0 ? "" : fmt::format("; {} NOT STARTED", notStarted);
     if (failed.empty())
     {
-        return line + (commands.size() == 1 ? "; it exited 0.\n" : "; every one exited 0.\n");
+        return line + (notStarted > 0         ? skipped + ".\n"
+                       : commands.size() == 1 ? "; it exited 0.\n"
+                                              : "; every one exited 0.\n");
     }
     const size_t nFailed = failed.size();
     if (failed.size() > 3)
@@ -128,7 +136,7 @@ CommandsLine(const json& commands)
         failed.resize(3);
         failed.push_back(fmt::format("{} more", more));
     }
-    return line + fmt::format("; {} FAILED: {}.\n", nFailed, Join(failed));
+    return line + fmt::format("; {} FAILED: {}{}.\n", nFailed, Join(failed), skipped);
 }
 
 /// The measurements' line: perftest's bandwidth and latency as the clients saw them
@@ -141,7 +149,10 @@ MeasuredLine(const json& commands)
     bool anyClient = false;
     for (const auto& c : commands)
     {
-        anyClient = anyClient || std::regex_search(c.value("run", std::string()), kAddress);
+        // A launch's MASTER_ADDR is no server address: its ranks are not clients.
+        const std::string run = c.value("run", std::string());
+        anyClient =
+            anyClient || (run.rfind("export RANK=", 0) != 0 && std::regex_search(run, kAddress));
     }
     std::vector<std::string> parts;
     struct Collective
@@ -286,7 +297,7 @@ CongestionLine(const json& summary, const std::string& fabric, double peakQueueB
     }
     if (did.empty())
     {
-        line += "no sign of it: no mark, no pause, no drop";
+        line += "no sign of it: no mark, no pause, no congestion drop";
     }
     else
     {

@@ -524,14 +524,14 @@ FaultKeys()
                         return v;
                     })
             .Example("h2"),
-        MakeKey<F>("delay", KeyKind::Time, "time", "(with host: delay or pause_storm)",
+        MakeKey<F>("delay", KeyKind::Time, "time", "(with host: delay, pause_storm or crash)",
                    "How late each message of the straggler leaves")
             .Range(1, 3600 * kPsPerSecond)
             .WrittenIf(
                 [](const F& f) { return f.host >= 0 && f.pauseStorm.empty() && f.crash.empty(); })
             .Timed(&F::delay, &F::delayPs)
             .Example("50us"),
-        MakeKey<F>("pause_storm", KeyKind::Time, "time", "(with host: delay or pause_storm)",
+        MakeKey<F>("pause_storm", KeyKind::Time, "time", "(with host: delay, pause_storm or crash)",
                    "The host's NIC sends PFC pauses without end for this long (RoCEv2 with "
                    "PFC); switch ports' watchdog (RoceNetDevice::PfcWatchdogTime) may stop "
                    "honouring them")

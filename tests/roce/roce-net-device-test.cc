@@ -350,6 +350,6 @@ TEST_CASE("the PFC watchdog's Drop action empties the queue and drops what comes
     CHECK(link.a->GetPfcStorms() == 1);
     REQUIRE(link.txAtA.size() == sentFirst + 10);
     CHECK(link.txAtA[sentFirst].first >= MicroSeconds(2500));
-    CHECK(dequeued == 120); // every frame's buffer freed: 110 dropped, 10 sent
+    CHECK(dequeued == 120); // every frame's buffer freed: waited + 10 dropped, sentFirst + 10 sent
     Simulator::Destroy();
 }

@@ -201,7 +201,8 @@ TEST_CASE("report: what happened, in words, from the summary alone")
         {"on": "h0", "run": "export RANK=0 WORLD_SIZE=2 MASTER_ADDR=10.0.0.1; fabemu-allreduce --bytes 8MB", "exit_code": 0,
          "metrics": {"busbw_gbs": 0.0026, "time_s": 4.7, "size_bytes": 8388608, "correct": true}},
         {"on": "h1", "run": "export RANK=1 WORLD_SIZE=2 MASTER_ADDR=10.0.0.1; fabemu-allreduce --bytes 8MB", "exit_code": 1,
-         "metrics": {"busbw_gbs": 0.0025, "time_s": 4.8, "size_bytes": 8388608, "correct": false}}],
+         "metrics": {"busbw_gbs": 0.0025, "time_s": 4.8, "size_bytes": 8388608, "correct": false}},
+        {"on": "h2", "run": "ibv_devices", "started": false, "exit_code": -1}],
       "launch_predictions": [{"workload": 3, "measured_over_model": 1.414}],
       "expect": [{"metric": "totals.ecn_marks", "want": ">0", "value": 4437, "ok": true},
                  {"metric": "commands.1.metrics.bw_average_mb_sec", "want": "3..5", "value": 2.16, "ok": false}]
@@ -209,8 +210,8 @@ TEST_CASE("report: what happened, in words, from the summary alone")
     const std::string md = WhatHappenedMd(summary, 48886);
     CAPTURE(md);
     CHECK(md.rfind("## What happened\n\n", 0) == 0);
-    CHECK(md.find("5 commands on h0, h1 and h2; 1 FAILED: fabemu-allreduce on h1 (exit 1)") !=
-          std::string::npos);
+    CHECK(md.find("6 commands on h0, h1 and h2; 1 FAILED: fabemu-allreduce on h1 (exit 1); 1 NOT "
+                  "STARTED.") != std::string::npos);
     // Clients only (their command lines name the server), programs without directories.
     CHECK(md.find("ib_write_bw 2.16 MB/s on h0; ib_send_lat typical 906.6 us on h1; ") !=
           std::string::npos);

@@ -386,9 +386,9 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             m_stormReported[p] = false;
         }
         m_pausedUntil[p] = now + PfcHeader::QuantaToTime(quanta, m_rate);
-        if (quanta > 0 && !m_pauseStart[p])
+        if (quanta > 0 && !m_pauseStart[p] && m_dropUntil[p] <= now)
         {
-            m_pauseStart[p] = now;
+            m_pauseStart[p] = now; // (a Drop recovery is no pause: detection starts after it)
         }
         if (m_watchdogTime.IsStrictlyPositive() && m_pauseStart[p] && !m_stormReported[p] &&
             !m_queues[p].empty() && now - *m_pauseStart[p] >= m_watchdogTime)

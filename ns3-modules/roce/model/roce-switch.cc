@@ -253,9 +253,12 @@ RoceSwitch::Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason
 }
 
 void
-RoceSwitch::WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t /*prio*/)
+RoceSwitch::WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio)
 {
-    Drop(frame, port, SwitchDropReason::PfcWatchdog); // its buffer freed by Dequeued
+    // The trace comes before the dequeue callback: the book's front is this frame, and
+    // the Drop trace names the port it came in by. Its buffer is freed by Dequeued.
+    const auto& book = m_ports[port].queued[prio];
+    Drop(frame, book.empty() ? port : book.front().inPort, SwitchDropReason::PfcWatchdog);
 }
 
 void
