@@ -203,18 +203,7 @@ class InfinibandFabric : public Fabric
         t.own = {{"buffer_overflows", m_fabric.TotalOverflows()}, {"fcps", m_fabric.TotalFcps()}};
         if (const auto loop = m_fabric.FindCreditLoop(); !loop.empty())
         {
-            // Port 2l is link l's first end, sending to its second (LinkNames: "a-b").
-            nlohmann::json cycle = nlohmann::json::array();
-            for (const auto& [port, vl] : loop)
-            {
-                const std::string& link = m_linkNames.at(port / 2);
-                const size_t dash = link.find('-');
-                const std::string a = link.substr(0, dash);
-                const std::string b = link.substr(dash + 1);
-                cycle.push_back(
-                    fmt::format("{}->{} vl{}", port % 2 ? b : a, port % 2 ? a : b, +vl));
-            }
-            t.deadlock = {{"kind", "credit_loop"}, {"cycle", cycle}};
+            t.deadlock = DeadlockJson("credit_loop", loop, m_linkNames, "vl"); // ports: 2 l + e
         }
         if (m_bitErrors)
         {

@@ -73,7 +73,9 @@ class RoceFabric : public Fabric
     void Build(const Scenario& s, RunMode mode) override
     {
         m_fabric.SetExternalHosts(ExternalHosts(s, mode));
-        m_fabric.Install(BuildTopology(s));
+        const TopologySpec spec = BuildTopology(s);
+        m_linkNames = LinkNames(s, spec);
+        m_fabric.Install(spec);
     }
 
     RdmaFabric& Rdma() override { return m_fabric; }
@@ -183,6 +185,10 @@ class RoceFabric : public Fabric
         {
             t.own["pfc_watchdog_triggers"] = m_fabric.GetPfcWatchdogTriggers();
         }
+        if (const auto cycle = m_fabric.FindPfcDeadlock(); !cycle.empty())
+        {
+            t.deadlock = DeadlockJson("pfc_deadlock", cycle, m_linkNames, "prio"); // 2 l + e
+        }
         return t;
     }
 
@@ -196,8 +202,9 @@ class RoceFabric : public Fabric
     }
 
   private:
-    bool m_bitErrors{false}; ///< a fault gave a link bit errors
-    bool m_storms{false};    ///< a fault made a NIC storm PFC pauses
+    bool m_bitErrors{false};              ///< a fault gave a link bit errors
+    bool m_storms{false};                 ///< a fault made a NIC storm PFC pauses
+    std::vector<std::string> m_linkNames; ///< LinkNames of the built topology
     RoceFabricHelper m_fabric;
     RecordSetup m_setup;
     std::ostringstream m_pfcRows;

@@ -297,6 +297,23 @@ LinkNames(const Scenario& s, const TopologySpec& spec)
     return names;
 }
 
+nlohmann::json
+DeadlockJson(const std::string& kind, const std::vector<std::pair<uint32_t, uint8_t>>& cycle,
+             const std::vector<std::string>& names, const std::string& lane)
+{
+    nlohmann::json waits = nlohmann::json::array();
+    for (const auto& [end, number] : cycle)
+    {
+        const std::string& link = names.at(end / 2);
+        const size_t dash = link.find('-'); // node names hold none
+        const std::string a = link.substr(0, dash);
+        const std::string b = link.substr(dash + 1);
+        waits.push_back(
+            fmt::format("{}->{} {}{}", end % 2 ? b : a, end % 2 ? a : b, lane, +number));
+    }
+    return {{"kind", kind}, {"cycle", waits}};
+}
+
 uint32_t
 FindLink(const Scenario& s, const std::vector<std::string>& names, const std::string& name,
          const SourceMark& mark, const std::string& what)

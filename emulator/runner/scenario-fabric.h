@@ -30,6 +30,12 @@ ns3::TopologySpec BuildTopology(const Scenario& s);
 /// What topology.links calls each link of \p spec (by index): its two ends, "h2-s0",
 /// and on a rail cluster a NIC's end as its server's, "h1.nic3-s3".
 std::vector<std::string> LinkNames(const Scenario& s, const ns3::TopologySpec& spec);
+/// summary.json's "deadlock" for a cycle of waiting link ends: {kind, cycle: ["s0->s1
+/// vl0", ...]}. An end is 2 l + e of link l of \p names (LinkNames: "a-b", end 0 at a
+/// sending to b), each with its lane (\p lane "vl" or "prio" and its number).
+nlohmann::json DeadlockJson(const std::string& kind,
+                            const std::vector<std::pair<uint32_t, uint8_t>>& cycle,
+                            const std::vector<std::string>& names, const std::string& lane);
 /// The link of \p name among \p names (LinkNames): "a-b" either way round, or a host alone
 /// for its own link; a ScenarioError at \p mark naming \p what and the closest otherwise.
 uint32_t FindLink(const Scenario& s, const std::vector<std::string>& names, const std::string& name,

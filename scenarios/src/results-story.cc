@@ -403,7 +403,10 @@ WhatHappenedMd(const json& summary, double peakQueueBytes)
         const std::string kind = summary["deadlock"].value("kind", std::string());
         md += fmt::format("- **DEADLOCK:** {} at the end of the run: {}, each waiting for the "
                           "next's buffer; nothing on it can move.\n",
-                          kind == "credit_loop" ? "a credit loop" : kind, Join(cycle));
+                          kind == "credit_loop"    ? "a credit loop"
+                          : kind == "pfc_deadlock" ? "a PFC deadlock"
+                                                   : kind,
+                          Join(cycle));
     }
     if (summary.contains("launch_predictions"))
     {

@@ -178,6 +178,43 @@ TEST_CASE(
     CHECK(Lines(dir / "expected" / "fct.txt") == 0);
 }
 
+TEST_CASE("a PFC deadlock on a RoCEv2 ring is named; with room in the buffers there is none")
+{
+    // Every host writes to the host two switches along a 5-switch ring: shortest paths
+    // all turn the same way, so each ring link's ingress buffer waits for the next
+    // link. With an 8 KB static XOFF the pauses close the loop.
+    const ScratchDir dir("pfc-deadlock");
+    std::ofstream(dir / "ring.yaml")
+        << "name: pfc-ring\nduration: 5ms\nfabric:\n  type: roce\n  mtu: 1024\n  pfc: true\n"
+           "  cc: none\n  set: {ns3::SwitchMmu::StaticThreshold: true, "
+           "ns3::SwitchMmu::StaticXoff: 8192}\n"
+           "topology: {builder: ring, leaves: 5, hosts_per_leaf: 1, link: {rate: 100Gbps, "
+           "delay: 100ns}, uplink: {rate: 100Gbps, delay: 100ns}}\nworkloads:\n"
+           "  - {type: bulk, src: h0, dst: h2, bytes: 2MB}\n"
+           "  - {type: bulk, src: h1, dst: h3, bytes: 2MB}\n"
+           "  - {type: bulk, src: h2, dst: h4, bytes: 2MB}\n"
+           "  - {type: bulk, src: h3, dst: h0, bytes: 2MB}\n"
+           "  - {type: bulk, src: h4, dst: h1, bytes: 2MB}\n";
+    Run(dir / "ring.yaml", dir / "static");
+    const auto s = Summary(dir / "static");
+    CHECK(s["flow_stats"]["completed"] == 0);
+    CHECK(s["totals"]["congestion_drops"] == 0); // lossless, and stuck
+    REQUIRE(s.contains("deadlock"));
+    CHECK(s["deadlock"]["kind"] == "pfc_deadlock");
+    auto cycle = s["deadlock"]["cycle"].get<std::vector<std::string>>();
+    REQUIRE(cycle.size() == 5);
+    std::sort(cycle.begin(), cycle.end());
+    CHECK(cycle == std::vector<std::string>{"s0->s1 prio3", "s1->s2 prio3", "s2->s3 prio3",
+                                            "s3->s4 prio3", "s4->s0 prio3"});
+    CHECK(Slurp(dir / "static" / "report.md").find("- **DEADLOCK:** a PFC deadlock at the end") !=
+          std::string::npos);
+    // The dynamic threshold of the whole 12 MB buffer: no pause, every flow completes.
+    Run(dir / "ring.yaml", dir / "dynamic", {"ns3::SwitchMmu::StaticThreshold=false"});
+    const auto d = Summary(dir / "dynamic");
+    CHECK(d["flow_stats"]["completed"] == 5);
+    CHECK_FALSE(d.contains("deadlock"));
+}
+
 TEST_CASE("queue pairs that give up: failed with their reason, no FCT line, exit 1 unless expected")
 {
     const ScratchDir dir("qp-fail");

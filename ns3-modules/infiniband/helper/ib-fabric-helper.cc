@@ -5,10 +5,10 @@
 #include "ns3/link-errors.h"
 #include "ns3/pointer.h"
 #include "ns3/uinteger.h"
+#include "ns3/wait-cycle.h"
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace ns3
 {
@@ -230,11 +230,6 @@ IbFabricHelper::FindCreditLoop() const
     // (P', v') that is itself stalled. A cycle is a loop no credit can leave.
     using Node = std::pair<uint32_t, uint8_t>;
     std::map<std::pair<const IbPort*, uint8_t>, std::vector<Node>> heldAt; // buffer -> queues
-    std::map<const IbPort*, uint32_t> index;
-    for (uint32_t i = 0; i < m_ports.size(); ++i)
-    {
-        index[PeekPointer(m_ports[i])] = i;
-    }
     std::vector<Node> stalled;
     for (uint32_t i = 0; i < m_ports.size(); ++i)
     {
@@ -251,65 +246,10 @@ IbFabricHelper::FindCreditLoop() const
             }
         }
     }
-    const std::set<Node> isStalled(stalled.begin(), stalled.end());
-    auto next = [&](const Node& n) {
-        std::vector<Node> out;
+    return FindWaitCycle(stalled, [&](const Node& n) {
         const auto it = heldAt.find({PeekPointer(m_ports[n.first]->GetPeer()), n.second});
-        if (it != heldAt.end())
-        {
-            for (const Node& m : it->second)
-            {
-                if (isStalled.count(m))
-                {
-                    out.push_back(m);
-                }
-            }
-        }
-        return out;
-    };
-    // Depth-first, iteratively: 0 unseen, 1 on the path, 2 done.
-    std::map<Node, int> state;
-    for (const Node& start : stalled)
-    {
-        if (state[start] != 0)
-        {
-            continue;
-        }
-        std::vector<std::pair<Node, std::vector<Node>>> path{{start, next(start)}};
-        state[start] = 1;
-        while (!path.empty())
-        {
-            auto& [node, todo] = path.back();
-            if (todo.empty())
-            {
-                state[node] = 2;
-                path.pop_back();
-                continue;
-            }
-            const Node m = todo.back();
-            todo.pop_back();
-            if (state[m] == 1)
-            {
-                std::vector<Node> cycle;
-                size_t k = 0;
-                while (path[k].first != m)
-                {
-                    ++k;
-                }
-                for (; k < path.size(); ++k)
-                {
-                    cycle.push_back(path[k].first);
-                }
-                return cycle;
-            }
-            if (state[m] == 0)
-            {
-                state[m] = 1;
-                path.emplace_back(m, next(m));
-            }
-        }
-    }
-    return {};
+        return it == heldAt.end() ? std::vector<Node>{} : it->second;
+    });
 }
 
 uint64_t

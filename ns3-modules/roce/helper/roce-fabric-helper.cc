@@ -9,11 +9,13 @@
 #include "ns3/roce-channel.h"
 #include "ns3/roce-recorders.h"
 #include "ns3/uinteger.h"
+#include "ns3/wait-cycle.h"
 
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace ns3
 {
@@ -347,6 +349,44 @@ RoceFabricHelper::CongestionDrops() const
              sw->GetDrops(SwitchDropReason::HeadroomOverflow);
     }
     return n;
+}
+
+std::vector<std::pair<uint32_t, uint8_t>>
+RoceFabricHelper::FindPfcDeadlock() const
+{
+    // Nodes: switch egress queues (device, priority), paused with frames waiting. The
+    // pause comes from the peer's ingress buffer, which waits for the egress queues of
+    // the peer's switch that hold frames from it. Devices are 2 l + e: the peer of i is
+    // i ^ 1.
+    using Node = std::pair<uint32_t, uint8_t>;
+    std::unordered_map<const RoceNetDevice*, uint32_t> index;
+    for (uint32_t i = 0; i < m_devices.size(); ++i)
+    {
+        index[PeekPointer(m_devices[i])] = i;
+    }
+    std::vector<Node> paused;
+    for (uint32_t i = 0; i < m_devices.size(); ++i)
+    {
+        for (uint8_t p = 0; p < RoceNetDevice::kPriorities; ++p)
+        {
+            if (m_devices[i]->IsPaused(p) && m_devices[i]->GetQueueBytes(p) > 0)
+            {
+                paused.emplace_back(i, p);
+            }
+        }
+    }
+    return FindWaitCycle(paused, [&](const Node& n) {
+        std::vector<Node> next;
+        const Ptr<const RoceNetDevice> ingress = m_devices[n.first ^ 1];
+        for (const auto& sw : m_switches)
+        {
+            for (const auto& egress : sw->GetEgressHolding(ingress, n.second))
+            {
+                next.emplace_back(index.at(PeekPointer(egress)), n.second);
+            }
+        }
+        return next;
+    });
 }
 
 std::map<std::string, uint64_t>

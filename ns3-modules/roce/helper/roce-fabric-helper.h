@@ -76,6 +76,14 @@ class RoceFabricHelper : public RdmaFabric
     void DisablePcaps();
     /// Every port in the fabric, host and switch.
     const std::vector<Ptr<RoceNetDevice>>& GetDevices() const { return m_devices; }
+    /**
+     * \brief A PFC deadlock the fabric is stuck in, if any: a cycle of switch egress
+     * (port, priority) queues, each paused with frames waiting, each pause coming from
+     * an ingress buffer whose frames wait in the next queue of the cycle.
+     * \return the cycle as (index in GetDevices(), priority), in the order each waits
+     *         for the next; empty when there is none
+     */
+    std::vector<std::pair<uint32_t, uint8_t>> FindPfcDeadlock() const;
     /// Both ends of link \p link (TopologySpec::Links' order) run at \p rate from now on
     /// (a degraded link); frames already on the wire keep theirs.
     void SetLinkRate(uint32_t link, DataRate rate);

@@ -10,6 +10,8 @@
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -250,6 +252,27 @@ RoceSwitch::Drop(Ptr<const Packet> frame, uint32_t port, SwitchDropReason reason
     ++m_drops;
     ++m_dropsByReason[static_cast<size_t>(reason)];
     m_dropTrace(frame, port, reason);
+}
+
+std::vector<Ptr<RoceNetDevice>>
+RoceSwitch::GetEgressHolding(Ptr<const RoceNetDevice> in, uint8_t prio) const
+{
+    std::vector<Ptr<RoceNetDevice>> out;
+    const auto it = m_portOf.find(PeekPointer(in));
+    if (it == m_portOf.end())
+    {
+        return out;
+    }
+    for (const Port& port : m_ports)
+    {
+        const auto& book = port.queued[prio];
+        if (std::any_of(book.begin(), book.end(),
+                        [&](const Queued& q) { return q.inPort == it->second; }))
+        {
+            out.push_back(port.device);
+        }
+    }
+    return out;
 }
 
 void

@@ -84,6 +84,10 @@ class RoceSwitch : public Object
     Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_ports.at(i).device; }
     uint32_t GetNPorts() const { return static_cast<uint32_t>(m_ports.size()); }
     uint64_t GetDrops() const { return m_drops; }
+    /// The devices of the egress ports where frames that came in by \p in on \p prio
+    /// wait (what \p in's ingress buffer waits for); none when \p in is not a port here.
+    std::vector<Ptr<RoceNetDevice>> GetEgressHolding(Ptr<const RoceNetDevice> in,
+                                                     uint8_t prio) const;
     /// Drops by reason (index: SwitchDropReason).
     uint64_t GetDrops(SwitchDropReason reason) const
     {
