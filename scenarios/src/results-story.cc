@@ -20,36 +20,33 @@ using nlohmann::json;
 namespace
 {
 
+/// \p x in the largest of \p units it reaches, three digits (999.7 K rounds to 1 M,
+/// not "1e+03 K"); below them all, whole, with \p base.
+std::string
+Scaled(double x, const std::vector<std::pair<double, const char*>>& units, const char* base)
+{
+    for (const auto& [scale, unit] : units)
+    {
+        if (x >= scale * 0.9995)
+        {
+            return fmt::format("{:.3g} {}", x / scale, unit);
+        }
+    }
+    return fmt::format("{:.0f} {}", x, base);
+}
+
 /// A byte count for people: "48.9 KB", "8 MB" (decimal units, as perftest's MB/s).
 std::string
 Bytes(double b)
 {
-    static const std::vector<std::pair<double, const char*>> kUnits{
-        {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}};
-    for (const auto& [scale, unit] : kUnits)
-    {
-        if (b >= scale * 0.9995) // 999.7 KB rounds to 1 MB, not "1e+03 KB"
-        {
-            return fmt::format("{:.3g} {}", b / scale, unit);
-        }
-    }
-    return fmt::format("{:.0f} bytes", b);
+    return Scaled(b, {{1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}}, "bytes");
 }
 
 /// A rate in bit/s for people: "4 Mb/s".
 std::string
 Rate(double bps)
 {
-    static const std::vector<std::pair<double, const char*>> kUnits{
-        {1e9, "Gb/s"}, {1e6, "Mb/s"}, {1e3, "kb/s"}};
-    for (const auto& [scale, unit] : kUnits)
-    {
-        if (bps >= scale * 0.9995)
-        {
-            return fmt::format("{:.3g} {}", bps / scale, unit);
-        }
-    }
-    return fmt::format("{:.0f} b/s", bps);
+    return Scaled(bps, {{1e9, "Gb/s"}, {1e6, "Mb/s"}, {1e3, "kb/s"}}, "b/s");
 }
 
 /// "a", "a and b", "a, b and c".

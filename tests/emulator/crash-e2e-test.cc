@@ -3,6 +3,7 @@
 // on_failure says, exits 1, and leaves no VM, tap or folder behind.
 #include "../containers/vm-support.h"
 #include "../fabemu-process.h"
+#include "../run-in-process.h"
 #include "../scratch-dir.h"
 #include "../skip.h"
 
@@ -16,20 +17,6 @@
 #include <sstream>
 
 namespace fs = std::filesystem;
-
-namespace
-{
-
-std::string
-ReadAll(const fs::path& p)
-{
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-} // namespace
 
 TEST_CASE("crash: vm kills the VM mid-run; on_failure stop or continue; nothing left behind")
 {
@@ -103,10 +90,10 @@ expect:
             CHECK(last["stdout_tail"].get<std::string>().find("rxe0") != std::string::npos);
         }
         // Recorded as a fault, and met as an expectation.
-        CHECK(ReadAll(dir / "out" / "faults.csv").find(",h0,crash,vm") != std::string::npos);
+        CHECK(Slurp(dir / "out" / "faults.csv").find(",h0,crash,vm") != std::string::npos);
         CHECK(summary["faults"][0]["applied"] == true);
         CHECK(summary["expect"][0]["ok"] == true);
-        CHECK(ReadAll(dir / "out" / "report.md").find("1 of 1 applied") != std::string::npos);
+        CHECK(Slurp(dir / "out" / "report.md").find("1 of 1 applied") != std::string::npos);
         // Nothing left: taps, QEMU children, VM folders.
         for (int i = 0; i < 2; ++i)
         {
