@@ -268,8 +268,8 @@ class AllFlowsDone
 /// the caller's.
 std::vector<FlowRecord>
 RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
-         CollectiveJobs* collectives, const Scenario& s, const fs::path& dir, ProgressMode mode,
-         std::ostream& out)
+         CollectiveJobs* collectives, const Scenario& s, const FaultSchedule& faults,
+         const fs::path& dir, ProgressMode mode, std::ostream& out)
 {
     std::ostringstream tputRows;
     std::optional<FlowRunner> runner;
@@ -318,6 +318,7 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     progress.Finish();
 
     std::vector<FlowRecord> outcomes = runner ? runner->Outcomes() : std::vector<FlowRecord>{};
+    faults.ExplainFailures(outcomes); // the network's flows: hosts as the topology's
     std::ofstream fctTxt(dir / "fct.txt");
     std::ostringstream fctRows;
     if (runner)
@@ -404,7 +405,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     else
     {
         flows = RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes,
-                         collectives ? &*collectives : nullptr, s, dir, mode, out);
+                         collectives ? &*collectives : nullptr, s, faults, dir, mode, out);
     }
     FabricTotals totals;
     if (fabric)

@@ -99,6 +99,10 @@ class Fabric
     /// after Build). From then on the totals count bit_error_drops (and, where the
     /// transport is the fabric's own, retransmitted_packets).
     virtual void SetLinkBitErrorRate(uint32_t link, double ber) = 0;
+    /// Link \p link goes down (\p up false) or comes back, both ways (a fault; after
+    /// Build): what reaches its ends meanwhile is lost, and routing reacts as the fabric's
+    /// does. From then on the totals count link_down_drops.
+    virtual void SetLinkUp(uint32_t link, bool up) = 0;
     /// Host \p host's NIC sends PFC pauses without end for \p duration (a fault; after
     /// Build). Only fabrics with PFC have it: the validator refuses it elsewhere.
     virtual void StartPauseStorm(uint32_t host, ns3::Time duration);

@@ -36,6 +36,10 @@ Value(const FaultSpec& f)
     {
         return f.crash;
     }
+    if (f.Kind() == "down")
+    {
+        return f.down;
+    }
     return f.Kind() == "rate" ? f.rate : fmt::format("{:g}", f.ber);
 }
 
@@ -50,9 +54,9 @@ FaultSchedule::FaultSchedule(const Scenario& s)
     std::vector<uint32_t> links(s.faults.size(), kNoLink);
     if (breaksLinks)
     {
-        const TopologySpec spec = BuildTopology(s);
-        names = LinkNames(s, spec);
-        links = FaultLinks(s, spec);
+        m_spec = BuildTopology(s);
+        names = LinkNames(s, m_spec);
+        links = FaultLinks(s, m_spec);
     }
     for (size_t i = 0; i < s.faults.size(); ++i)
     {
@@ -131,6 +135,11 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
     {
         m_crash(static_cast<uint32_t>(e.spec.host));
     }
+    else if (e.spec.Kind() == "down")
+    {
+        fabric->SetLinkUp(e.link, false);
+        Simulator::Schedule(PicoSeconds(e.spec.downPs), &FaultSchedule::LinkBack, this, i, fabric);
+    }
     else if (e.spec.Kind() == "rate")
     {
         fabric->SetLinkRate(e.link, DataRate(e.spec.bitsPerSecond));
@@ -141,6 +150,65 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
     }
     e.applied = true;
     e.at = Simulator::Now();
+}
+
+void
+FaultSchedule::LinkBack(size_t i, Fabric* fabric)
+{
+    // A second outage of the same link that began later and lasts longer keeps it down.
+    const Entry& e = m_faults[i];
+    for (size_t j = 0; j < m_faults.size(); ++j)
+    {
+        const Entry& o = m_faults[j];
+        if (j != i && o.applied && o.spec.Kind() == "down" && o.link == e.link &&
+            o.upAt == Time::Max() && o.at + PicoSeconds(o.spec.downPs) > Simulator::Now())
+        {
+            m_faults[i].upAt = Simulator::Now();
+            return;
+        }
+    }
+    fabric->SetLinkUp(e.link, true);
+    m_faults[i].upAt = Simulator::Now();
+}
+
+bool
+FaultSchedule::Joined(uint32_t a, uint32_t b, Time t) const
+{
+    TopologySpec spec = m_spec;
+    for (const Entry& e : m_faults)
+    {
+        if (e.applied && e.spec.Kind() == "down" && e.at <= t && t < e.upAt)
+        {
+            spec.SetLinkUp(e.link, false);
+        }
+    }
+    return spec.Reaches(a, b);
+}
+
+void
+FaultSchedule::ExplainFailures(std::vector<FlowRecord>& flows) const
+{
+    for (FlowRecord& r : flows)
+    {
+        if (r.state != FlowState::Failed || r.spec.src >= m_spec.Hosts().size() ||
+            r.spec.dst >= m_spec.Hosts().size())
+        {
+            continue;
+        }
+        for (size_t i = 0; i < m_faults.size(); ++i)
+        {
+            const Entry& e = m_faults[i];
+            if (!e.applied || e.spec.Kind() != "down" || e.upAt <= r.spec.start ||
+                Joined(r.spec.src, r.spec.dst, Max(e.at, r.spec.start)))
+            {
+                continue;
+            }
+            r.reason += fmt::format("; no path from h{} to h{} while {} was down (faults.{}, "
+                                    "{} for {})",
+                                    r.spec.src, r.spec.dst, e.name, i, e.spec.at, e.spec.down);
+            break;
+        }
+    }
 }
 
 std::vector<std::pair<uint32_t, std::string>>
@@ -174,6 +242,11 @@ FaultSchedule::Write(const std::filesystem::path& dir) const
             rows << fmt::format("{:.9f},{},{},{}\n", e.at.GetSeconds(), e.name, e.spec.Kind(),
                                 Value(e.spec));
         }
+        if (e.upAt != Time::Max())
+        {
+            // The link back; the value is how long it was down.
+            rows << fmt::format("{:.9f},{},up,{}\n", e.upAt.GetSeconds(), e.name, e.spec.down);
+        }
     }
     WriteCsv(dir / "faults.csv", "time_s,link,kind,value", rows.str());
 }
@@ -189,6 +262,10 @@ FaultSchedule::Summary() const
                        {"kind", e.spec.Kind()},
                        {"value", Value(e.spec)},
                        {"applied", e.applied}});
+        if (e.upAt != Time::Max())
+        {
+            out.back()["up_s"] = e.upAt.GetSeconds(); // a link down that came back
+        }
     }
     return out;
 }

@@ -8,6 +8,7 @@
 
 #include "ns3/nstime.h"
 #include "ns3/rdma-workload.h"
+#include "ns3/topology-spec.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,7 +35,12 @@ class FaultSchedule
     void SetCrash(std::function<void(uint32_t host)> crash) { m_crash = std::move(crash); }
     /// The hosts crashed so far, each with the fault that did it ("faults.N at 2 s").
     std::vector<std::pair<uint32_t, std::string>> Crashed() const;
-    /// faults.csv: time_s, link, kind, value, one row per fault applied.
+    /// Each failed flow of \p flows whose two hosts no path joined while a link was down
+    /// (at some time after it started) gets that as its reason's end: "...; no path from
+    /// h0 to h3 while s0-s1 was down (faults.0, 2ms for 500us)".
+    void ExplainFailures(std::vector<ns3::FlowRecord>& flows) const;
+    /// faults.csv: time_s, link, kind, value, one row per fault applied (and an `up` row
+    /// when a link that went down comes back).
     void Write(const std::filesystem::path& dir) const;
     /// summary.json's "faults": [{at_s, link, kind, value, applied}], in the file's order.
     nlohmann::json Summary() const;
@@ -55,11 +61,16 @@ class FaultSchedule
         std::string name; ///< the link as the topology names it (s0-s1)
         bool applied{false};
         ns3::Time at;
-        uint32_t railsPerServer{1}; ///< a host's fault: its server's first NIC is h x this
+        uint32_t railsPerServer{1};       ///< a host's fault: its server's first NIC is h x this
+        ns3::Time upAt{ns3::Time::Max()}; ///< down: when it came back (Max: not yet)
     };
     void Apply(size_t i, Fabric* fabric);
+    void LinkBack(size_t i, Fabric* fabric);
+    /// Whether \p a and \p b are joined with the links down at \p t left out.
+    bool Joined(uint32_t a, uint32_t b, ns3::Time t) const;
 
     std::vector<Entry> m_faults;
+    ns3::TopologySpec m_spec; ///< the links' topology (when a fault breaks a link)
     std::function<void(uint32_t)> m_crash;
 };
 

@@ -134,6 +134,12 @@ class InfinibandFabric : public Fabric
         m_bitErrors = true;
     }
 
+    void SetLinkUp(uint32_t link, bool up) override
+    {
+        m_fabric.SetLinkUp(link, up);
+        m_outages = true;
+    }
+
     std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario&,
                                                    const std::vector<RealHost>& hosts,
                                                    const std::vector<EndpointAddress>& directory,
@@ -205,12 +211,20 @@ class InfinibandFabric : public Fabric
         {
             t.deadlock = DeadlockJson("credit_loop", loop, m_linkNames, "vl"); // ports: 2 l + e
         }
-        if (m_bitErrors)
+        if (m_bitErrors || m_outages)
         {
-            t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
             const auto recovery = m_fabric.GetRecovery();
             t.own["retransmitted_packets"] = recovery.retransmitted;
             t.own["retransmission_timeouts"] = recovery.timeouts;
+        }
+        if (m_bitErrors)
+        {
+            t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
+        }
+        if (m_outages)
+        {
+            t.own["link_down_drops"] = m_fabric.GetLinkDownDrops();
+            t.own["sm_sweeps"] = m_fabric.GetSweeps();
         }
         return t;
     }
@@ -247,6 +261,7 @@ class InfinibandFabric : public Fabric
 
   private:
     bool m_bitErrors{false}; ///< a fault gave a link bit errors
+    bool m_outages{false};   ///< a fault took a link down
     IbFabricHelper m_fabric;
     RecordSetup m_setup;
     std::vector<std::string> m_linkNames; ///< LinkNames of the built topology

@@ -110,6 +110,17 @@ class IwarpFabric : public Fabric
         m_bitErrors = true;
     }
 
+    void SetLinkUp(uint32_t link, bool up) override
+    {
+        if (m_ethernet)
+        {
+            m_ethernet->SetLinkUp(link, up);
+            return;
+        }
+        m_fabric.SetLinkUp(link, up);
+        m_outages = true;
+    }
+
     std::vector<std::unique_ptr<EdgePort>> Uplinks(const Scenario& s,
                                                    const std::vector<RealHost>& hosts,
                                                    const std::vector<EndpointAddress>& directory,
@@ -170,6 +181,10 @@ class IwarpFabric : public Fabric
         {
             t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
         }
+        if (m_outages)
+        {
+            t.own["link_down_drops"] = m_fabric.GetLinkDownDrops();
+        }
         return t;
     }
 
@@ -201,6 +216,7 @@ class IwarpFabric : public Fabric
 
   private:
     bool m_bitErrors{false}; ///< a fault gave a link bit errors
+    bool m_outages{false};   ///< a fault took a link down
     IwarpFabricHelper m_fabric;
     std::unique_ptr<Fabric> m_ethernet; ///< emulation: the Ethernet switch model
     RecordSetup m_setup;

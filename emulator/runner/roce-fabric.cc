@@ -88,6 +88,12 @@ class RoceFabric : public Fabric
         m_bitErrors = true;
     }
 
+    void SetLinkUp(uint32_t link, bool up) override
+    {
+        m_fabric.SetLinkUp(link, up);
+        m_outages = true;
+    }
+
     void StartPauseStorm(uint32_t host, Time duration) override
     {
         m_fabric.StartPauseStorm(host, duration);
@@ -174,12 +180,20 @@ class RoceFabric : public Fabric
         t.cnps = m_fabric.TotalCnps();
         t.switchDrops = m_fabric.DropsByReason();
         t.peakQueueBytes = m_queues ? m_queues->Peak() : 0;
-        if (m_bitErrors)
+        if (m_bitErrors || m_outages)
         {
             const auto recovery = m_fabric.GetRecovery();
-            t.own = {{"bit_error_drops", m_fabric.GetBitErrorDrops()},
-                     {"retransmitted_packets", recovery.retransmitted},
+            t.own = {{"retransmitted_packets", recovery.retransmitted},
                      {"retransmission_timeouts", recovery.timeouts}};
+        }
+        if (m_bitErrors)
+        {
+            t.own["bit_error_drops"] = m_fabric.GetBitErrorDrops();
+        }
+        if (m_outages)
+        {
+            t.own["link_down_drops"] = m_fabric.GetLinkDownDrops();
+            t.own["reroutes"] = m_fabric.GetReroutes();
         }
         if (m_storms)
         {
@@ -203,6 +217,7 @@ class RoceFabric : public Fabric
 
   private:
     bool m_bitErrors{false};              ///< a fault gave a link bit errors
+    bool m_outages{false};                ///< a fault took a link down
     bool m_storms{false};                 ///< a fault made a NIC storm PFC pauses
     std::vector<std::string> m_linkNames; ///< LinkNames of the built topology
     RoceFabricHelper m_fabric;

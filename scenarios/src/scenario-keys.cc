@@ -258,9 +258,10 @@ ScenarioKeys()
             .Own(ReadWorkloads, WriteWorkloads),
         MakeKey<S>("record", KeyKind::Section, "map", "{}", "What is recorded: the record.* keys")
             .Own(ReadRecord, WriteRecord),
-        MakeKey<S>("faults", KeyKind::Section, "list", "[]",
-                   "What breaks on purpose, each item {at, link, rate or ber}: the faults.N.* keys "
-                   "(docs/faults.md)")
+        MakeKey<S>(
+            "faults", KeyKind::Section, "list", "[]",
+            "What breaks on purpose, each item {at, link, rate, ber or down}: the faults.N.* keys "
+            "(docs/faults.md)")
             .Own(ReadFaults, WriteFaults)
             .WrittenIf([](const S& s) { return !s.faults.empty(); }),
         MakeKey<S>("expect", KeyKind::Section, "map metric: want", "{}",
@@ -546,7 +547,7 @@ FaultKeys()
             .WrittenIf([](const F& f) { return !f.crash.empty(); })
             .Field(&F::crash)
             .Example("vm"),
-        MakeKey<F>("rate", KeyKind::Rate, "rate", "(rate or ber)",
+        MakeKey<F>("rate", KeyKind::Rate, "rate", "(with link: rate, ber or down)",
                    "A degraded link: both ways at this rate from `at` on (what is on the wire "
                    "keeps its rate)")
             .WrittenIf([](const F& f) { return !f.rate.empty(); })
@@ -562,7 +563,7 @@ FaultKeys()
                     return v;
                 })
             .Example("10Gbps"),
-        MakeKey<F>("ber", KeyKind::Number, "0..0.001", "(rate or ber)",
+        MakeKey<F>("ber", KeyKind::Number, "0..0.001", "(with link: rate, ber or down)",
                    "Bit errors: each bit that crosses the link, either way, is wrong with this "
                    "probability from `at` on; what one hits is dropped (RoCEv2: FCS; "
                    "InfiniBand: VCRC; iWARP: the frame) and the transport recovers")
@@ -570,6 +571,14 @@ FaultKeys()
             .WrittenIf([](const F& f) { return f.ber >= 0; })
             .Field(&F::ber)
             .Example("1e-6"),
+        MakeKey<F>("down", KeyKind::Time, "time", "(with link: rate, ber or down)",
+                   "The link goes down at `at` for this long, then comes back: what is on it "
+                   "is lost; ECMP (RoCEv2) and the subnet manager (InfiniBand) route around "
+                   "it once they have seen it, iWARP's TCP retransmits until it is back")
+            .Range(1, 3600 * kPsPerSecond)
+            .WrittenIf([](const F& f) { return !f.down.empty(); })
+            .Timed(&F::down, &F::downPs)
+            .Example("500us"),
     };
     return keys;
 }

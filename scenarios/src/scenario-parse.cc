@@ -799,8 +799,8 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
     const ReadContext c{outer.r, s.topology.HostCount()};
     if (!n.IsSequence())
     {
-        c.r.Fail(n, "faults must be a list, each item {at, link, rate or ber} or {at, host, "
-                    "delay}");
+        c.r.Fail(n, "faults must be a list, each item {at, link, rate, ber or down} or {at, "
+                    "host, delay, pause_storm or crash}");
     }
     for (size_t i = 0; i < n.size(); ++i)
     {
@@ -820,7 +820,7 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
         }
         if (item["host"].IsDefined())
         {
-            for (const char* key : {"link", "rate", "ber"})
+            for (const char* key : {"link", "rate", "ber", "down"})
             {
                 if (item[key].IsDefined())
                 {
@@ -843,7 +843,8 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
         }
         if (!item["link"].IsDefined())
         {
-            c.r.Fail(item, where + " needs link (and rate or ber), or host (and delay)");
+            c.r.Fail(item, where + " needs link (and rate, ber or down), or host (and delay, "
+                                   "pause_storm or crash)");
         }
         for (const char* key : {"delay", "pause_storm", "crash"})
         {
@@ -854,9 +855,10 @@ ReadFaults(const ReadContext& outer, const YAML::Node& n, Scenario& s)
                                                 where, key));
             }
         }
-        if (item["rate"].IsDefined() == item["ber"].IsDefined())
+        if (item["rate"].IsDefined() + item["ber"].IsDefined() + item["down"].IsDefined() != 1)
         {
-            c.r.Fail(item, where + " needs one of rate (a degraded link) or ber (bit errors)");
+            c.r.Fail(item, where + " needs one of rate (a degraded link), ber (bit errors) or "
+                                   "down (the link down this long)");
         }
         s.faults.push_back(f);
     }

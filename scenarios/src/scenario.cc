@@ -363,7 +363,10 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
                                                      "bit_error_drops",
                                                      "retransmitted_packets",
                                                      "retransmission_timeouts",
-                                                     "pfc_watchdog_triggers"};
+                                                     "pfc_watchdog_triggers",
+                                                     "link_down_drops",
+                                                     "reroutes",
+                                                     "sm_sweeps"};
         const std::string rest = e.metric.substr(std::min(e.metric.size(), top.size() + 1));
         if (std::find(totals.begin(), totals.end(), rest) == totals.end())
         {

@@ -349,8 +349,10 @@ struct FaultSpec
     std::string pauseStorm; ///< as written; "" unless the host's NIC storms PFC pauses
     int64_t pauseStormPs{0};
     std::string crash; ///< "vm": the host, a VM endpoint, is killed at `at`; else ""
-    SourceMark mark;   ///< the item, for messages about its link
-    /// "rate", "ber", "delay" (a straggler), "pause_storm" or "crash".
+    std::string down;  ///< as written; "" unless the link goes down (for this long)
+    int64_t downPs{0};
+    SourceMark mark; ///< the item, for messages about its link
+    /// "rate", "ber", "down", "delay" (a straggler), "pause_storm" or "crash".
     std::string Kind() const
     {
         if (host >= 0)
@@ -360,6 +362,10 @@ struct FaultSpec
                 return "crash";
             }
             return pauseStorm.empty() ? "delay" : "pause_storm";
+        }
+        if (!down.empty())
+        {
+            return "down";
         }
         return rate.empty() ? "ber" : "rate";
     }

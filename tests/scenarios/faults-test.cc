@@ -158,6 +158,103 @@ TEST_CASE("bit errors at 1e-6: drops as many as the bits crossing predict, the t
     }
 }
 
+namespace
+{
+
+/// A 30 MiB flow from h0 to h1 across a leaf-spine of \p spines spines on \p fabric, where
+/// routing reacts to a link's change 100 us after it (ECMP's detection; the subnet
+/// manager's sweep), and \p faults.
+nlohmann::json
+RunAcross(const ScratchDir& dir, const std::string& name, const std::string& fabric,
+          uint32_t spines, const std::string& faults)
+{
+    return RunText(dir, name,
+                   "duration: 40ms\nfabric:\n  type: " + fabric +
+                       "\n  set: {ns3::RoceSwitch::LinkDetectionTime: 100us, "
+                       "ns3::IbSubnetManager::SweepInterval: 100us}\n"
+                       "topology: {builder: leaf-spine, leaves: 2, spines: " +
+                       std::to_string(spines) +
+                       ", hosts_per_leaf: 1, link: {rate: 100Gbps, delay: 1us}}\n"
+                       "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 30MiB}\n" +
+                       faults);
+}
+
+} // namespace
+
+TEST_CASE("a link down for 500 us: ECMP and the subnet manager route around it once they have "
+          "seen it; with no other path the flow waits out the outage")
+{
+    const double outage = 500e-6;
+    const double detection = 100e-6;
+    // h0's leaf (s0) to spine s2: the path the flow's hash takes on two spines, too.
+    const std::string fault = "faults:\n  - {at: 300us, link: s0-s2, down: 500us}\n"
+                              "expect: {faults.0.applied: 1, totals.link_down_drops: \">0\"}\n";
+    for (const std::string fabric : {"roce", "infiniband"})
+    {
+        for (const uint32_t spines : {1u, 2u})
+        {
+            CAPTURE(fabric);
+            CAPTURE(spines);
+            const ScratchDir dir("faults-down-" + fabric);
+            const double base = Fct(RunAcross(dir, "base", fabric, spines, ""), 0);
+            const auto hit = RunAcross(dir, "hit", fabric, spines, fault);
+            REQUIRE(hit["flows"][0]["state"] == "completed");
+            const double grew = Fct(hit, 0) - base;
+            MESSAGE(fabric << ", " << spines << " spine(s): the FCT grew by " << grew * 1e6
+                           << " us");
+            // What the flow lost: what it sent until routing took the link out (two spines:
+            // the rest goes by the other), or until the link was back and routing had seen
+            // it (one spine); then a NAK for the first lost packet, a round trip or so.
+            const double lost = spines == 2 ? detection : outage + detection;
+            CHECK(grew >= lost);
+            CHECK(grew <= lost + 30e-6);
+            // Routing changed twice: the link withdrawn, and given back.
+            CHECK(hit["totals"][fabric == "roce" ? "reroutes" : "sm_sweeps"] == 2);
+            CHECK(hit["totals"]["congestion_drops"] == 0);
+            // One spine: while no route reached h1 the leaf dropped for it.
+            CHECK((hit["totals"]["drops"].get<uint64_t>() > 0) == (spines == 1));
+            const auto rows = ReadCsv(dir / "hit" / "faults.csv");
+            REQUIRE(rows.size() == 2);
+            CHECK(rows[0] == std::vector<std::string>{"0.000300000", "s0-s2", "down", "500us"});
+            CHECK(rows[1] == std::vector<std::string>{"0.000800000", "s0-s2", "up", "500us"});
+            CHECK(hit["faults"][0]["up_s"].get<double>() == doctest::Approx(800e-6));
+        }
+    }
+    // iWARP keeps its static routes: TCP's retransmission timer carries the connection
+    // over the outage, and fires again only after the link is back.
+    const ScratchDir dir("faults-down-iwarp");
+    const double base = Fct(RunAcross(dir, "base", "iwarp", 2, ""), 0);
+    const auto hit = RunAcross(dir, "hit", "iwarp", 2, fault);
+    REQUIRE(hit["flows"][0]["state"] == "completed");
+    const double grew = Fct(hit, 0) - base;
+    MESSAGE("iwarp: the FCT grew by " << grew * 1e6 << " us");
+    CHECK(grew >= outage);
+    CHECK(hit["totals"]["tcp_retransmissions"].get<uint64_t>() > 0);
+    CHECK(hit["totals"]["link_down_drops"].get<uint64_t>() > 0);
+}
+
+TEST_CASE("a link down for good: the flow fails, and its reason says no path was left")
+{
+    const ScratchDir dir("faults-cut");
+    const fs::path file = dir / "cut.yaml";
+    std::ofstream(file) << "name: cut\nduration: 30ms\nfabric: {type: roce}\n"
+                        << "topology: {builder: leaf-spine, leaves: 2, spines: 2, "
+                        << "hosts_per_leaf: 1}\n"
+                        << "workloads:\n  - {type: bulk, src: h0, dst: h1, bytes: 10MiB}\n"
+                        << "faults:\n  - {at: 300us, link: h1, down: 25ms}\n";
+    const auto r = RunInProcess(file, dir / "out");
+    CHECK(r.code == kExitFailure);
+    const auto s = Summary(dir / "out");
+    const auto& f = s["flows"][0];
+    CHECK(f["state"] == "failed");
+    CHECK(f["reason"] == "retry count exceeded; no path from h0 to h1 while h1-s1 was down "
+                         "(faults.0, 300us for 25ms)");
+    // The QP gave up (its retries ran out) long before the link would have come back.
+    CHECK(s["faults"][0].count("up_s") == 0);
+    CHECK(s["totals"]["reroutes"] == 1);
+    CHECK(s["switch_drops"]["no_route"].get<uint64_t>() > 0);
+}
+
 TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
 {
     const ScratchDir dir("faults-bad");
@@ -176,13 +273,21 @@ TEST_CASE("fault mistakes: FILE:LINE:COL, exit 2, the culprit named")
         {"a rate of 0", "  - {link: h1, rate: 0Gbps}\n",
          "bad.yaml:6:22: faults.0.rate must be a rate such as 100Gbps"},
         {"both a rate and bit errors", "  - {link: h1, rate: 1Gbps, ber: 1e-6}\n",
-         "bad.yaml:6:5: faults.0 needs one of rate (a degraded link) or ber (bit errors)"},
+         "bad.yaml:6:5: faults.0 needs one of rate (a degraded link), ber (bit errors) or "
+         "down (the link down this long)"},
+        {"a link down and degraded at once", "  - {link: h1, rate: 1Gbps, down: 1ms}\n",
+         "bad.yaml:6:5: faults.0 needs one of rate"},
+        {"a link down for no time", "  - {link: h1, down: 0us}\n",
+         "bad.yaml:6:22: faults.0.down is out of range: 0us"},
+        {"a host's link down by host", "  - {host: h1, down: 1ms}\n",
+         "bad.yaml:6:22: faults.0: a straggler (host, delay) has no down"},
         {"neither", "  - {link: h1}\n", "bad.yaml:6:5: faults.0 needs one of rate"},
         {"bit errors past 1e-3", "  - {link: h1, ber: 0.01}\n", "bad.yaml:6:21: faults.0.ber"},
         {"no link", "  - {at: 1ms, rate: 1Gbps}\n",
-         "bad.yaml:6:5: faults.0 needs link (and rate or ber), or host (and delay)"},
-        {"a key faults do not have", "  - {at: 1ms, link: h1, rate: 1Gbps, down: 1ms}\n",
-         "bad.yaml:6:38: unknown key 'down' in faults.0"},
+         "bad.yaml:6:5: faults.0 needs link (and rate, ber or down), or host (and delay, "
+         "pause_storm or crash)"},
+        {"a key faults do not have", "  - {at: 1ms, link: h1, rate: 1Gbps, up: 1ms}\n",
+         "bad.yaml:6:38: unknown key 'up' in faults.0"},
         {"a straggler without its delay", "  - {host: h2}\n",
          "bad.yaml:6:5: faults.0: a host's fault needs one of delay"},
         {"a straggler and a storm at once", "  - {host: h2, delay: 5us, pause_storm: 1ms}\n",

@@ -227,17 +227,38 @@ TopologySpec::Ring(uint32_t switches, uint32_t hostsPerSwitch, LinkParams hostLi
     return t;
 }
 
+void
+TopologySpec::SetLinkUp(uint32_t link, bool up)
+{
+    NS_ABORT_MSG_IF(link >= m_links.size(), "TopologySpec: no link " << link);
+    if (m_links[link].up != up)
+    {
+        m_links[link].up = up;
+        m_downLinks += up ? -1 : 1;
+    }
+}
+
+std::vector<std::vector<std::pair<uint32_t, uint32_t>>>
+TopologySpec::Adjacency() const
+{
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes.size());
+    for (uint32_t i = 0; i < m_links.size(); ++i)
+    {
+        if (m_links[i].up)
+        {
+            adj[m_links[i].a].emplace_back(m_links[i].b, i);
+            adj[m_links[i].b].emplace_back(m_links[i].a, i);
+        }
+    }
+    return adj;
+}
+
 std::vector<std::vector<std::vector<uint32_t>>>
 TopologySpec::UpDownNextHops() const
 {
     const size_t n = m_nodes.size();
     constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n); // (neighbour, link)
-    for (uint32_t i = 0; i < m_links.size(); ++i)
-    {
-        adj[m_links[i].a].emplace_back(m_links[i].b, i);
-        adj[m_links[i].b].emplace_back(m_links[i].a, i);
-    }
+    const auto adj = Adjacency();
     // Switch-only BFS from a set of sources.
     auto bfs = [&](const std::vector<uint32_t>& from) {
         std::vector<uint32_t> d(n, kInf);
@@ -351,7 +372,7 @@ TopologySpec::UpDownNextHops() const
             {
                 continue;
             }
-            if (dist[u] == kInf)
+            if (dist[u] == kInf && m_downLinks == 0)
             {
                 throw std::runtime_error("up/down routing: no legal route from " + m_nodes[u].name +
                                          " to " + m_nodes[m_hosts[h]].name +
@@ -379,12 +400,7 @@ std::vector<std::vector<std::vector<uint32_t>>>
 TopologySpec::NextHops() const
 {
     const size_t n = m_nodes.size();
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n); // (neighbour, link)
-    for (uint32_t i = 0; i < m_links.size(); ++i)
-    {
-        adj[m_links[i].a].emplace_back(m_links[i].b, i);
-        adj[m_links[i].b].emplace_back(m_links[i].a, i);
-    }
+    const auto adj = Adjacency();
     std::vector<std::vector<std::vector<uint32_t>>> hops(
         n, std::vector<std::vector<uint32_t>>(m_hosts.size()));
     constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
@@ -447,12 +463,7 @@ std::vector<uint32_t>
 TopologySpec::FirstPath(uint32_t a, uint32_t b) const
 {
     // Breadth-first from host a over switches to host b, keeping the first path found.
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes.size());
-    for (uint32_t i = 0; i < m_links.size(); ++i)
-    {
-        adj[m_links[i].a].emplace_back(m_links[i].b, i);
-        adj[m_links[i].b].emplace_back(m_links[i].a, i);
-    }
+    const auto adj = Adjacency();
     const uint32_t from = m_hosts.at(a);
     const uint32_t to = m_hosts.at(b);
     std::vector<int64_t> via(m_nodes.size(), -1); // link by which a node was reached

@@ -36,6 +36,7 @@ class TopologySpec
         uint32_t a;
         uint32_t b;
         LinkParams params;
+        bool up{true}; ///< false: down (a fault); routes and paths leave it out
     };
 
     /// Two hosts on one cable, no switch.
@@ -79,6 +80,10 @@ class TopologySpec
     const std::vector<uint32_t>& Hosts() const { return m_hosts; }
     /// Link \p link is unlike the builder's: another rate or delay (a slow cable).
     void SetLinkParams(uint32_t link, LinkParams p) { m_links.at(link).params = p; }
+    /// Link \p link is down (false) or back up: NextHops, UpDownNextHops, PathLinks and
+    /// Reaches leave a down link out, as routing that has seen it go does.
+    void SetLinkUp(uint32_t link, bool up);
+    bool IsLinkUp(uint32_t link) const { return m_links.at(link).up; }
 
     /**
      * \brief Equal-cost next hops.
@@ -95,7 +100,8 @@ class TopologySpec
      * dependencies cannot close a cycle. Each switch keeps the shortest such routes
      * toward each host; where several are equal, all are returned (as NextHops()).
      * On a fat tree and a leaf-spine these are the min-hop routes.
-     * \return as NextHops(); throws std::runtime_error naming a pair with no legal route.
+     * \return as NextHops(); throws std::runtime_error naming a pair with no legal route,
+     * unless a link is down (SetLinkUp): then such a pair has no next hops.
      */
     std::vector<std::vector<std::vector<uint32_t>>> UpDownNextHops() const;
 
@@ -109,6 +115,8 @@ class TopologySpec
   private:
     /// PathLinks's path; empty when there is none.
     std::vector<uint32_t> FirstPath(uint32_t a, uint32_t b) const;
+    /// adj[node]: (neighbour, link) over the links that are up.
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> Adjacency() const;
     uint32_t AddHost();
     uint32_t AddSwitch();
     void AddLink(uint32_t a, uint32_t b, LinkParams p);
@@ -117,6 +125,7 @@ class TopologySpec
     std::vector<Link> m_links;
     std::vector<uint32_t> m_hosts;
     uint32_t m_switches{0};
+    uint32_t m_downLinks{0};
 };
 
 } // namespace ns3

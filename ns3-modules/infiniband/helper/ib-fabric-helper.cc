@@ -4,6 +4,7 @@
 #include "ns3/ib-recorders.h"
 #include "ns3/link-errors.h"
 #include "ns3/pointer.h"
+#include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "ns3/wait-cycle.h"
 
@@ -14,6 +15,9 @@ namespace ns3
 {
 
 IbFabricHelper::IbFabricHelper()
+    : m_outages([this](uint32_t link) {
+          return m_ports[2 * link]->GetBitErrorDrops() + m_ports[2 * link + 1]->GetBitErrorDrops();
+      })
 {
     m_portFactory.SetTypeId(IbPort::GetTypeId());
     m_hcaFactory.SetTypeId(IbHca::GetTypeId());
@@ -100,8 +104,6 @@ IbFabricHelper::Install(const TopologySpec& spec)
         hca->Setup(port, BaseLid(h));
         m_hcas.push_back(hca);
     }
-    // The subnet manager's sweep: min-hop or up/down linear forwarding tables.
-    const auto hops = m_routing == Routing::UpDown ? spec.UpDownNextHops() : spec.NextHops();
     for (uint32_t u = 0; u < nodes.size(); ++u)
     {
         if (!nodes[u].isSwitch)
@@ -114,22 +116,12 @@ IbFabricHelper::Install(const TopologySpec& spec)
         {
             portOfLink[link] = sw->AddPort(port);
         }
-        for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
-        {
-            const auto& choices = hops[u][h];
-            if (choices.empty())
-            {
-                continue; // another rail of a cluster without spines: no LFT entry
-            }
-            for (uint32_t path = 0; path < (1u << m_lmc); ++path)
-            {
-                // Equal next hops taken in turn: by host, then by the LID's path bits.
-                const uint16_t dlid = static_cast<uint16_t>(BaseLid(h) + path);
-                sw->SetRoute(dlid, portOfLink.at(choices[(h + 1 + path) % choices.size()]));
-            }
-        }
         m_switches.push_back(sw);
+        m_switchNode.push_back(u);
+        m_portOfLink.push_back(std::move(portOfLink));
     }
+    m_sm = CreateObject<IbSubnetManager>();
+    LoadForwardingTables(spec);
     for (const auto& port : m_ports)
     {
         port->Start();
@@ -319,13 +311,66 @@ IbFabricHelper::TotalBecns() const
 }
 
 void
+IbFabricHelper::LoadForwardingTables(const TopologySpec& spec)
+{
+    // The subnet manager's sweep: min-hop or up/down linear forwarding tables.
+    const auto hops = m_routing == Routing::UpDown ? spec.UpDownNextHops() : spec.NextHops();
+    for (size_t i = 0; i < m_switches.size(); ++i)
+    {
+        const Ptr<IbSwitch> sw = m_switches[i];
+        sw->ClearRoutes();
+        for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+        {
+            const auto& choices = hops[m_switchNode[i]][h];
+            if (choices.empty())
+            {
+                continue; // another rail of a cluster without spines, or cut off: no entry
+            }
+            for (uint32_t path = 0; path < (1u << m_lmc); ++path)
+            {
+                // Equal next hops taken in turn: by host, then by the LID's path bits.
+                const uint16_t dlid = static_cast<uint16_t>(BaseLid(h) + path);
+                sw->SetRoute(dlid, m_portOfLink[i].at(choices[(h + 1 + path) % choices.size()]));
+            }
+        }
+    }
+}
+
+void
+IbFabricHelper::SetLinkUp(uint32_t link, bool up)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_ports.size(), "IbFabricHelper: no link " << link);
+    m_outages.SetUp(link, {m_ports[2 * link], m_ports[2 * link + 1]}, up);
+    Simulator::Schedule(m_sm->NextSweep(Simulator::Now()) - Simulator::Now(),
+                        &IbFabricHelper::Sweep, this);
+}
+
+void
+IbFabricHelper::Sweep()
+{
+    TopologySpec seen = m_spec;
+    for (uint32_t l = 0; l < m_spec.Links().size(); ++l)
+    {
+        seen.SetLinkUp(l, !m_outages.IsDown(l));
+    }
+    LoadForwardingTables(seen);
+    m_sm->NotifySweep();
+}
+
+uint64_t
+IbFabricHelper::GetLinkDownDrops() const
+{
+    return m_outages.GetDrops();
+}
+
+void
 IbFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
 {
     NS_ABORT_MSG_IF(2 * link + 1 >= m_ports.size(), "IbFabricHelper: no link " << link);
     for (uint32_t end = 0; end < 2; ++end)
     {
-        m_ports[2 * link + end]->SetAttribute("ReceiveErrorModel",
-                                              PointerValue(BitErrorModel(link, end, ber)));
+        m_outages.SetErrorModel(link, {m_ports[2 * link], m_ports[2 * link + 1]}, end,
+                                BitErrorModel(link, end, ber));
     }
 }
 
@@ -337,7 +382,7 @@ IbFabricHelper::GetBitErrorDrops() const
     {
         n += port->GetBitErrorDrops();
     }
-    return n;
+    return n - m_outages.GetDrops(); // the same drop counters: packets a down link lost
 }
 
 RdmaQueuePair::Recovery

@@ -14,11 +14,14 @@
 
 #include "ns3/host-address.h"
 #include "ns3/ib-hca.h"
+#include "ns3/ib-subnet-manager.h"
 #include "ns3/ib-switch.h"
+#include "ns3/link-outages.h"
 #include "ns3/object-factory.h"
 #include "ns3/rdma-fabric.h"
 #include "ns3/topology-spec.h"
 
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -82,6 +85,20 @@ class IbFabricHelper : public RdmaFabric
     void SetLinkRate(uint32_t link, DataRate rate);
     /// Both ports of link \p link drop a packet that a bit error hits, at \p ber per bit.
     void SetLinkBitErrorRate(uint32_t link, double ber);
+    /**
+     * \brief Link \p link goes down (\p up false) or comes back (a fault).
+     *
+     * While it is down both ports lose what arrives (credits still flow: the model's
+     * flow-control packets travel outside the ports' receive path). The subnet manager's
+     * sweep (IbSubnetManager::SweepInterval later) then loads every switch's forwarding
+     * table with the routes of the links up at that moment; a host no route reaches has
+     * no entry, and packets to it are dropped for no route until a sweep gives one back.
+     */
+    void SetLinkUp(uint32_t link, bool up);
+    /// Packets lost on links while they were down (not in GetBitErrorDrops).
+    uint64_t GetLinkDownDrops() const;
+    /// The subnet manager's sweeps that loaded new tables after a link changed.
+    uint32_t GetSweeps() const { return m_sm ? m_sm->GetSweeps() : 0; }
     /// Packets every port dropped for bit errors (VCRC).
     uint64_t GetBitErrorDrops() const;
     /// What every QP's go-back-N did (packets sent again, timeouts), QPs already
@@ -110,6 +127,10 @@ class IbFabricHelper : public RdmaFabric
 
   private:
     uint16_t BaseLid(uint32_t host) const { return static_cast<uint16_t>((host + 1) << m_lmc); }
+    /// Every switch's linear forwarding table from \p spec's links that are up.
+    void LoadForwardingTables(const TopologySpec& spec);
+    /// The subnet manager's sweep after a link changed state.
+    void Sweep();
 
     uint8_t m_lmc{0};
     Routing m_routing{Routing::MinHop};
@@ -119,6 +140,10 @@ class IbFabricHelper : public RdmaFabric
     std::vector<Ptr<IbHca>> m_hcas;
     std::vector<Ptr<IbPort>> m_hostPorts;
     std::vector<Ptr<IbSwitch>> m_switches;
+    std::vector<uint32_t> m_switchNode;                     ///< each switch's node in m_spec
+    std::vector<std::map<uint32_t, uint32_t>> m_portOfLink; ///< each switch's port by link
+    Ptr<IbSubnetManager> m_sm;
+    LinkOutages m_outages;
     std::vector<Ptr<IbPort>> m_ports;
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost;
     RdmaQueuePair::Recovery m_goneRecovery; ///< of QPs already disconnected

@@ -13,6 +13,7 @@
 #include "ns3/object.h"
 #include "ns3/traced-callback.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -30,6 +31,8 @@ class IbSwitch : public Object
     uint32_t GetNPorts() const { return static_cast<uint32_t>(m_ports.size()); }
     /// The linear forwarding table: packets to \p dlid leave through \p port.
     void SetRoute(uint16_t dlid, uint32_t port);
+    /// Empties the linear forwarding table (before the subnet manager loads a new one).
+    void ClearRoutes() { std::fill(m_lft.begin(), m_lft.end(), -1); }
     /// SL-to-VL for packets from \p in to \p out (default: VL = SL mod the output's data VLs).
     void SetSl2Vl(uint32_t in, uint32_t out, uint8_t sl, uint8_t vl);
     uint64_t GetNoRouteDrops() const { return m_noRoute; }

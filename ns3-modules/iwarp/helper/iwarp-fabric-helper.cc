@@ -401,20 +401,66 @@ IwarpFabricHelper::PeakSwitchQueueBytes() const
     return m_peakQueue;
 }
 
+namespace
+{
+
+void
+CountDrop(uint64_t* count, Ptr<const Packet>)
+{
+    ++*count;
+}
+
+} // namespace
+
+void
+IwarpFabricHelper::CountDrops(uint32_t link)
+{
+    if (m_linkDrops.size() < m_linkDevices.size() / 2)
+    {
+        m_linkDrops.resize(m_linkDevices.size() / 2); // once: the counters must not move
+        m_dropsCounted.resize(m_linkDevices.size() / 2);
+    }
+    if (m_dropsCounted[link])
+    {
+        return;
+    }
+    m_dropsCounted[link] = true;
+    for (uint32_t side = 0; side < 2; ++side)
+    {
+        m_linkDevices[2 * link + side]->TraceConnectWithoutContext(
+            "PhyRxDrop", MakeBoundCallback(&CountDrop, &m_linkDrops[link]));
+    }
+}
+
 void
 IwarpFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
 {
     NS_ABORT_MSG_IF(2 * link + 1 >= m_linkDevices.size(), "IwarpFabricHelper: no link " << link);
+    CountDrops(link);
     for (uint32_t side = 0; side < 2; ++side)
     {
-        Ptr<NetDevice> dev = m_linkDevices[2 * link + side];
-        dev->SetAttribute("ReceiveErrorModel", PointerValue(BitErrorModel(link, side, ber)));
-        if (m_errorCounted.insert(PeekPointer(dev)).second) // counted once, whatever comes next
-        {
-            dev->TraceConnectWithoutContext("PhyRxDrop",
-                                            MakeCallback(&IwarpFabricHelper::BitErrorDrop, this));
-        }
+        m_outages.SetErrorModel(link, {m_linkDevices[2 * link], m_linkDevices[2 * link + 1]}, side,
+                                BitErrorModel(link, side, ber));
     }
+}
+
+void
+IwarpFabricHelper::SetLinkUp(uint32_t link, bool up)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_linkDevices.size(), "IwarpFabricHelper: no link " << link);
+    CountDrops(link);
+    m_outages.SetUp(link, {m_linkDevices[2 * link], m_linkDevices[2 * link + 1]}, up);
+}
+
+uint64_t
+IwarpFabricHelper::GetBitErrorDrops() const
+{
+    uint64_t n = 0;
+    for (uint64_t d : m_linkDrops)
+    {
+        n += d;
+    }
+    return n - m_outages.GetDrops();
 }
 
 void

@@ -14,6 +14,7 @@
 
 #include "ns3/ipv4-address.h"
 #include "ns3/iwarp-qp.h"
+#include "ns3/link-outages.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
 #include "ns3/pcap-file-wrapper.h"
@@ -94,7 +95,18 @@ class IwarpFabricHelper : public RdmaFabric
     /// (a RateErrorModel on receive; TCP recovers).
     void SetLinkBitErrorRate(uint32_t link, double ber);
     /// Packets the links dropped for bit errors.
-    uint64_t GetBitErrorDrops() const { return m_bitErrorDrops; }
+    uint64_t GetBitErrorDrops() const;
+    /**
+     * \brief Link \p link goes down (\p up false) or comes back (a fault).
+     *
+     * While it is down both devices lose what arrives. The routes are static (as
+     * Install made them) and stay: TCP's retransmission timer, backing off, carries each
+     * connection over the outage, and it goes on after the first timeout once the link
+     * is back.
+     */
+    void SetLinkUp(uint32_t link, bool up);
+    /// Packets lost on links while they were down (not in GetBitErrorDrops).
+    uint64_t GetLinkDownDrops() const { return m_outages.GetDrops(); }
 
     uint64_t TotalTcpRetransmissions() const;
     uint64_t TotalEcnEchoes() const;
@@ -117,9 +129,11 @@ class IwarpFabricHelper : public RdmaFabric
     std::vector<Ptr<NetDevice>> m_hostDevices; ///< each host's device
     std::vector<SwitchPort> m_switchPorts;
     std::vector<Ptr<NetDevice>> m_linkDevices; ///< each link's two ends, in link order
-    uint64_t m_bitErrorDrops{0};
-    std::set<const NetDevice*> m_errorCounted; ///< devices whose PhyRxDrop is counted
-    void BitErrorDrop(Ptr<const Packet>) { ++m_bitErrorDrops; } ///< one per switch port
+    /// Counts each link's PhyRxDrop (bit errors and outages), once for its two devices.
+    void CountDrops(uint32_t link);
+    std::vector<uint64_t> m_linkDrops; ///< by link: what its two devices dropped on arrival
+    std::vector<bool> m_dropsCounted;  ///< by link: its PhyRxDrop traces connected
+    LinkOutages m_outages{[this](uint32_t link) { return m_linkDrops.at(link); }};
     std::vector<uint16_t> m_nextPort; ///< per host, the next listening port
     std::vector<Ptr<IwarpQp>> m_qps;  ///< alive until the helper goes
     std::vector<std::pair<Ptr<NetDevice>, Ptr<PcapFileWrapper>>> m_pcaps;

@@ -8,6 +8,7 @@
 #include "ns3/pointer.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-recorders.h"
+#include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "ns3/wait-cycle.h"
 
@@ -27,6 +28,10 @@ constexpr int64_t kFirstStream = 1000;
 } // namespace
 
 RoceFabricHelper::RoceFabricHelper()
+    : m_outages([this](uint32_t link) {
+          return m_devices[2 * link]->GetBitErrorDrops() +
+                 m_devices[2 * link + 1]->GetBitErrorDrops();
+      })
 {
     m_deviceFactory.SetTypeId(RoceNetDevice::GetTypeId());
     m_nicFactory.SetTypeId(RoceNic::GetTypeId());
@@ -154,21 +159,92 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         // Fixed streams: a run's random draws depend on its seed alone, not on
         // how many random variables the process made before (a second run).
         sw->AssignStreams(kFirstStream + static_cast<int64_t>(m_switches.size()));
-        for (uint32_t h = 0; h < spec.Hosts().size(); ++h)
+        m_switches.push_back(sw);
+        m_switchNode.push_back(u);
+    }
+    InstallRoutes(hops);
+}
+
+void
+RoceFabricHelper::InstallRoutes(const std::vector<std::vector<std::vector<uint32_t>>>& hops)
+{
+    for (size_t i = 0; i < m_switches.size(); ++i)
+    {
+        const Ptr<RoceSwitch> sw = m_switches[i];
+        const uint32_t u = m_switchNode[i];
+        auto portOf = [&](uint32_t link) {
+            const uint32_t end = m_spec.Links()[link].a == u ? 0 : 1;
+            return sw->GetPortIndex(m_devices[2 * link + end]);
+        };
+        for (uint32_t h = 0; h < m_spec.Hosts().size(); ++h)
         {
             for (uint32_t link : hops[u][h])
             {
-                sw->AddRoute(GetHostAddress(h), portOfLink.at(link));
+                sw->AddRoute(GetHostAddress(h), portOf(link));
             }
         }
-        m_switches.push_back(sw);
     }
+    for (const auto& [host, address] : m_routes6)
+    {
+        for (size_t i = 0; i < m_switches.size(); ++i)
+        {
+            // The same ports as the host's IPv4 route.
+            for (uint32_t port : m_switches[i]->GetRoute(GetHostAddress(host)))
+            {
+                m_switches[i]->AddRoute(address, port);
+            }
+        }
+    }
+}
+
+void
+RoceFabricHelper::SetLinkUp(uint32_t link, bool up)
+{
+    NS_ABORT_MSG_IF(2 * link + 1 >= m_devices.size(), "RoceFabricHelper: no link " << link);
+    m_outages.SetUp(link, {m_devices[2 * link], m_devices[2 * link + 1]}, up);
+    // The routes change once the switches at its ends have seen it (the slower of them).
+    Time detection;
+    for (uint32_t end = 0; end < 2; ++end)
+    {
+        for (size_t i = 0; i < m_switches.size(); ++i)
+        {
+            const auto& l = m_spec.Links()[link];
+            if (m_switchNode[i] == (end == 0 ? l.a : l.b))
+            {
+                detection = Max(detection, m_switches[i]->GetLinkDetectionTime());
+            }
+        }
+    }
+    Simulator::Schedule(detection, &RoceFabricHelper::Reroute, this);
+}
+
+void
+RoceFabricHelper::Reroute()
+{
+    TopologySpec routed = m_spec;
+    for (uint32_t l = 0; l < m_spec.Links().size(); ++l)
+    {
+        routed.SetLinkUp(l, !m_outages.IsDown(l));
+    }
+    for (const auto& sw : m_switches)
+    {
+        sw->ClearRoutes();
+    }
+    InstallRoutes(routed.NextHops());
+    ++m_reroutes;
+}
+
+uint64_t
+RoceFabricHelper::GetLinkDownDrops() const
+{
+    return m_outages.GetDrops();
 }
 
 void
 RoceFabricHelper::AddHostRoute(uint32_t host, Ipv6Address address)
 {
     NS_ABORT_MSG_IF(host >= GetNHosts(), "no host h" << host);
+    m_routes6.emplace_back(host, address); // again after each routing change
     for (size_t i = 0; i < m_switches.size(); ++i)
     {
         // The same ports as the host's IPv4 route.
@@ -414,8 +490,8 @@ RoceFabricHelper::SetLinkBitErrorRate(uint32_t link, double ber)
     NS_ABORT_MSG_IF(2 * link + 1 >= m_devices.size(), "RoceFabricHelper: no link " << link);
     for (uint32_t end = 0; end < 2; ++end)
     {
-        m_devices[2 * link + end]->SetAttribute("ReceiveErrorModel",
-                                                PointerValue(BitErrorModel(link, end, ber)));
+        m_outages.SetErrorModel(link, {m_devices[2 * link], m_devices[2 * link + 1]}, end,
+                                BitErrorModel(link, end, ber));
     }
 }
 
@@ -427,7 +503,7 @@ RoceFabricHelper::GetBitErrorDrops() const
     {
         n += dev->GetBitErrorDrops();
     }
-    return n;
+    return n - m_outages.GetDrops(); // the same drop counters: frames a down link lost
 }
 
 RdmaQueuePair::Recovery

@@ -9,6 +9,7 @@
 #ifndef FABEMU_ROCE_FABRIC_HELPER_H
 #define FABEMU_ROCE_FABRIC_HELPER_H
 
+#include "ns3/link-outages.h"
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
 #include "ns3/rdma-fabric.h"
@@ -89,6 +90,20 @@ class RoceFabricHelper : public RdmaFabric
     void SetLinkRate(uint32_t link, DataRate rate);
     /// Both ends of link \p link drop a frame that a bit error hits, at \p ber per bit.
     void SetLinkBitErrorRate(uint32_t link, double ber);
+    /**
+     * \brief Link \p link goes down (\p up false) or comes back (a fault).
+     *
+     * While it is down both ends lose what arrives. Each switch at its ends sees the
+     * change after its LinkDetectionTime (RoceSwitch; the longer of the two): then every
+     * switch's ECMP routes are those of the links up at that moment (next hops over the
+     * down link withdrawn, or given back). A host that no route reaches is dropped for
+     * no_route until one does.
+     */
+    void SetLinkUp(uint32_t link, bool up);
+    /// Frames lost on links while they were down (not in GetBitErrorDrops).
+    uint64_t GetLinkDownDrops() const;
+    /// How many times the routes changed after a link went down or came back.
+    uint32_t GetReroutes() const { return m_reroutes; }
     /// Host \p host's NIC storms PFC pauses for \p duration from now (a fault).
     void StartPauseStorm(uint32_t host, Time duration);
     /// The PFC watchdog's triggers on every port, the switches' and the hosts'.
@@ -117,6 +132,11 @@ class RoceFabricHelper : public RdmaFabric
         std::vector<Time> delays;
     };
     Path PathBetween(uint32_t a, uint32_t b) const;
+    /// Every switch's routes to every host (and the IPv6 routes AddHostRoute added)
+    /// along \p hops (TopologySpec::NextHops of the links up).
+    void InstallRoutes(const std::vector<std::vector<std::vector<uint32_t>>>& hops);
+    /// The routes of the links up now (a link went down or came back).
+    void Reroute();
 
     TopologySpec m_spec;
     std::unordered_map<const RdmaQp*, uint32_t> m_qpHost; ///< the host of each live QP
@@ -127,6 +147,10 @@ class RoceFabricHelper : public RdmaFabric
     std::vector<Ptr<RoceNic>> m_nics;
     std::vector<Ptr<RoceNetDevice>> m_hostPorts;
     std::vector<Ptr<RoceSwitch>> m_switches;
+    std::vector<uint32_t> m_switchNode;                      ///< each switch's node in m_spec
+    std::vector<std::pair<uint32_t, Ipv6Address>> m_routes6; ///< AddHostRoute's, by host
+    LinkOutages m_outages;
+    uint32_t m_reroutes{0};
     std::vector<Ptr<RoceNetDevice>> m_devices;
     uint32_t m_connections{0};
     std::vector<Ptr<PcapWriter>> m_pcaps;

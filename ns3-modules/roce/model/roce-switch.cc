@@ -68,6 +68,12 @@ RoceSwitch::GetTypeId()
                 "counted as pfc_watchdog drops)",
                 EnumValue(RoceNetDevice::Forward), MakeEnumAccessor(&RoceSwitch::m_watchdogAction),
                 MakeEnumChecker(RoceNetDevice::Forward, "Forward", RoceNetDevice::Drop, "Drop"))
+            .AddAttribute("LinkDetectionTime",
+                          "How long after one of its links goes down, or comes back, the "
+                          "fabric's ECMP routes change: the link's loss detected, and "
+                          "routing converged (a fault: link down)",
+                          TimeValue(MilliSeconds(1)),
+                          MakeTimeAccessor(&RoceSwitch::m_linkDetection), MakeTimeChecker(Time()))
             .AddAttribute("MaxFrameBytes", "Largest frame, for sizing PFC headroom",
                           UintegerValue(9018), MakeUintegerAccessor(&RoceSwitch::m_maxFrameBytes),
                           MakeUintegerChecker<uint32_t>(64))
@@ -192,6 +198,21 @@ RoceSwitch::GetRoute(Ipv4Address dst) const
 {
     const auto it = m_routes4.find(dst.Get());
     return it == m_routes4.end() ? std::vector<uint32_t>{} : m_portSets[it->second];
+}
+
+void
+RoceSwitch::ClearRoutes()
+{
+    m_routes4.clear(); // the port sets stay: the next routes mostly use them again
+    m_routes6.clear();
+}
+
+uint32_t
+RoceSwitch::GetPortIndex(Ptr<const RoceNetDevice> device) const
+{
+    const auto it = m_portOf.find(PeekPointer(device));
+    NS_ABORT_MSG_IF(it == m_portOf.end(), "RoceSwitch: the device is not a port here");
+    return it->second;
 }
 
 void

@@ -79,6 +79,13 @@ class RoceSwitch : public Object
     void AddRoute(Ipv6Address dst, uint32_t port);
     /// The ports of the route to \p dst, in the order added (empty: no route).
     std::vector<uint32_t> GetRoute(Ipv4Address dst) const;
+    /// Forgets every route (before a routing change adds the new ones).
+    void ClearRoutes();
+    /// The index of port \p device here; aborts when it is not one of this switch's.
+    uint32_t GetPortIndex(Ptr<const RoceNetDevice> device) const;
+    /// LinkDetectionTime: how long after a link here goes down or comes back the routes
+    /// change.
+    Time GetLinkDetectionTime() const { return m_linkDetection; }
 
     Ptr<SwitchMmu> GetMmu() const { return m_mmu; }
     Ptr<RoceNetDevice> GetPort(uint32_t i) const { return m_ports.at(i).device; }
@@ -129,6 +136,7 @@ class RoceSwitch : public Object
     const std::vector<uint32_t>* Lookup(const ParsedFrame& f) const;
 
     Ptr<SwitchMmu> m_mmu;
+    Time m_linkDetection;
     std::vector<Port> m_ports;
     std::unordered_map<const RoceNetDevice*, uint32_t> m_portOf;
     /// The distinct ECMP port sets (a fat tree's switch has a few: each down port, all up
