@@ -1315,6 +1315,7 @@ RunOnFabric(const Scenario& s, Fabric& fabric, const EmulateSetup& setup, RealEn
     StopEdges(edges, r);
     static_cast<FabricTotals&>(r) = fabric.Totals();
     r.flows = runner.Outcomes(); // every flow: completed, failed or pending
+    faults.ExplainFailures(r.flows);
     r.flowCount = runner.Flows().size();
     RecordLag(s, lag, *simImpl, setup.resultsDir, r);
     fabric.WriteRecords();

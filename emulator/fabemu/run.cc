@@ -6,6 +6,7 @@
 #include "emulator/fabemu/results-folder.h"
 #include "emulator/fabemu/time-resolution.h"
 #include "emulator/runner/collective-jobs.h"
+#include "emulator/runner/deadlock-watch.h"
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/fault-schedule.h"
 #include "emulator/runner/node-fabric.h"
@@ -394,6 +395,11 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     {
         collectives.emplace(s, fabric ? &fabric->Rdma() : nullptr, nodes);
     }
+    std::optional<DeadlockWatch> deadlocks; // stops a run that can no longer move
+    if (fabric && s.fidelity == "packet")
+    {
+        deadlocks.emplace(*fabric);
+    }
     std::vector<FlowRecord> flows;
     if (s.fidelity == "analytical")
     {
@@ -412,6 +418,11 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     {
         fabric->WriteRecords();
         totals = fabric->Totals();
+        if (deadlocks)
+        {
+            deadlocks->Annotate(totals.deadlock);
+            deadlocks.reset();
+        }
     }
     for (const auto& node : nodes)
     {
@@ -560,6 +571,13 @@ PrintRunSummary(const Scenario& s, const json& summary, const fs::path& target, 
                            summary["sim_time_s"].get<double>() * 1e3,
                            summary["wall_time_s"].get<double>(), fmt::join(lines, ", "),
                            t["bytes_delivered"].get<uint64_t>());
+    }
+    if (summary.contains("deadlock") && summary["deadlock"].contains("stopped_at_s"))
+    {
+        const auto& d = summary["deadlock"];
+        out << fmt::format("deadlock ({}) from {:.3f} ms; the run stopped at {:.3f} ms: {}\n",
+                           d["kind"].get<std::string>(), d["detected_at_s"].get<double>() * 1e3,
+                           d["stopped_at_s"].get<double>() * 1e3, d["cycle"].dump());
     }
     const auto& f = summary["flow_stats"];
     if (f["count"].get<size_t>() > 0)

@@ -136,6 +136,18 @@ RocePriority()
 namespace fabemu
 {
 
+nlohmann::json
+Fabric::Deadlock() const
+{
+    return nullptr;
+}
+
+bool
+Fabric::DeadlockMayClear() const
+{
+    return false;
+}
+
 void
 Fabric::StartPauseStorm(uint32_t host, ns3::Time)
 {

@@ -106,6 +106,12 @@ class Fabric
     /// Host \p host's NIC sends PFC pauses without end for \p duration (a fault; after
     /// Build). Only fabrics with PFC have it: the validator refuses it elsewhere.
     virtual void StartPauseStorm(uint32_t host, ns3::Time duration);
+    /// The deadlock the fabric is in now, as FabricTotals::deadlock (null: none). Read on
+    /// the simulation thread, during the run (DeadlockWatch) and at its end.
+    virtual nlohmann::json Deadlock() const;
+    /// Whether a deadlock can end by itself here (a PFC watchdog is on): then the run is
+    /// not stopped when one lasts.
+    virtual bool DeadlockMayClear() const;
     /// The totals for summary.json (after the run).
     virtual FabricTotals Totals() const = 0;
     /// Counters for `fabemu status`, read on the simulation thread while it runs.

@@ -155,7 +155,7 @@ FaultSchedule::Apply(size_t i, Fabric* fabric)
 void
 FaultSchedule::LinkBack(size_t i, Fabric* fabric)
 {
-    // A second outage of the same link that began later and lasts longer keeps it down.
+    // A second outage of the same link that lasts longer keeps it down until it ends.
     const Entry& e = m_faults[i];
     for (size_t j = 0; j < m_faults.size(); ++j)
     {
@@ -163,12 +163,18 @@ FaultSchedule::LinkBack(size_t i, Fabric* fabric)
         if (j != i && o.applied && o.spec.Kind() == "down" && o.link == e.link &&
             o.upAt == Time::Max() && o.at + PicoSeconds(o.spec.downPs) > Simulator::Now())
         {
-            m_faults[i].upAt = Simulator::Now();
             return;
         }
     }
     fabric->SetLinkUp(e.link, true);
-    m_faults[i].upAt = Simulator::Now();
+    m_faults[i].broughtBack = true;
+    for (Entry& o : m_faults)
+    {
+        if (o.applied && o.spec.Kind() == "down" && o.link == e.link && o.upAt == Time::Max())
+        {
+            o.upAt = Simulator::Now(); // it, and the outages it held back
+        }
+    }
 }
 
 bool
@@ -198,14 +204,19 @@ FaultSchedule::ExplainFailures(std::vector<FlowRecord>& flows) const
         for (size_t i = 0; i < m_faults.size(); ++i)
         {
             const Entry& e = m_faults[i];
-            if (!e.applied || e.spec.Kind() != "down" || e.upAt <= r.spec.start ||
+            // An outage during the flow's life, before it failed, that cut its hosts apart.
+            if (!e.applied || e.spec.Kind() != "down" || e.upAt <= r.spec.start || e.at > r.ended ||
                 Joined(r.spec.src, r.spec.dst, Max(e.at, r.spec.start)))
             {
                 continue;
             }
-            r.reason += fmt::format("; no path from h{} to h{} while {} was down (faults.{}, "
+            const std::string src =
+                r.spec.srcName.empty() ? fmt::format("h{}", r.spec.src) : r.spec.srcName;
+            const std::string dst =
+                r.spec.dstName.empty() ? fmt::format("h{}", r.spec.dst) : r.spec.dstName;
+            r.reason += fmt::format("; no path from {} to {} while {} was down (faults.{}, "
                                     "{} for {})",
-                                    r.spec.src, r.spec.dst, e.name, i, e.spec.at, e.spec.down);
+                                    src, dst, e.name, i, e.spec.at, e.spec.down);
             break;
         }
     }
@@ -234,19 +245,27 @@ FaultSchedule::Write(const std::filesystem::path& dir) const
     {
         return;
     }
-    std::ostringstream rows;
+    std::vector<std::pair<Time, std::string>> lines; // in time order, the file's on a tie
     for (const auto& e : m_faults)
     {
         if (e.applied)
         {
-            rows << fmt::format("{:.9f},{},{},{}\n", e.at.GetSeconds(), e.name, e.spec.Kind(),
-                                Value(e.spec));
+            lines.emplace_back(e.at, fmt::format("{:.9f},{},{},{}\n", e.at.GetSeconds(), e.name,
+                                                 e.spec.Kind(), Value(e.spec)));
         }
-        if (e.upAt != Time::Max())
+        if (e.broughtBack)
         {
-            // The link back; the value is how long it was down.
-            rows << fmt::format("{:.9f},{},up,{}\n", e.upAt.GetSeconds(), e.name, e.spec.down);
+            // The link back; the value is how long the outage that ended was.
+            lines.emplace_back(
+                e.upAt, fmt::format("{:.9f},{},up,{}\n", e.upAt.GetSeconds(), e.name, e.spec.down));
         }
+    }
+    std::stable_sort(lines.begin(), lines.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::ostringstream rows;
+    for (const auto& [at, line] : lines)
+    {
+        rows << line;
     }
     WriteCsv(dir / "faults.csv", "time_s,link,kind,value", rows.str());
 }

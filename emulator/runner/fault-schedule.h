@@ -63,6 +63,7 @@ class FaultSchedule
         ns3::Time at;
         uint32_t railsPerServer{1};       ///< a host's fault: its server's first NIC is h x this
         ns3::Time upAt{ns3::Time::Max()}; ///< down: when it came back (Max: not yet)
+        bool broughtBack{false};          ///< down: its end brought the link back (no later outage)
     };
     void Apply(size_t i, Fabric* fabric);
     void LinkBack(size_t i, Fabric* fabric);

@@ -207,10 +207,7 @@ class InfinibandFabric : public Fabric
         t.creditStalls = m_fabric.TotalCreditStalls();
         t.peakQueueBytes = PeakQueueBytes(m_fabric);
         t.own = {{"buffer_overflows", m_fabric.TotalOverflows()}, {"fcps", m_fabric.TotalFcps()}};
-        if (const auto loop = m_fabric.FindCreditLoop(); !loop.empty())
-        {
-            t.deadlock = DeadlockJson("credit_loop", loop, m_linkNames, "vl"); // ports: 2 l + e
-        }
+        t.deadlock = Deadlock();
         if (m_bitErrors || m_outages)
         {
             const auto recovery = m_fabric.GetRecovery();
@@ -227,6 +224,16 @@ class InfinibandFabric : public Fabric
             t.own["sm_sweeps"] = m_fabric.GetSweeps();
         }
         return t;
+    }
+
+    nlohmann::json Deadlock() const override
+    {
+        const auto loop = m_fabric.FindCreditLoop();
+        if (loop.empty())
+        {
+            return nullptr;
+        }
+        return DeadlockJson("credit_loop", loop, m_linkNames, "vl"); // ports: 2 l + e
     }
 
     nlohmann::json Live() const override

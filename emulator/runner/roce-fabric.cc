@@ -199,11 +199,33 @@ class RoceFabric : public Fabric
         {
             t.own["pfc_watchdog_triggers"] = m_fabric.GetPfcWatchdogTriggers();
         }
-        if (const auto cycle = m_fabric.FindPfcDeadlock(); !cycle.empty())
-        {
-            t.deadlock = DeadlockJson("pfc_deadlock", cycle, m_linkNames, "prio"); // 2 l + e
-        }
+        t.deadlock = Deadlock();
         return t;
+    }
+
+    nlohmann::json Deadlock() const override
+    {
+        const auto cycle = m_fabric.FindPfcDeadlock();
+        if (cycle.empty())
+        {
+            return nullptr;
+        }
+        return DeadlockJson("pfc_deadlock", cycle, m_linkNames, "prio"); // ports: 2 l + e
+    }
+
+    bool DeadlockMayClear() const override
+    {
+        // A port's PFC watchdog ignores (or drops) the pauses once it has fired.
+        for (const auto& dev : m_fabric.GetDevices())
+        {
+            TimeValue t;
+            dev->GetAttribute("PfcWatchdogTime", t);
+            if (t.Get().IsStrictlyPositive())
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     nlohmann::json Live() const override

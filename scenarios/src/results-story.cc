@@ -49,6 +49,13 @@ Rate(double bps)
     return Scaled(bps, {{1e9, "Gb/s"}, {1e6, "Mb/s"}, {1e3, "kb/s"}}, "b/s");
 }
 
+/// A time in seconds for people: "1.2 ms", "300 us".
+std::string
+Duration(double s)
+{
+    return Scaled(s * 1e9, {{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}}, "ns");
+}
+
 /// "a", "a and b", "a, b and c".
 std::string
 Join(const std::vector<std::string>& parts)
@@ -397,13 +404,24 @@ WhatHappenedMd(const json& summary, double peakQueueBytes)
         {
             cycle.push_back(c.is_string() ? c.get<std::string>() : c.dump());
         }
-        const std::string kind = summary["deadlock"].value("kind", std::string());
-        md += fmt::format("- **DEADLOCK:** {} at the end of the run: {}, each waiting for the "
-                          "next's buffer; nothing on it can move.\n",
+        const json& d = summary["deadlock"];
+        const std::string kind = d.value("kind", std::string());
+        std::string when = "at the end of the run";
+        if (d.contains("detected_at_s") && d["detected_at_s"].is_number())
+        {
+            when = fmt::format("seen from {}", Duration(d["detected_at_s"].get<double>()));
+        }
+        if (d.contains("stopped_at_s") && d["stopped_at_s"].is_number())
+        {
+            when +=
+                fmt::format(" (the run stopped at {})", Duration(d["stopped_at_s"].get<double>()));
+        }
+        md += fmt::format("- **DEADLOCK:** {} {}: {}, each waiting for the next's buffer; "
+                          "nothing on it can move.\n",
                           kind == "credit_loop"    ? "a credit loop"
                           : kind == "pfc_deadlock" ? "a PFC deadlock"
                                                    : kind,
-                          Join(cycle));
+                          when, Join(cycle));
     }
     if (summary.contains("launch_predictions"))
     {

@@ -233,6 +233,53 @@ TEST_CASE("a link down for 500 us: ECMP and the subnet manager route around it o
     CHECK(hit["totals"]["link_down_drops"].get<uint64_t>() > 0);
 }
 
+TEST_CASE("outages of one link that overlap keep it down until the later ends; bit errors set "
+          "meanwhile come back with it")
+{
+    const ScratchDir dir("faults-overlap");
+    const double base = Fct(RunAcross(dir, "base", "roce", 1, ""), 0);
+    // Down 300..800 us and 500..1500 us; bit errors from 600 us, while it is down.
+    const auto hit = RunAcross(dir, "hit", "roce", 1,
+                               "faults:\n  - {at: 300us, link: s0-s2, down: 500us}\n"
+                               "  - {at: 500us, link: s0-s2, down: 1ms}\n"
+                               "  - {at: 600us, link: s0-s2, ber: 1e-6}\n");
+    REQUIRE(hit["flows"][0]["state"] == "completed");
+    const double grew = Fct(hit, 0) - base;
+    MESSAGE("two overlapping outages, 300 us to 1.5 ms: the FCT grew by " << grew * 1e6 << " us");
+    // Lost from 300 us until routing saw the link back at 1.6 ms (one spine: no other way);
+    // the bit errors cost more on top (go-back-N, and timeouts for lost ACKs).
+    CHECK(grew >= 1.3e-3);
+    CHECK(hit["totals"]["reroutes"] == 2);                       // down once, up once
+    CHECK(hit["totals"]["bit_error_drops"].get<uint64_t>() > 0); // after it came back
+    const auto rows = ReadCsv(dir / "hit" / "faults.csv");
+    REQUIRE(rows.size() == 4);
+    CHECK(rows[0][2] == "down");
+    CHECK(rows[1][2] == "down");
+    CHECK(rows[2][2] == "ber");
+    // One up row: when the later outage ended (the earlier one's end kept it down).
+    CHECK(rows[3] == std::vector<std::string>{"0.001500000", "s0-s2", "up", "1ms"});
+    CHECK(hit["faults"][0]["up_s"].get<double>() == doctest::Approx(1.5e-3));
+    CHECK(hit["faults"][1]["up_s"].get<double>() == doctest::Approx(1.5e-3));
+
+    // InfiniBand's up/down routing keeps the fabric's orientation while a link is down:
+    // the sweeps route round it on two spines, and give it back.
+    const auto updown =
+        RunText(dir, "updown",
+                "duration: 40ms\nfabric:\n  type: infiniband\n  routing: updown\n"
+                "  set: {ns3::IbSubnetManager::SweepInterval: 100us}\n"
+                "topology: {builder: leaf-spine, leaves: 2, spines: 2, hosts_per_leaf: 2}\n"
+                "workloads:\n  - {type: bulk, src: h0, dst: h2, bytes: 30MiB}\n"
+                "  - {type: bulk, src: h3, dst: h1, bytes: 30MiB}\n"
+                "faults:\n  - {at: 300us, link: s0-s2, down: 500us}\n");
+    CHECK(updown["flow_stats"]["completed"] == 2);
+    CHECK(updown["totals"]["sm_sweeps"] == 2);
+    // Every host reachable all along; spine s2 has no legal way down to h0 and h1 while
+    // s0-s2 is down (down, up, down again), so only what was in it for them when the
+    // tables changed is dropped for no route.
+    MESSAGE("up/down with s0-s2 down: " << updown["totals"]["drops"] << " no_route drops");
+    CHECK(updown["totals"]["drops"].get<uint64_t>() < 100);
+}
+
 TEST_CASE("a link down for good: the flow fails, and its reason says no path was left")
 {
     const ScratchDir dir("faults-cut");

@@ -8,24 +8,23 @@ namespace ns3
 namespace
 {
 
-/// What a down link does to each frame that reaches an end: loses it.
-Ptr<ErrorModel>
-DeadLinkModel()
+/// What a down link does to each frame that reaches an end: loses it. No random draw, so
+/// an outage leaves every other stream of the run as it was.
+class DeadLink : public ErrorModel
 {
-    Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
-    em->SetUnit(RateErrorModel::ERROR_UNIT_PACKET);
-    em->SetRate(1.0); // a uniform draw in [0, 1) is always below it
-    return em;
-}
+  private:
+    bool DoCorrupt(Ptr<Packet>) override { return IsEnabled(); } // off once the link is back
+    void DoReset() override {}
+};
 
 } // namespace
 
-void
+bool
 LinkOutages::SetUp(uint32_t link, const std::array<Ptr<Object>, 2>& ends, bool up)
 {
     if (up != IsDown(link))
     {
-        return;
+        return false;
     }
     if (!up)
     {
@@ -36,10 +35,10 @@ LinkOutages::SetUp(uint32_t link, const std::array<Ptr<Object>, 2>& ends, bool u
             PointerValue model;
             ends[end]->GetAttribute("ReceiveErrorModel", model);
             o.saved[end] = model.Get<ErrorModel>();
-            ends[end]->SetAttribute("ReceiveErrorModel", PointerValue(DeadLinkModel()));
+            ends[end]->SetAttribute("ReceiveErrorModel", PointerValue(CreateObject<DeadLink>()));
         }
         m_down[link] = o;
-        return;
+        return true;
     }
     const Outage& o = m_down.at(link);
     m_pastDrops += m_drops(link) - o.dropsBefore;
@@ -56,6 +55,7 @@ LinkOutages::SetUp(uint32_t link, const std::array<Ptr<Object>, 2>& ends, bool u
         model.Get<ErrorModel>()->Disable();
     }
     m_down.erase(link);
+    return true;
 }
 
 void

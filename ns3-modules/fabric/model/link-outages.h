@@ -29,9 +29,9 @@ class LinkOutages
 
     explicit LinkOutages(DropCount drops) : m_drops(std::move(drops)) {}
 
-    /// Link \p link, whose ends are \p ends, goes down (\p up false) or comes back up.
-    /// Nothing happens when it already is so.
-    void SetUp(uint32_t link, const std::array<Ptr<Object>, 2>& ends, bool up);
+    /// Link \p link, whose ends are \p ends, goes down (\p up false) or comes back up;
+    /// false (and nothing happens) when it already is so.
+    bool SetUp(uint32_t link, const std::array<Ptr<Object>, 2>& ends, bool up);
     bool IsDown(uint32_t link) const { return m_down.count(link) != 0; }
     bool AnyDown() const { return !m_down.empty(); }
     /// Sets end \p end's receive error model to \p model, now if the link is up, else

@@ -239,12 +239,12 @@ TopologySpec::SetLinkUp(uint32_t link, bool up)
 }
 
 std::vector<std::vector<std::pair<uint32_t, uint32_t>>>
-TopologySpec::Adjacency() const
+TopologySpec::Adjacency(bool withDown) const
 {
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(m_nodes.size());
     for (uint32_t i = 0; i < m_links.size(); ++i)
     {
-        if (m_links[i].up)
+        if (m_links[i].up || withDown)
         {
             adj[m_links[i].a].emplace_back(m_links[i].b, i);
             adj[m_links[i].b].emplace_back(m_links[i].a, i);
@@ -258,6 +258,10 @@ TopologySpec::UpDownNextHops() const
 {
     const size_t n = m_nodes.size();
     constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
+    // Ranks from every link, down ones too: the up/down orientation stays that of the
+    // whole fabric, whatever is down, so tables loaded before and after a link changes
+    // agree on it and together close no cycle. Routes take the links up (adj).
+    const auto all = Adjacency(true);
     const auto adj = Adjacency();
     // Switch-only BFS from a set of sources.
     auto bfs = [&](const std::vector<uint32_t>& from) {
@@ -272,7 +276,7 @@ TopologySpec::UpDownNextHops() const
         {
             const uint32_t u = q.front();
             q.pop_front();
-            for (auto [v, link] : adj[u])
+            for (auto [v, link] : all[u])
             {
                 (void)link;
                 if (m_nodes[v].isSwitch && d[v] == kInf)
@@ -288,7 +292,7 @@ TopologySpec::UpDownNextHops() const
     std::vector<uint32_t> edgeSwitches;
     for (uint32_t h : m_hosts)
     {
-        for (auto [v, link] : adj[h])
+        for (auto [v, link] : all[h])
         {
             (void)link;
             if (m_nodes[v].isSwitch)

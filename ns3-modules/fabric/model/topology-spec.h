@@ -115,8 +115,8 @@ class TopologySpec
   private:
     /// PathLinks's path; empty when there is none.
     std::vector<uint32_t> FirstPath(uint32_t a, uint32_t b) const;
-    /// adj[node]: (neighbour, link) over the links that are up.
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> Adjacency() const;
+    /// adj[node]: (neighbour, link) over the links that are up (all, \p withDown).
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> Adjacency(bool withDown = false) const;
     uint32_t AddHost();
     uint32_t AddSwitch();
     void AddLink(uint32_t a, uint32_t b, LinkParams p);

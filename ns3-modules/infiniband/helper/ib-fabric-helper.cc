@@ -340,7 +340,10 @@ void
 IbFabricHelper::SetLinkUp(uint32_t link, bool up)
 {
     NS_ABORT_MSG_IF(2 * link + 1 >= m_ports.size(), "IbFabricHelper: no link " << link);
-    m_outages.SetUp(link, {m_ports[2 * link], m_ports[2 * link + 1]}, up);
+    if (!m_outages.SetUp(link, {m_ports[2 * link], m_ports[2 * link + 1]}, up))
+    {
+        return; // already so: nothing for the subnet manager to see
+    }
     Simulator::Schedule(m_sm->NextSweep(Simulator::Now()) - Simulator::Now(),
                         &IbFabricHelper::Sweep, this);
 }

@@ -195,6 +195,7 @@ FlowRunner::Finished(uint32_t id, const RdmaCompletion& done)
     r.srcPort = c.srcPort;
     r.dstPort = c.dstPort;
     r.idealFct = m_fabric.IdealFct(f.src, f.dst, f.bytes);
+    r.ended = Simulator::Now();
     if (done.status == RdmaCompletion::Status::Success)
     {
         r.state = FlowState::Completed;

@@ -84,7 +84,8 @@ struct FlowRecord
     FlowState state{FlowState::Pending};
     /// Why a failed flow failed, in words ("retry count exceeded"); empty otherwise.
     std::string reason;
-    Time fct; ///< completed flows only; zero otherwise
+    Time fct;   ///< completed flows only; zero otherwise
+    Time ended; ///< when it completed or failed; zero while pending
     Time idealFct;
     /// Payload bytes delivered in order to the receiver (all of them when completed).
     uint64_t delivered{0};

@@ -201,7 +201,10 @@ void
 RoceFabricHelper::SetLinkUp(uint32_t link, bool up)
 {
     NS_ABORT_MSG_IF(2 * link + 1 >= m_devices.size(), "RoceFabricHelper: no link " << link);
-    m_outages.SetUp(link, {m_devices[2 * link], m_devices[2 * link + 1]}, up);
+    if (!m_outages.SetUp(link, {m_devices[2 * link], m_devices[2 * link + 1]}, up))
+    {
+        return; // already so: nothing for routing to see
+    }
     // The routes change once the switches at its ends have seen it (the slower of them).
     Time detection;
     for (uint32_t end = 0; end < 2; ++end)
