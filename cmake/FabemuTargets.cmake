@@ -3,7 +3,8 @@ include_guard(GLOBAL)
 
 # -Wall -Wextra on our own code; ns-3's headers come in as system headers.
 function(fabemu_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic
+    $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>) # clang (scripts/fuzz) has no -Wshadow=local
   if(FABEMU_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

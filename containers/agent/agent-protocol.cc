@@ -1,6 +1,7 @@
 #include "containers/agent/agent-protocol.h"
 
 #include <array>
+#include <limits>
 
 namespace fabemu
 {
@@ -74,6 +75,159 @@ Base64Decode(const std::string& text, std::string& bytes)
         }
     }
     return true;
+}
+
+namespace
+{
+
+using nlohmann::json;
+
+/// The object on \p line, or nothing with \p error set.
+std::optional<json>
+ParseObject(const std::string& line, std::string& error)
+{
+    json msg;
+    try
+    {
+        msg = json::parse(line);
+    }
+    catch (const json::exception& e)
+    {
+        error = std::string("not JSON: ") + e.what();
+        return std::nullopt;
+    }
+    if (!msg.is_object())
+    {
+        error = std::string("not a JSON object but ") + msg.type_name();
+        return std::nullopt;
+    }
+    return msg;
+}
+
+/// Member \p key of \p msg into \p out when it is text; false, with \p error, when it is
+/// something else. A missing member leaves \p out as it was.
+bool
+ReadText(const json& msg, const char* key, std::string* out, std::string& error)
+{
+    const auto it = msg.find(key);
+    if (it == msg.end())
+    {
+        return true;
+    }
+    if (!it->is_string())
+    {
+        error = std::string("'") + key + "' must be text, not " + it->type_name();
+        return false;
+    }
+    if (out)
+    {
+        *out = it->get<std::string>();
+    }
+    return true;
+}
+
+/// The same for an integer in \p lo..\p hi (a fraction, or a number outside, is an error).
+bool
+ReadInteger(const json& msg, const char* key, int64_t lo, int64_t hi, int64_t* out,
+            std::string& error)
+{
+    const auto it = msg.find(key);
+    if (it == msg.end())
+    {
+        return true;
+    }
+    const bool inRange =
+        it->is_number_unsigned()
+            ? hi >= 0 && it->get<uint64_t>() <= static_cast<uint64_t>(hi) &&
+                  static_cast<int64_t>(it->get<uint64_t>()) >= lo
+            : it->is_number_integer() && it->get<int64_t>() >= lo && it->get<int64_t>() <= hi;
+    if (!inRange)
+    {
+        error = std::string("'") + key + "' must be an integer in " + std::to_string(lo) + ".." +
+                std::to_string(hi) + ", not " + it->dump();
+        return false;
+    }
+    if (out)
+    {
+        *out = it->get<int64_t>();
+    }
+    return true;
+}
+
+bool
+ReadBool(const json& msg, const char* key, bool* out, std::string& error)
+{
+    const auto it = msg.find(key);
+    if (it == msg.end())
+    {
+        return true;
+    }
+    if (!it->is_boolean())
+    {
+        error = std::string("'") + key + "' must be true or false, not " + it->type_name();
+        return false;
+    }
+    *out = it->get<bool>();
+    return true;
+}
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kIntMin = std::numeric_limits<int>::min();
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+} // namespace
+
+std::optional<AgentRequest>
+ParseAgentRequest(const std::string& line, std::string& error)
+{
+    const auto msg = ParseObject(line, error);
+    if (!msg)
+    {
+        return std::nullopt;
+    }
+    AgentRequest r;
+    if (!ReadText(*msg, "op", &r.op, error) ||
+        !ReadInteger(*msg, "id", std::numeric_limits<int64_t>::min(), kInt64Max, &r.id, error) ||
+        !ReadText(*msg, "cmd", &r.cmd, error) ||
+        !ReadInteger(*msg, "timeout_ms", 0, kAgentMaxTimeoutMs, &r.timeoutMs, error) ||
+        !ReadText(*msg, "path", &r.path, error))
+    {
+        return std::nullopt;
+    }
+    return r;
+}
+
+std::optional<AgentEvent>
+ParseAgentEvent(const std::string& line, std::string& error)
+{
+    auto msg = ParseObject(line, error);
+    if (!msg)
+    {
+        return std::nullopt;
+    }
+    AgentEvent e;
+    int64_t id = 0;
+    int64_t code = 0;
+    int64_t signal = 0;
+    if (!ReadText(*msg, "event", &e.event, error) ||
+        !ReadInteger(*msg, "id", 0, kInt64Max, &id, error) ||
+        !ReadText(*msg, "data", &e.data, error) || !ReadText(*msg, "message", &e.message, error) ||
+        !ReadInteger(*msg, "code", kIntMin, kIntMax, &code, error) ||
+        !ReadInteger(*msg, "signal", kIntMin, kIntMax, &signal, error) ||
+        !ReadBool(*msg, "timed_out", &e.timedOut, error) ||
+        !ReadText(*msg, "init", nullptr, error) ||
+        !ReadInteger(*msg, "uptime_ms", 0, kInt64Max, nullptr, error))
+    {
+        return std::nullopt;
+    }
+    e.id = static_cast<uint64_t>(id);
+    if (msg->contains("code"))
+    {
+        e.code = static_cast<int>(code);
+    }
+    e.signal = static_cast<int>(signal);
+    e.raw = std::move(*msg);
+    return e;
 }
 
 } // namespace fabemu

@@ -111,21 +111,18 @@ Run(int64_t id, const std::string& cmd, int64_t timeoutMs)
 void
 Handle(const std::string& line)
 {
-    json msg;
-    try
+    std::string error;
+    const auto request = fabemu::ParseAgentRequest(line, error);
+    if (!request)
     {
-        msg = json::parse(line);
-    }
-    catch (const json::exception& e)
-    {
-        Send({{"event", "error"}, {"message", std::string("not JSON: ") + e.what()}});
+        Send({{"event", "error"}, {"message", error}});
         return;
     }
-    const std::string op = msg.value("op", "");
-    const int64_t id = msg.value("id", int64_t{0});
+    const std::string& op = request->op;
+    const int64_t id = request->id;
     if (op == "run")
     {
-        Run(id, msg.value("cmd", ""), msg.value("timeout_ms", int64_t{0}));
+        Run(id, request->cmd, request->timeoutMs);
     }
     else if (op == "kill")
     {
@@ -137,7 +134,7 @@ Handle(const std::string& line)
     }
     else if (op == "fetch")
     {
-        const std::string path = msg.value("path", "");
+        const std::string& path = request->path;
         if (access(path.c_str(), R_OK) != 0)
         {
             Send({{"event", "error"}, {"id", id}, {"message", "cannot read " + path}});

@@ -37,12 +37,12 @@ AgentClient::Send(const json& msg)
     }
 }
 
-json
+AgentEvent
 AgentClient::Receive(Clock::time_point deadline)
 {
     if (!m_pending.empty())
     {
-        json msg = m_pending.front();
+        AgentEvent msg = std::move(m_pending.front());
         m_pending.pop_front();
         return msg;
     }
@@ -66,15 +66,14 @@ AgentClient::Receive(Clock::time_point deadline)
     std::istream in(&m_inbox);
     std::string line;
     std::getline(in, line);
-    try
+    std::string error;
+    auto msg = ParseAgentEvent(line, error);
+    if (!msg)
     {
-        return json::parse(line);
+        throw AgentError("endpoint " + m_endpoint + ": its agent sent garbage (" +
+                         error.substr(0, 120) + "): " + line.substr(0, 80));
     }
-    catch (const json::exception&)
-    {
-        throw AgentError("endpoint " + m_endpoint +
-                         ": its agent sent garbage: " + line.substr(0, 80));
-    }
+    return std::move(*msg);
 }
 
 void
@@ -105,51 +104,48 @@ AgentClient::WaitReady(Millis timeout)
     const auto deadline = Clock::now() + timeout;
     for (;;)
     {
-        json msg = Receive(deadline);
-        if (msg.value("event", "") == "ready")
+        AgentEvent msg = Receive(deadline);
+        if (msg.event == "ready")
         {
-            return msg;
+            return std::move(msg.raw);
         }
     }
 }
 
 void
-AgentClient::File(const json& msg)
+AgentClient::File(const AgentEvent& msg)
 {
-    const uint64_t id = msg.value("id", uint64_t{0});
-    auto it = m_running.find(id);
+    auto it = m_running.find(msg.id);
     if (it == m_running.end())
     {
         return;
     }
-    const std::string event = msg.value("event", "");
-    if (event == "stdout")
+    if (msg.event == "stdout")
     {
-        it->second.out += msg.value("data", "");
+        it->second.out += msg.data;
     }
-    else if (event == "stderr")
+    else if (msg.event == "stderr")
     {
-        it->second.err += msg.value("data", "");
+        it->second.err += msg.data;
     }
-    else if (event == "exit")
+    else if (msg.event == "exit")
     {
-        it->second.exitCode = msg.contains("code") ? msg["code"].get<int>() : -1;
-        it->second.signal = msg.value("signal", 0);
-        it->second.timedOut = msg.value("timed_out", false);
-        m_done[id] = true;
+        it->second.exitCode = msg.code.value_or(-1);
+        it->second.signal = msg.signal;
+        it->second.timedOut = msg.timedOut;
+        m_done[msg.id] = true;
     }
 }
 
-json
+AgentEvent
 AgentClient::Expect(uint64_t id, const std::string& event, Millis timeout)
 {
     const auto deadline = Clock::now() + timeout;
-    std::deque<json> other;
+    std::deque<AgentEvent> other;
     for (;;)
     {
-        json msg = Receive(deadline);
-        const bool mine = msg.value("id", uint64_t{0}) == id;
-        if (mine && (msg.value("event", "") == event || msg.value("event", "") == "error"))
+        AgentEvent msg = Receive(deadline);
+        if (msg.id == id && (msg.event == event || msg.event == "error"))
         {
             for (auto& o : other)
             {
@@ -176,10 +172,11 @@ AgentClient::Wait(uint64_t id, Millis timeout)
     const auto deadline = Clock::now() + timeout;
     while (!m_done[id])
     {
-        json msg = Receive(deadline);
-        if (msg.value("event", "") == "error" && msg.value("id", uint64_t{0}) == id)
+        const AgentEvent msg = Receive(deadline);
+        if (msg.event == "error" && msg.id == id)
         {
-            throw AgentError("endpoint " + m_endpoint + ": " + msg.value("message", "error"));
+            throw AgentError("endpoint " + m_endpoint + ": " +
+                             (msg.raw.contains("message") ? msg.message : "error"));
         }
         File(msg);
     }
@@ -207,13 +204,14 @@ AgentClient::Fetch(const std::string& path, Millis timeout)
 {
     const uint64_t id = m_nextId++;
     Send({{"op", "fetch"}, {"id", id}, {"path", path}});
-    json msg = Expect(id, "file", timeout);
-    if (msg.value("event", "") == "error")
+    const AgentEvent msg = Expect(id, "file", timeout);
+    if (msg.event == "error")
     {
-        throw AgentError("endpoint " + m_endpoint + ": " + msg.value("message", "fetch failed"));
+        throw AgentError("endpoint " + m_endpoint + ": " +
+                         (msg.raw.contains("message") ? msg.message : "fetch failed"));
     }
     std::string bytes;
-    if (!Base64Decode(msg.value("data", ""), bytes))
+    if (!Base64Decode(msg.data, bytes))
     {
         throw AgentError("endpoint " + m_endpoint + ": bad base64 for " + path);
     }

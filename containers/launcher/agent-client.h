@@ -7,6 +7,8 @@
 #ifndef FABEMU_AGENT_CLIENT_H
 #define FABEMU_AGENT_CLIENT_H
 
+#include "containers/agent/agent-protocol.h"
+
 #include <boost/asio.hpp>
 #include <nlohmann/json.hpp>
 
@@ -70,10 +72,10 @@ class AgentClient
   private:
     void Send(const nlohmann::json& msg);
     /// The next message, or throws AgentError at the deadline or on a lost connection.
-    nlohmann::json Receive(std::chrono::steady_clock::time_point deadline);
+    AgentEvent Receive(std::chrono::steady_clock::time_point deadline);
     /// Reads messages until one matches \p id and \p event (others are filed).
-    nlohmann::json Expect(uint64_t id, const std::string& event, Millis timeout);
-    void File(const nlohmann::json& msg);
+    AgentEvent Expect(uint64_t id, const std::string& event, Millis timeout);
+    void File(const AgentEvent& msg);
 
     std::string m_endpoint;
     std::string m_path;
@@ -83,7 +85,7 @@ class AgentClient
     uint64_t m_nextId{1};
     std::map<uint64_t, CommandResult> m_running;
     std::map<uint64_t, bool> m_done;
-    std::deque<nlohmann::json> m_pending; ///< messages read while waiting for another
+    std::deque<AgentEvent> m_pending; ///< messages read while waiting for another
 };
 
 } // namespace fabemu

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <thread>
 #include <unistd.h>
 
@@ -137,24 +138,27 @@ StatusSocketPath(long pid)
     return RuntimeDir() + "/fabemu-" + std::to_string(pid) + ".status";
 }
 
-namespace
-{
-
-/// The pid in a status socket's name (fabemu-PID.status), or 0 for any other name.
 long
 PidOfStatusSocket(const std::string& name)
 {
-    long pid = 0;
-    char tail[16] = {};
-    if (std::sscanf(name.c_str(), "fabemu-%ld.%15s", &pid, tail) == 2 &&
-        std::string(tail) == "status" && pid > 0)
+    // Exactly as StatusSocketPath writes it: digits without sign, space or leading zero,
+    // a pid that fits pid_t (kill(2) of a wrapped one would reach another process group).
+    static const std::string head = "fabemu-";
+    static const std::string tail = ".status";
+    if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+        name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
     {
-        return pid;
+        return 0;
     }
-    return 0;
+    const std::string digits = name.substr(head.size(), name.size() - head.size() - tail.size());
+    if (digits.size() > 10 || digits[0] == '0' ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+    {
+        return 0;
+    }
+    const long long pid = std::stoll(digits); // at most 10 digits: no overflow
+    return pid <= std::numeric_limits<pid_t>::max() ? static_cast<long>(pid) : 0;
 }
-
-} // namespace
 
 std::vector<std::string>
 FindStatusSockets()

@@ -68,6 +68,10 @@ class StatusServer
 /// $XDG_RUNTIME_DIR (or /tmp) / fabemu-PID.status.
 std::string StatusSocketPath(long pid);
 
+/// The pid in the name of a status socket ("fabemu-PID.status", as StatusSocketPath
+/// writes it), or 0 for any other name (a sign, a leading zero, a pid beyond pid_t).
+long PidOfStatusSocket(const std::string& name);
+
 /// The sockets of running emulators (those whose process is alive).
 std::vector<std::string> FindStatusSockets();
 

@@ -541,6 +541,14 @@ ApplyOverride(YAML::Node root, const std::string& kv, const std::string& file)
     const std::string value = kv.substr(eq + 1);
     if (key.rfind("ns3::", 0) == 0)
     {
+        if ((root["fabric"] && !root["fabric"].IsMap()) ||
+            (root["fabric"]["set"] && !root["fabric"]["set"].IsMap()))
+        {
+            throw ScenarioError(file, {},
+                                fmt::format("--set {}: the file's fabric (and its set) must be "
+                                            "a map for an ns-3 attribute to go in it",
+                                            key));
+        }
         root["fabric"]["set"][key] = value;
         return;
     }

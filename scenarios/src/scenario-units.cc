@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <regex>
 
@@ -22,7 +23,9 @@ SplitQuantity(const std::string& text, double& number, std::string& unit)
     {
         return false;
     }
-    number = std::stod(m[1]);
+    // strtod, not stod: beyond double's range ("1e400") is "not a quantity" here, where stod
+    // would throw std::out_of_range out of the loader.
+    number = std::strtod(m[1].str().c_str(), nullptr);
     unit = m[2];
     return std::isfinite(number);
 }

@@ -802,8 +802,13 @@ void
 ValidateTopology(const Reader& r, const YAML::Node& t, const Scenario& s)
 {
     const auto& top = s.topology;
-    if (top.builder == "ring" && top.leaves < 3 && t["leaves"])
+    if (top.builder == "ring" && top.leaves < 3)
     {
+        // Without the key, leaves' default (2, a leaf-spine's) is no ring either.
+        if (!t["leaves"])
+        {
+            r.Fail(t, "topology.builder ring needs leaves: its switches (3..256)");
+        }
         r.Fail(t["leaves"],
                fmt::format("topology.leaves must be 3..256, not {}", t["leaves"].Scalar()));
     }

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -70,7 +72,17 @@ NvlinkNodeYaml::LinksBetween(uint32_t a, uint32_t b) const
 uint32_t
 DeviceNumber(const std::string& name)
 {
-    return static_cast<uint32_t>(std::stoul(name.substr(name.find_first_of("0123456789"))));
+    // The digits that end the name. A name without them ("gpu", which the endpoint syntax
+    // lets through) or with more after them numbers no device: every "is there such a
+    // device" check then refuses it by name, where stoul would throw out of the loader.
+    constexpr uint32_t kNoDevice = std::numeric_limits<uint32_t>::max();
+    const size_t digits = name.find_first_of("0123456789");
+    if (digits == std::string::npos || name.size() - digits > 9 ||
+        name.find_first_not_of("0123456789", digits) != std::string::npos)
+    {
+        return kNoDevice;
+    }
+    return static_cast<uint32_t>(std::stoul(name.substr(digits)));
 }
 
 std::vector<std::vector<uint32_t>>
@@ -382,12 +394,23 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
         R"(^\s*(>=|<=|==|>|<)?\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*$)");
     static const std::regex range(
         R"(^\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*\.\.\s*(-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?)\s*$)");
+    // strtod, not stod: a number beyond double's range ("1e400") is refused here by name,
+    // where stod would throw std::out_of_range out of the loader.
+    const auto number = [&](const std::string& text) {
+        const double x = std::strtod(text.c_str(), nullptr);
+        if (!std::isfinite(x))
+        {
+            r.Fail(value, fmt::format("expect: {}: {} in '{}' is beyond the range of numbers",
+                                      e.metric, text, e.want));
+        }
+        return x;
+    };
     std::smatch m;
     if (std::regex_match(e.want, m, range))
     {
         e.op = Expectation::Op::Range;
-        e.a = std::stod(m[1]);
-        e.b = std::stod(m[4]);
+        e.a = number(m[1]);
+        e.b = number(m[4]);
         if (e.a > e.b)
         {
             r.Fail(value, fmt::format("expect: {}: range '{}' is empty", e.metric, e.want));
@@ -401,7 +424,7 @@ ParseExpectation(const Reader& r, const YAML::Node& key, const YAML::Node& value
                : op == "<"  ? Expectation::Op::Lt
                : op == "<=" ? Expectation::Op::Le
                             : Expectation::Op::Eq;
-        e.a = std::stod(m[2]);
+        e.a = number(m[2]);
     }
     else
     {

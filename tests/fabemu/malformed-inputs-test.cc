@@ -3,19 +3,28 @@
 // flags of run, sweep, report and status. Each is refused with its own message naming
 // the culprit and exit 2 (a mistake) or 1 (a run-time failure), in process, so an abort
 // or an uncaught exception would end this test; nothing is left half-written.
-// (Frames from the taps, the guest agent's replies and the status socket have tests of
-// their own: edge-frame-filter, agent-client, status-server.)
+// Below, the other side's inputs: the guest agent's lines both ways (a malformed one is an
+// error value, never an exception from deep inside the reader), requests to the status
+// socket, and stray files where `fabemu status` looks for sockets. (Frames from the taps
+// have tests of their own: edge-frame-filter; fuzz/ fuzzes all of these, docs/fuzzing.md.)
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
+#include "containers/agent/agent-protocol.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/status-server.h"
 
 #include <doctest/doctest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace fabemu;
@@ -159,9 +168,26 @@ Cases()
         withCdf("a CDF going down", "0 0\n50000 60\n10000 100\n",
                 "{dir}/c.txt:3: sizes and percents must not decrease"),
         withCdf("a CDF past 100 %", "0 0\n1000 150\n",
-                "{dir}/c.txt:2: size must be >= 0 and percent in 0..100"),
+                "{dir}/c.txt:2: size must be 0..1e15 bytes and percent in 0..100"),
         withCdf("a CDF that stops short of 100 %", "0 0\n1000 50\n",
                 "{dir}/c.txt: a CDF needs at least two points and must end at 100"),
+        // Found by fuzzing (docs/fuzzing.md): a mean of 0 bytes made Poisson loop until
+        // memory ran out; a size near 2^64 made Sample's cast undefined.
+        withCdf("a CDF of empty flows", "0 0\n0 100\n",
+                "{dir}/c.txt: the mean flow size is below one byte"),
+        withCdf("a CDF with a flow of 2e19 bytes", "0 0\n2e19 100\n",
+                "{dir}/c.txt:2: size must be 0..1e15 bytes"),
+        scenario("a ring without its switches",
+                 "name: b\ntopology: {builder: ring}\nworkloads:\n"
+                 "  - {type: bulk, src: h0, dst: h1, bytes: 1MB}\n",
+                 "2:11: topology.builder ring needs leaves: its switches (3..256)"),
+        Case{"--set of an ns-3 attribute when fabric is not a map",
+             {{"s.yaml", kGood + "fabric: roce\n"}},
+             {"run", "{dir}/s.yaml", "--out", "{dir}/out", "--set",
+              "ns3::RoceSwitch::MaxFrameBytes=4000"},
+             kExitBadInput,
+             "--set ns3::RoceSwitch::MaxFrameBytes: the file's fabric (and its set) must be a "
+             "map"},
         // --set.
         withSet("--set without a value", "fabric.mtu", "--set 'fabric.mtu' is not KEY=VALUE"),
         withSet("--set of a key that does not exist", "fabric.bogus=1",
@@ -234,4 +260,104 @@ TEST_CASE("malformed input on every command-line path: its message, exit 2 or 1,
         CHECK_FALSE(fs::exists(dir / "out")); // refused before anything was written
         CHECK_FALSE(fs::exists(dir / "sw"));
     }
+}
+
+TEST_CASE("malformed guest-agent lines, either way, are refused with a reason, not thrown")
+{
+    // {line, what the reason says}: not JSON, not an object, a field of the wrong type.
+    const std::vector<std::pair<std::string, std::string>> events{
+        {"garbage", "not JSON"},
+        {"{\"event\":\"exit\"", "not JSON"},
+        {"42", "not a JSON object but number"},
+        {"[\"ready\"]", "not a JSON object but array"},
+        {"{\"event\":5}", "'event' must be text, not number"},
+        {"{\"event\":\"exit\",\"id\":\"1\"}", "'id' must be an integer"},
+        {"{\"event\":\"exit\",\"id\":-1}", "'id' must be an integer in 0.."},
+        {"{\"event\":\"exit\",\"id\":1,\"code\":1e300}", "'code' must be an integer"},
+        {"{\"event\":\"exit\",\"id\":1,\"code\":4294967296}", "'code' must be an integer"},
+        {"{\"event\":\"exit\",\"id\":1,\"timed_out\":\"yes\"}", "'timed_out' must be true"},
+        {"{\"event\":\"stdout\",\"id\":1,\"data\":[1]}", "'data' must be text"},
+        {"{\"event\":\"ready\",\"init\":0}", "'init' must be text"},
+        {"{\"event\":\"ready\",\"uptime_ms\":\"5\"}", "'uptime_ms' must be an integer"},
+    };
+    for (const auto& [line, says] : events)
+    {
+        CAPTURE(line);
+        std::string error;
+        CHECK_FALSE(ParseAgentEvent(line, error));
+        CHECK(error.find(says) != std::string::npos);
+    }
+    const std::vector<std::pair<std::string, std::string>> requests{
+        {"\x01\x02", "not JSON"},
+        {"null", "not a JSON object but null"},
+        {"{\"op\":[\"run\"]}", "'op' must be text"},
+        {"{\"op\":\"run\",\"id\":1.5}", "'id' must be an integer"},
+        {"{\"op\":\"run\",\"id\":1,\"cmd\":7}", "'cmd' must be text"},
+        {"{\"op\":\"run\",\"id\":1,\"timeout_ms\":-5}", "'timeout_ms' must be an integer"},
+        {"{\"op\":\"run\",\"id\":1,\"timeout_ms\":9223372036854775807}",
+         "'timeout_ms' must be an integer"},
+        {"{\"op\":\"fetch\",\"id\":1,\"path\":{}}", "'path' must be text"},
+    };
+    for (const auto& [line, says] : requests)
+    {
+        CAPTURE(line);
+        std::string error;
+        CHECK_FALSE(ParseAgentRequest(line, error));
+        CHECK(error.find(says) != std::string::npos);
+    }
+    // What is right still reads, a missing field at its default.
+    std::string error;
+    const auto exit = ParseAgentEvent("{\"event\":\"exit\",\"id\":3,\"signal\":9}", error);
+    REQUIRE(exit);
+    CHECK((exit->id == 3 && !exit->code && exit->signal == 9 && !exit->timedOut));
+    const auto run = ParseAgentRequest("{\"op\":\"run\",\"id\":2,\"cmd\":\"true\"}", error);
+    REQUIRE(run);
+    CHECK((run->op == "run" && run->id == 2 && run->cmd == "true" && run->timeoutMs == 0));
+}
+
+TEST_CASE("a malformed request to the status socket still gets the document; stray names are "
+          "not sockets")
+{
+    const ScratchDir dir("malformed-status");
+    auto live = std::make_shared<LiveStatus>();
+    live->Set("simulation", {{"time_s", 1.5}});
+    const StatusServer server((dir / "s.status").string(), live);
+    for (const std::string& request : {std::string("GET / HTTP/1.0\r\n\r\n"),
+                                       std::string(100000, '\xff'), std::string("\0\n", 2)})
+    {
+        const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, server.Path().c_str(), sizeof addr.sun_path - 1);
+        REQUIRE(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+        (void)send(fd, request.data(), request.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        std::string answer;
+        char buf[4096];
+        for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;)
+        {
+            answer.append(buf, static_cast<size_t>(n));
+        }
+        close(fd);
+        CHECK(nlohmann::json::parse(answer)["simulation"]["time_s"] == 1.5);
+    }
+
+    // Files named almost like sockets of running emulators: a wrapped pid (kill(-1, 0)
+    // would answer for every process), a sign, a leading zero, a suffix.
+    for (const char* name :
+         {"fabemu-4294967295.status", "fabemu-4294967296.status", "fabemu-+1.status",
+          "fabemu-01.status", "fabemu-1.status.bak", "fabemu- 1.status"})
+    {
+        CAPTURE(name);
+        CHECK(PidOfStatusSocket(name) == 0);
+        std::ofstream(dir / name) << "not a socket";
+    }
+    CHECK(PidOfStatusSocket("fabemu-1.status") == 1);
+    const char* was = std::getenv("XDG_RUNTIME_DIR");
+    const std::string saved = was ? was : "";
+    setenv("XDG_RUNTIME_DIR", dir.c_str(), 1);
+    const RunOutcome r = FabemuInProcess({"status"});
+    was ? setenv("XDG_RUNTIME_DIR", saved.c_str(), 1) : unsetenv("XDG_RUNTIME_DIR");
+    CHECK(r.code == kExitFailure);
+    CHECK(r.err.find("no emulation is running on this host") != std::string::npos);
 }

@@ -269,7 +269,7 @@ TEST_CASE("a malformed file the scenario names: exit 2, both files and lines nam
     const std::vector<std::pair<std::string, std::string>> cases{
         {"100 0\n200 abc\n", "flows.cdf:2: want 'size_bytes cumulative_percent'"},
         {"100 0.5\n50 0.2\n", "flows.cdf:2: sizes and percents must not decrease"},
-        {"100 0\n200 150\n", "flows.cdf:2: size must be >= 0 and percent in 0..100"},
+        {"100 0\n200 150\n", "flows.cdf:2: size must be 0..1e15 bytes and percent in 0..100"},
         {"", "a CDF needs at least two points and must end at 100"},
         {"0 0\nabc 50\n100000 100\n", "flows.cdf:2: want 'size_bytes cumulative_percent'"},
         {"0 0 7\n100 100\n", "flows.cdf:1: want 'size_bytes cumulative_percent'"},

@@ -48,9 +48,9 @@ FlowSizeCdf::Load(const std::string& path)
         {
             throw std::runtime_error(where + "want 'size_bytes cumulative_percent'");
         }
-        if (size < 0 || percent < 0 || percent > 100)
+        if (size < 0 || size > 1e15 || percent < 0 || percent > 100)
         {
-            throw std::runtime_error(where + "size must be >= 0 and percent in 0..100");
+            throw std::runtime_error(where + "size must be 0..1e15 bytes and percent in 0..100");
         }
         if (!cdf.m_points.empty() &&
             (size < cdf.m_points.back().first || percent / 100 < cdf.m_points.back().second))
@@ -62,6 +62,12 @@ FlowSizeCdf::Load(const std::string& path)
     if (cdf.m_points.size() < 2 || cdf.m_points.back().second < 0.999999)
     {
         throw std::runtime_error(path + ": a CDF needs at least two points and must end at 100");
+    }
+    // Poisson arrivals come at load x rate / mean: a mean below a byte has no sense (0: no
+    // time would pass between arrivals).
+    if (cdf.Mean() < 1)
+    {
+        throw std::runtime_error(path + ": the mean flow size is below one byte");
     }
     return cdf;
 }
