@@ -23,18 +23,26 @@ void
 DeadlockWatch::Check()
 {
     nlohmann::json now = m_fabric.Deadlock();
+    const uint64_t progress = m_fabric.Progress();
     if (now.is_null() || now["cycle"] != (m_cycle.is_null() ? nlohmann::json() : m_cycle["cycle"]))
     {
         m_cycle = std::move(now); // a new cycle, or none
         m_since = Simulator::Now();
+        m_still = m_since;
     }
-    else if (!m_mayClear && Simulator::Now() - m_since >= MicroSeconds(kPersistUs))
+    else if (progress != m_progress)
     {
+        m_still = Simulator::Now(); // something moved: a buffer on it may yet drain
+    }
+    else if (!m_mayClear && Simulator::Now() - m_still >= MicroSeconds(kPersistUs))
+    {
+        m_progress = progress;
         m_stopped = true;
         m_stoppedAt = Simulator::Now();
         Simulator::Stop();
         return;
     }
+    m_progress = progress;
     m_next = Simulator::Schedule(MicroSeconds(kIntervalUs), &DeadlockWatch::Check, this);
 }
 

@@ -1,7 +1,8 @@
 // A deadlock noticed while the run goes on: the fabric is asked every Interval whether it
-// is in one (Fabric::Deadlock); once the same cycle has lasted Persist, the run stops
-// there, since nothing on the cycle can move again, unless a PFC watchdog may yet break
-// it (Fabric::DeadlockMayClear). The summary's deadlock then says when.
+// is in one (Fabric::Deadlock); once the same cycle has lasted Persist with no byte
+// received anywhere on the fabric (Fabric::Progress), the run stops there, since nothing
+// can move again, unless a PFC watchdog may yet break it (Fabric::DeadlockMayClear). The
+// summary's deadlock then says when.
 #ifndef FABEMU_RUNNER_DEADLOCK_WATCH_H
 #define FABEMU_RUNNER_DEADLOCK_WATCH_H
 
@@ -20,8 +21,10 @@ class DeadlockWatch
   public:
     /// How often the fabric is asked, in simulated time.
     static constexpr int64_t kIntervalUs = 100;
-    /// How long one cycle must last before the run stops.
-    static constexpr int64_t kPersistUs = 1000;
+    /// How long one cycle must last, with no byte received anywhere, before the run
+    /// stops: longer than a QP's retransmission timeout (1 ms), so that a flow off the
+    /// cycle that waits for its timer is not taken for stuck.
+    static constexpr int64_t kPersistUs = 2000;
 
     /// Watches \p fabric (built; it must outlive the run) from the start of the run.
     explicit DeadlockWatch(const Fabric& fabric);
@@ -43,6 +46,8 @@ class DeadlockWatch
     ns3::EventId m_next;
     nlohmann::json m_cycle; ///< the cycle seen at the last check (null: none)
     ns3::Time m_since;      ///< when that cycle was first seen
+    ns3::Time m_still;      ///< since when it has been there with nothing received
+    uint64_t m_progress{0}; ///< Fabric::Progress at the last check
     bool m_stopped{false};
     ns3::Time m_stoppedAt;
 };

@@ -148,6 +148,12 @@ Fabric::DeadlockMayClear() const
     return false;
 }
 
+uint64_t
+Fabric::Progress() const
+{
+    return 0;
+}
+
 void
 Fabric::StartPauseStorm(uint32_t host, ns3::Time)
 {

@@ -112,6 +112,9 @@ class Fabric
     /// Whether a deadlock can end by itself here (a PFC watchdog is on): then the run is
     /// not stopped when one lasts.
     virtual bool DeadlockMayClear() const;
+    /// A count that changes whenever traffic moves: the bytes its QPs have received in
+    /// order (0 where there is none to watch).
+    virtual uint64_t Progress() const;
     /// The totals for summary.json (after the run).
     virtual FabricTotals Totals() const = 0;
     /// Counters for `fabemu status`, read on the simulation thread while it runs.

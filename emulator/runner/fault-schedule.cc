@@ -157,6 +157,10 @@ FaultSchedule::LinkBack(size_t i, Fabric* fabric)
 {
     // A second outage of the same link that lasts longer keeps it down until it ends.
     const Entry& e = m_faults[i];
+    if (e.upAt != Time::Max())
+    {
+        return; // brought back already, by an outage that ended at the same time
+    }
     for (size_t j = 0; j < m_faults.size(); ++j)
     {
         const Entry& o = m_faults[j];

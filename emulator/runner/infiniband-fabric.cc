@@ -226,6 +226,8 @@ class InfinibandFabric : public Fabric
         return t;
     }
 
+    uint64_t Progress() const override { return m_fabric.GetBytesReceived(); }
+
     nlohmann::json Deadlock() const override
     {
         const auto loop = m_fabric.FindCreditLoop();

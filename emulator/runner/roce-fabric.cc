@@ -213,6 +213,8 @@ class RoceFabric : public Fabric
         return DeadlockJson("pfc_deadlock", cycle, m_linkNames, "prio"); // ports: 2 l + e
     }
 
+    uint64_t Progress() const override { return m_fabric.GetBytesReceived(); }
+
     bool DeadlockMayClear() const override
     {
         // A port's PFC watchdog ignores (or drops) the pauses once it has fired.

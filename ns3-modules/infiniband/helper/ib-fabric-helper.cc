@@ -407,4 +407,15 @@ IbFabricHelper::SetLinkRate(uint32_t link, DataRate rate)
     m_ports[2 * link + 1]->SetAttribute("DataRate", DataRateValue(rate));
 }
 
+uint64_t
+IbFabricHelper::GetBytesReceived() const
+{
+    uint64_t n = 0;
+    for (const auto& [qp, host] : m_qpHost)
+    {
+        n += qp->GetBytesReceived();
+    }
+    return n;
+}
+
 } // namespace ns3

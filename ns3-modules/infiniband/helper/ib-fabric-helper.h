@@ -101,6 +101,9 @@ class IbFabricHelper : public RdmaFabric
     uint32_t GetSweeps() const { return m_sm ? m_sm->GetSweeps() : 0; }
     /// Packets every port dropped for bit errors (VCRC).
     uint64_t GetBitErrorDrops() const;
+    /// The bytes the live QPs have received in order (it changes whenever a flow moves, or
+    /// a QP goes).
+    uint64_t GetBytesReceived() const;
     /// What every QP's go-back-N did (packets sent again, timeouts), QPs already
     /// disconnected included.
     RdmaQueuePair::Recovery GetRecovery() const;

@@ -528,4 +528,15 @@ RoceFabricHelper::SetLinkRate(uint32_t link, DataRate rate)
     m_devices[2 * link + 1]->SetDataRate(rate);
 }
 
+uint64_t
+RoceFabricHelper::GetBytesReceived() const
+{
+    uint64_t n = 0;
+    for (const auto& [qp, host] : m_qpHost)
+    {
+        n += qp->GetBytesReceived();
+    }
+    return n;
+}
+
 } // namespace ns3

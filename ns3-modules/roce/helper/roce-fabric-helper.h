@@ -110,6 +110,9 @@ class RoceFabricHelper : public RdmaFabric
     uint64_t GetPfcWatchdogTriggers() const;
     /// Frames every port dropped for bit errors.
     uint64_t GetBitErrorDrops() const;
+    /// The bytes the live QPs have received in order (it changes whenever a flow moves, or
+    /// a QP goes).
+    uint64_t GetBytesReceived() const;
     /// What every QP's go-back-N did (packets sent again, timeouts), QPs already
     /// disconnected included.
     RdmaQueuePair::Recovery GetRecovery() const;
