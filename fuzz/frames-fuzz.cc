@@ -6,6 +6,7 @@
 // whole-frame parse. Nothing on this path throws: any exception is a finding.
 #include "emulator/edge/edge-frame-filter.h"
 #include "emulator/edge/neighbour-responder.h"
+#include "fuzz/capture-hosts.h"
 #include "fuzz/fuzz-check.h"
 
 #include "ns3/roce-frame.h"
@@ -20,19 +21,6 @@ using namespace ns3;
 
 namespace
 {
-
-/// The capture's two VMs (tests/data/README.md).
-std::vector<fabemu::EndpointAddress>
-Directory()
-{
-    fabemu::EndpointAddress a;
-    a.ipv4 = 0x0a000001;
-    a.mac = {0x52, 0x54, 0, 0, 0, 0x01};
-    fabemu::EndpointAddress b;
-    b.ipv4 = 0x0a000002;
-    b.mac = {0x52, 0x54, 0, 0, 0, 0x02};
-    return {a, b};
-}
 
 /// Every field but the ICRC, which the prefix parse does not read.
 bool
@@ -78,7 +66,7 @@ L3End(const uint8_t* frame, const ParsedFrame& f)
 void
 Inject(const std::vector<uint8_t>& frame)
 {
-    static const fabemu::NeighbourResponder neighbours(Directory());
+    static const fabemu::NeighbourResponder neighbours(CaptureHosts());
     const ParsedFrame f = ParseEthernetFrame(frame.data(), frame.size(), false);
     if (f.vlan)
     {

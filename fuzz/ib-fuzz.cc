@@ -6,6 +6,7 @@
 // the header readers the switches and gateways use (LRH, GRH, flow-control packet, ICRC).
 #include "emulator/edge/edge-frame-filter.h"
 #include "emulator/edge/ib-gateway.h"
+#include "fuzz/capture-hosts.h"
 #include "fuzz/fuzz-check.h"
 
 #include "ns3/ib-fabric-helper.h"
@@ -33,18 +34,12 @@ struct Edge
 
     Edge()
     {
-        fabemu::EndpointAddress a;
-        a.ipv4 = 0x0a000001;
-        a.mac = {0x52, 0x54, 0, 0, 0, 0x01};
-        fabemu::EndpointAddress b;
-        b.ipv4 = 0x0a000002;
-        b.mac = {0x52, 0x54, 0, 0, 0, 0x02};
         fabric.SetExternalHosts({0, 1});
         fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), NanoSeconds(100)}));
         const std::vector<uint16_t> lids{fabric.GetLid(0), fabric.GetLid(1)};
         farLid = lids[1];
         gateway = std::make_unique<fabemu::IbGateway>(fabric.GetPort(0), 0, lids[0], tunnel,
-                                                      std::vector{a, b}, lids);
+                                                      CaptureHosts(), lids);
     }
 };
 
