@@ -922,6 +922,16 @@ CheckEmulation(const Scenario& s, const EmulateSetup& setup, std::string& image,
         err << "fabemu emulate: --bridge and --relay are two baselines; choose one\n";
         return kExitBadInput;
     }
+    if ((setup.bridge || setup.relay) && !s.faults.empty())
+    {
+        // A baseline has no fabric to break: say so, rather than let a user read its
+        // figures as the faulted run's.
+        const FaultSpec& first = s.faults.front();
+        err << "warning: " << s.file << ":" << first.mark.line << ":" << first.mark.column
+            << ": faults: the " << (setup.bridge ? "--bridge" : "--relay")
+            << " baseline has no fabric model, so its " << s.faults.size()
+            << (s.faults.size() == 1 ? " fault is" : " faults are") << " not applied\n";
+    }
     try
     {
         CheckAttributes(s);

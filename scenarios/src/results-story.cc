@@ -333,6 +333,41 @@ CongestionLine(const json& summary, const std::string& fabric, double peakQueueB
     return line + ".\n";
 }
 
+/// The faults' line: how many were applied, and what links going down cost.
+std::string
+FaultsLine(const json& summary)
+{
+    std::string md;
+    size_t happened = 0;
+    for (const auto& f : summary["faults"])
+    {
+        happened += f.value("applied", false) ? 1 : 0;
+    }
+    md += fmt::format("- **Faults:** {} of {} applied (table below)", happened,
+                      summary["faults"].size());
+    // What links going down cost, so a flow that took longer is not a mystery.
+    const json& t = summary.contains("totals") && summary["totals"].is_object() ? summary["totals"]
+                                                                                : json::object();
+    if (Num(t, "link_down_drops") > 0)
+    {
+        md += fmt::format("; {} packet{} lost on links while they were down",
+                          HumanNumber(Num(t, "link_down_drops")),
+                          Num(t, "link_down_drops") == 1 ? " was" : "s were");
+    }
+    if (Num(t, "reroutes") > 0)
+    {
+        md += fmt::format("; switches rerouted {} time{}", HumanNumber(Num(t, "reroutes")),
+                          Num(t, "reroutes") == 1 ? "" : "s");
+    }
+    if (Num(t, "sm_sweeps") > 0)
+    {
+        md += fmt::format("; the subnet manager swept {} time{}", HumanNumber(Num(t, "sm_sweeps")),
+                          Num(t, "sm_sweeps") == 1 ? "" : "s");
+    }
+    md += ".\n";
+    return md;
+}
+
 } // namespace
 
 std::string
@@ -383,13 +418,7 @@ WhatHappenedMd(const json& summary, double peakQueueBytes)
     }
     if (summary.contains("faults") && summary["faults"].is_array() && !summary["faults"].empty())
     {
-        size_t happened = 0;
-        for (const auto& f : summary["faults"])
-        {
-            happened += f.value("applied", false) ? 1 : 0;
-        }
-        md += fmt::format("- **Faults:** {} of {} applied (table below).\n", happened,
-                          summary["faults"].size());
+        md += FaultsLine(summary);
     }
     if (summary.contains("totals") &&
         summary.value("fidelity", std::string("packet")) != "analytical" && fabric != "pcie" &&

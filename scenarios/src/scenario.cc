@@ -28,7 +28,13 @@ Shown(const std::string& value)
     {
         return value;
     }
-    return fmt::format("{}... ({} characters)", value.substr(0, kMax), value.size());
+    // Cut before a UTF-8 continuation byte, never inside a character.
+    size_t cut = kMax;
+    while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80)
+    {
+        --cut;
+    }
+    return fmt::format("{}... ({} bytes)", value.substr(0, cut), value.size());
 }
 
 ScenarioError::ScenarioError(const std::string& file, SourceMark mark, const std::string& what)

@@ -29,8 +29,8 @@ struct SourceMark
     int column{0};
 };
 
-/// A value from the file as a message shows it: at most 60 characters, then how many
-/// more there were (a 1 MB name is not echoed whole).
+/// A value from the file as a message shows it: at most 60 bytes (never half a UTF-8
+/// character), then how long it was (a 1 MB name is not echoed whole).
 std::string Shown(const std::string& value);
 
 class ScenarioError : public std::runtime_error

@@ -235,3 +235,39 @@ TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is l
     CHECK(RunCommand("ip -o link").find(prefix + "t") == std::string::npos);
     CHECK(RunCommand("pgrep -f '^sleep 100$'").empty());
 }
+
+TEST_CASE("a baseline says the scenario's faults are not applied, and still runs")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    const Scenario s = ParseScenario(R"(name: baseline-faults
+fabric: {type: roce}
+topology: {builder: star, hosts: 2}
+endpoints:
+  h0: {kind: netns, device: none}
+  h1: {kind: netns, device: none}
+workloads:
+  - {type: command, on: h1, run: "ping -c 1 -W 5 {h0}"}
+faults:
+  - {link: h1, ber: 1e-6}
+  - {at: 1ms, link: h0, down: 1ms}
+)",
+                                     "baseline-faults.yaml");
+    for (const bool relay : {true, false})
+    {
+        EmulateSetup setup;
+        setup.relay = relay;
+        setup.bridge = !relay;
+        std::ostringstream out;
+        std::ostringstream err;
+        const EmulateResult r = EmulateScenario(s, setup, out, err);
+        INFO(out.str() << err.str());
+        CHECK(r.exitCode == 0);
+        CHECK(err.str().find(std::string("warning: baseline-faults.yaml:10:5: faults: the ") +
+                             (relay ? "--relay" : "--bridge") +
+                             " baseline has no fabric model, so its 2 faults are not applied") !=
+              std::string::npos);
+    }
+}

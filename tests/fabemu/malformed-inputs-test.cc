@@ -100,7 +100,7 @@ Cases()
         scenario("a name of 100000 characters",
                  "name: " + std::string(100000, 'a') + "\n" + kGood.substr(8),
                  "1:7: name 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... "
-                 "(100000 characters)' must be 1..64 letters"),
+                 "(100000 bytes)' must be 1..64 letters"),
         scenario("a key of 100000 characters", "name: b\n" + std::string(100000, 'k') + ": 1\n",
                  "2:100001: not valid YAML: illegal map value"),
         scenario("a name that is not ASCII", "name: \"h\xc3\xa9llo\"\n" + kGood.substr(8),

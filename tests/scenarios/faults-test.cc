@@ -218,6 +218,12 @@ TEST_CASE("a link down for 500 us: ECMP and the subnet manager route around it o
             CHECK(rows[0] == std::vector<std::string>{"0.000300000", "s0-s2", "down", "500us"});
             CHECK(rows[1] == std::vector<std::string>{"0.000800000", "s0-s2", "up", "500us"});
             CHECK(hit["faults"][0]["up_s"].get<double>() == doctest::Approx(800e-6));
+            // report.md says in words what the outage cost and how routing answered.
+            const std::string report = Slurp(dir / "hit" / "report.md");
+            const std::string answered =
+                fabric == "roce" ? "switches rerouted 2 times" : "the subnet manager swept 2 times";
+            CHECK(report.find("packets were lost on links while they were down; " + answered) !=
+                  std::string::npos);
         }
     }
     // iWARP keeps its static routes: TCP's retransmission timer carries the connection

@@ -454,3 +454,16 @@ TEST_CASE("a workload's tag names its flows; without one, its type does")
     CHECK(WorkloadLabel(again.workloads[0]) == "bursts");
     CHECK(again.workloads[1].tag == "bulk"); // written resolved, as results name it
 }
+
+TEST_CASE("a long value is shown cut at 60 bytes, never inside a UTF-8 character")
+{
+    CHECK(Shown("short") == "short");
+    const std::string ascii(100, 'a');
+    CHECK(Shown(ascii) == std::string(60, 'a') + "... (100 bytes)");
+    // 59 ASCII bytes, then 'é' (2 bytes) straddling the 60th: the cut falls before it.
+    const std::string straddles = std::string(59, 'a') + "\xC3\xA9" + std::string(40, 'b');
+    CHECK(Shown(straddles) == std::string(59, 'a') + "... (101 bytes)");
+    // A 4-byte character (U+1F600) ending exactly at 60 stays whole.
+    const std::string whole = std::string(56, 'a') + "\xF0\x9F\x98\x80" + std::string(10, 'c');
+    CHECK(Shown(whole) == std::string(56, 'a') + "\xF0\x9F\x98\x80... (70 bytes)");
+}

@@ -95,7 +95,6 @@ class RoceNic : public Object
     size_t m_rr{0};
     std::deque<Ptr<Packet>> m_cnps;
     EventId m_wake;
-    uint16_t m_ipId{0};
 
     // Attributes
     uint8_t m_priority;
