@@ -111,12 +111,12 @@ class TopologySpec
     /// Whether any path joins host \p a to host \p b (a rail-only cluster joins only the
     /// NICs of one rail).
     bool Reaches(uint32_t a, uint32_t b) const;
+    /// adj[node]: (neighbour, link) over the links that are up (all, \p withDown).
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> Adjacency(bool withDown = false) const;
 
   private:
     /// PathLinks's path; empty when there is none.
     std::vector<uint32_t> FirstPath(uint32_t a, uint32_t b) const;
-    /// adj[node]: (neighbour, link) over the links that are up (all, \p withDown).
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> Adjacency(bool withDown = false) const;
     uint32_t AddHost();
     uint32_t AddSwitch();
     void AddLink(uint32_t a, uint32_t b, LinkParams p);

@@ -150,6 +150,10 @@ FlowRunner::Launch(uint32_t id)
     const FlowSpec& f = m_flows[id];
     m_connections[id] = m_fabric.Connect(f.src, f.dst, f.serviceLevel);
     const auto& c = m_connections[id];
+    if (!m_local.IsNull() && !m_local(f.src))
+    {
+        return; // another rank posts it; its destination's QP here answers
+    }
     Ptr<RdmaHostInterface> src = HostInterface(f.src);
     Ptr<RdmaHostInterface> dst = HostInterface(f.dst);
     if (src || dst)

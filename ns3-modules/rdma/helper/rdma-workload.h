@@ -114,6 +114,13 @@ class FlowRunner
     /// Each flow leaves \p delay(src, start) after its start (its FCT counts from its
     /// start). Call before Start.
     void SetStartDelay(StartDelay delay) { m_startDelay = delay; }
+    /**
+     * \brief A partitioned run: whether this rank simulates host h. Every rank still
+     * connects every flow at its start, so that both ends' QPs get the same numbers on
+     * all ranks, but only the rank of a flow's source posts it and records its end.
+     * Call before Start.
+     */
+    void SetLocalHosts(Callback<bool, uint32_t> local) { m_local = local; }
 
     /// The flows that have ended, completed or failed, in the order they ended.
     const std::vector<FlowRecord>& Records() const { return m_records; }
@@ -148,7 +155,9 @@ class FlowRunner
     std::vector<uint64_t> m_deliveredAtEnd; ///< in-order bytes when the flow ended
     size_t m_failed{0};
     Callback<void> m_allDone;
-    StartDelay m_startDelay; ///< null: every flow leaves at its start
+    StartDelay m_startDelay;
+    Callback<bool, uint32_t> m_local; ///< SetLocalHosts's; null: every host is local ///< null:
+                                      ///< every flow leaves at its start
 };
 
 } // namespace ns3

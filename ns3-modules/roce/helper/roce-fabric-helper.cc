@@ -7,6 +7,10 @@
 #include "ns3/link-errors.h"
 #include "ns3/pointer.h"
 #include "ns3/roce-channel.h"
+#ifdef FABEMU_HAVE_MPI
+#include "ns3/mpi-receiver.h"
+#include "ns3/roce-remote-channel.h"
+#endif
 #include "ns3/roce-recorders.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -76,6 +80,58 @@ RoceFabricHelper::GetHostAddress(uint32_t i) const
     return Ipv4Address(HostIpv4(i));
 }
 
+Ptr<RoceChannel>
+RoceFabricHelper::NewCable(const TopologySpec::Link& link) const
+{
+    Ptr<RoceChannel> cable;
+    if (m_rankOf.empty() || m_rankOf[link.a] == m_rankOf[link.b])
+    {
+        cable = CreateObject<RoceChannel>();
+    }
+    else
+    {
+        const std::string name = m_spec.Nodes()[link.a].name + "-" + m_spec.Nodes()[link.b].name;
+#ifdef FABEMU_HAVE_MPI
+        if (link.params.delay <= RoceRemoteChannel::Lead())
+        {
+            throw std::invalid_argument(
+                "link " + name + " crosses ranks with a delay of " +
+                std::to_string(link.params.delay.GetPicoSeconds()) +
+                " ps: a partitioned run needs more than 1 ps on every link between ranks "
+                "(its lookahead)");
+        }
+        // The far rank hears of a frame Lead() before it arrives (RoceRemoteChannel).
+        cable = CreateObject<RoceRemoteChannel>();
+        cable->SetAttribute("Delay", TimeValue(link.params.delay - RoceRemoteChannel::Lead()));
+        return cable;
+#else
+        throw std::invalid_argument("link " + name +
+                                    " crosses ranks, but this build has no ns-3 mpi module "
+                                    "(scripts/install-deps, then rebuild)");
+#endif
+    }
+    cable->SetAttribute("Delay", TimeValue(link.params.delay));
+    return cable;
+}
+
+void
+RoceFabricHelper::ReceiveFromOtherRanks(Ptr<RoceNetDevice> dev, const TopologySpec::Link& link)
+{
+#ifdef FABEMU_HAVE_MPI
+    if (!m_rankOf.empty() && m_rankOf[link.a] != m_rankOf[link.b])
+    {
+        // ns-3's MPI interfaces hand a frame from another rank to the MpiReceiver
+        // aggregated to the device it is for.
+        Ptr<MpiReceiver> receiver = CreateObject<MpiReceiver>();
+        receiver->SetReceiveCallback(MakeBoundCallback(&RoceRemoteChannel::ArriveFromRank, dev));
+        dev->AggregateObject(receiver);
+    }
+#else
+    (void)dev;
+    (void)link;
+#endif
+}
+
 void
 RoceFabricHelper::Install(const TopologySpec& spec)
 {
@@ -87,9 +143,12 @@ RoceFabricHelper::Install(const TopologySpec& spec)
     {
         hostIndex[spec.Hosts()[h]] = h;
     }
+    NS_ABORT_MSG_IF(!m_rankOf.empty() && m_rankOf.size() != nodes.size(),
+                    "SetPartition: " << m_rankOf.size() << " ranks given for " << nodes.size()
+                                     << " nodes");
     for (uint32_t i = 0; i < nodes.size(); ++i)
     {
-        ns3Nodes[i] = CreateObject<Node>();
+        ns3Nodes[i] = CreateObject<Node>(m_rankOf.empty() ? 0 : m_rankOf[i]);
     }
     for (uint32_t h : spec.Hosts())
     {
@@ -101,8 +160,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
     for (uint32_t l = 0; l < spec.Links().size(); ++l)
     {
         const auto& link = spec.Links()[l];
-        Ptr<RoceChannel> cable = CreateObject<RoceChannel>();
-        cable->SetAttribute("Delay", TimeValue(link.params.delay));
+        Ptr<RoceChannel> cable = NewCable(link);
         for (uint32_t end : {link.a, link.b})
         {
             Ptr<RoceNetDevice> dev = m_deviceFactory.Create<RoceNetDevice>();
@@ -110,6 +168,7 @@ RoceFabricHelper::Install(const TopologySpec& spec)
             dev->SetDataRate(link.params.rate);
             ns3Nodes[end]->AddDevice(dev);
             dev->Attach(cable);
+            ReceiveFromOtherRanks(dev, link);
             devOf[end][l] = dev;
             m_devices.push_back(dev);
         }

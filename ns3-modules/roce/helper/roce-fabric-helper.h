@@ -48,6 +48,14 @@ class RoceFabricHelper : public RdmaFabric
     /// a bare port (GetPort) and no RoceNic, so nothing simulated answers for them,
     /// as ns-3's TapBridgeHelper leaves a ghost node's device to the tap. Call before Install.
     void SetExternalHosts(std::vector<uint32_t> hosts) { m_external = std::move(hosts); }
+    /**
+     * \brief A partitioned run: node i of the topology (as TopologySpec::Nodes) belongs to
+     * MPI rank \p rankOf[i] (PartitionByTier). Every rank installs the whole fabric; the
+     * cables between ranks carry their frames through ns-3's MpiInterface, and Install
+     * throws std::invalid_argument for one without delay (no lookahead) or where ns-3's
+     * mpi module is not built. Call before Install.
+     */
+    void SetPartition(std::vector<uint32_t> rankOf) { m_rankOf = std::move(rankOf); }
 
     // RdmaFabric
     uint32_t GetNHosts() const override { return m_hostNodes.GetN(); }
@@ -138,6 +146,10 @@ class RoceFabricHelper : public RdmaFabric
     /// Every switch's routes to every host (and the IPv6 routes AddHostRoute added)
     /// along \p hops (TopologySpec::NextHops of the links up).
     void InstallRoutes(const std::vector<std::vector<std::vector<uint32_t>>>& hops);
+    /// The cable for \p link: a RoceRemoteChannel where it crosses ranks.
+    Ptr<RoceChannel> NewCable(const TopologySpec::Link& link) const;
+    /// Where \p link crosses ranks, frames from the far rank reach \p dev.
+    void ReceiveFromOtherRanks(Ptr<RoceNetDevice> dev, const TopologySpec::Link& link);
     /// The routes of the links up now (a link went down or came back).
     void Reroute();
 
@@ -147,6 +159,7 @@ class RoceFabricHelper : public RdmaFabric
     NodeContainer m_hostNodes;
     NodeContainer m_switchNodes;
     std::vector<uint32_t> m_external;
+    std::vector<uint32_t> m_rankOf; ///< SetPartition's; empty: one rank
     std::vector<Ptr<RoceNic>> m_nics;
     std::vector<Ptr<RoceNetDevice>> m_hostPorts;
     std::vector<Ptr<RoceSwitch>> m_switches;

@@ -1,6 +1,7 @@
 #include "ns3/roce-channel.h"
 
 #include "ns3/abort.h"
+#include "ns3/deterministic-scheduler.h"
 #include "ns3/node.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/simulator.h"
@@ -38,8 +39,11 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
 {
     Ptr<RoceNetDevice> dst = GetPeer(src);
     NS_ABORT_MSG_IF(!dst, "RoceChannel: transmit on a cable with one end free");
-    Simulator::ScheduleWithContext(dst->GetNode()->GetId(), txTime + m_delay,
-                                   &RoceNetDevice::Receive, dst, p);
+    // An arrival: under the DeterministicScheduler its ties are broken by the sending
+    // port and the time sent, the same on every rank of a partitioned run.
+    DeterministicScheduler::ScheduleArrival(Simulator::Now(), src->GetNode()->GetId(),
+                                            src->GetIfIndex(), dst->GetNode()->GetId(),
+                                            txTime + m_delay, &RoceNetDevice::Receive, dst, p);
 }
 
 std::size_t

@@ -28,7 +28,7 @@ class RoceChannel : public Channel
      * \brief Carries \p p from \p src to the other end; it arrives whole when its
      * last bit does: \p txTime plus the propagation delay from now.
      */
-    void Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const;
+    virtual void Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const;
 
     Time GetDelay() const { return m_delay; }
     std::size_t GetNDevices() const override;

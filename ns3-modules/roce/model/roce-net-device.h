@@ -119,7 +119,9 @@ class RoceNetDevice : public NetDevice
     Address GetMulticast(Ipv4Address group) const override;
     Address GetMulticast(Ipv6Address addr) const override;
     bool IsBridge() const override { return false; }
-    bool IsPointToPoint() const override { return false; }
+    /// A full-duplex cable to one peer (ns-3's distributed simulator takes its lookahead from
+    /// such links' delays).
+    bool IsPointToPoint() const override { return true; }
     bool Send(Ptr<Packet> packet, const Address& dest, uint16_t protocolNumber) override;
     bool SendFrom(Ptr<Packet> packet, const Address& source, const Address& dest,
                   uint16_t protocolNumber) override;

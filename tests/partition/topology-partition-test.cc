@@ -1,0 +1,79 @@
+#include "ns3/topology-partition.h"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+using namespace ns3;
+
+namespace
+{
+const LinkParams kLink{DataRate("100Gbps"), MicroSeconds(1)};
+}
+
+TEST_CASE("a k=4 fat tree splits at its tiers: pods whole, cores spread, hosts with their leaf")
+{
+    const TopologySpec spec = TopologySpec::FatTree(4, kLink, kLink);
+    CHECK(PartitionLeaves(spec).size() == 8); // k^2/2 edge switches
+    for (const uint32_t ranks : {1u, 2u, 4u})
+    {
+        CAPTURE(ranks);
+        const auto rankOf = PartitionByTier(spec, ranks);
+        REQUIRE(rankOf.size() == spec.Nodes().size());
+        std::map<uint32_t, uint32_t> nodesOn;
+        for (uint32_t r : rankOf)
+        {
+            CHECK(r < ranks);
+            ++nodesOn[r];
+        }
+        CHECK(nodesOn.size() == ranks); // every rank has nodes
+        // Each host is on its leaf's rank; with 4 ranks, a pod is a rank.
+        const auto adjacency = spec.Adjacency(true);
+        for (uint32_t h : spec.Hosts())
+        {
+            CHECK(rankOf[h] == rankOf[adjacency[h].front().first]);
+        }
+        const PartitionCut cut = CutOf(spec, rankOf);
+        if (ranks == 1)
+        {
+            CHECK(cut.links.empty());
+            CHECK(cut.lookahead == Time::Max());
+            continue;
+        }
+        // Only links between aggregation and core switches cross: no host link, no
+        // link inside a pod.
+        CHECK(!cut.links.empty());
+        for (uint32_t l : cut.links)
+        {
+            const auto& link = spec.Links()[l];
+            CHECK(spec.Nodes()[link.a].isSwitch);
+            CHECK(spec.Nodes()[link.b].isSwitch);
+        }
+        CHECK(cut.lookahead == MicroSeconds(1));
+        // The 4 cores spread evenly: as many nodes on every rank (36 nodes).
+        for (const auto& [r, n] : nodesOn)
+        {
+            CHECK(n == 36 / ranks);
+        }
+    }
+}
+
+TEST_CASE("more ranks than leaves, or none, are refused; the smallest crossing delay is the "
+          "lookahead")
+{
+    const TopologySpec spec = TopologySpec::FatTree(4, kLink, kLink);
+    CHECK_THROWS_WITH_AS(PartitionByTier(spec, 9),
+                         "9 ranks for 8 partitionable switches (those with hosts): a rank "
+                         "needs at least one",
+                         std::invalid_argument);
+    CHECK_THROWS_AS(PartitionByTier(spec, 0), std::invalid_argument);
+    // A leaf-spine whose two leaves go to two ranks: the slower link sets the lookahead.
+    const TopologySpec ls =
+        TopologySpec::LeafSpine(2, 2, 2, kLink, LinkParams{DataRate("100Gbps"), NanoSeconds(300)});
+    const auto rankOf = PartitionByTier(ls, 2);
+    const PartitionCut cut = CutOf(ls, rankOf);
+    CHECK(cut.links.size() == 2); // each spine sits with one leaf: its link to the other crosses
+    CHECK(cut.lookahead == NanoSeconds(300));
+}
