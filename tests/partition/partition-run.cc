@@ -34,6 +34,7 @@ struct Options
     uint64_t bytes{200'000};
     bool incast{true};       ///< --no-incast: the permutation alone
     std::string cc{"dcqcn"}; ///< --cc none: no DCQCN
+    bool probe{false};       ///< --probe: only say whether this build can run partitioned
 };
 
 Options
@@ -50,6 +51,10 @@ Parse(int argc, char** argv)
         else if (a == "--bytes" && i + 1 < argc)
         {
             o.bytes = std::stoull(argv[++i]);
+        }
+        else if (a == "--probe")
+        {
+            o.probe = true;
         }
         else if (a == "--no-incast")
         {
@@ -169,6 +174,10 @@ main(int argc, char** argv)
     if (o.engine != "none")
     {
 #ifdef FABEMU_HAVE_MPI
+        if (o.probe)
+        {
+            return 0;
+        }
         GlobalValue::Bind("SimulatorImplementationType",
                           StringValue(o.engine == "gtw" ? "ns3::DistributedSimulatorImpl"
                                                         : "ns3::NullMessageSimulatorImpl"));

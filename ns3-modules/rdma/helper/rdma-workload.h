@@ -155,9 +155,8 @@ class FlowRunner
     std::vector<uint64_t> m_deliveredAtEnd; ///< in-order bytes when the flow ended
     size_t m_failed{0};
     Callback<void> m_allDone;
-    StartDelay m_startDelay;
-    Callback<bool, uint32_t> m_local; ///< SetLocalHosts's; null: every host is local ///< null:
-                                      ///< every flow leaves at its start
+    StartDelay m_startDelay;          ///< null: every flow leaves at its start
+    Callback<bool, uint32_t> m_local; ///< SetLocalHosts's; null: every host is local
 };
 
 } // namespace ns3

@@ -30,7 +30,11 @@ class RoceChannel : public Channel
      */
     virtual void Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const;
 
+    /// The Delay attribute: what ns-3's distributed engines take as this cable's lookahead.
     Time GetDelay() const { return m_delay; }
+    /// How long a bit takes from one end to the other (a RoceRemoteChannel's is longer than
+    /// its Delay attribute).
+    virtual Time GetLinkDelay() const { return m_delay; }
     std::size_t GetNDevices() const override;
     Ptr<NetDevice> GetDevice(std::size_t i) const override;
     /// The device at the other end from \p device.

@@ -32,6 +32,8 @@ class RoceRemoteChannel : public RoceChannel
      * the frame is sent there, stamped with when and where it was sent.
      */
     void Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const override;
+    /// The link's own delay: the Delay attribute plus Lead().
+    Time GetLinkDelay() const override { return GetDelay() + Lead(); }
 
     /// The far rank's side: \p p reached \p dev's rank; it arrives Lead() from now.
     static void ArriveFromRank(Ptr<RoceNetDevice> dev, Ptr<Packet> p);

@@ -142,7 +142,7 @@ RoceSwitch::Headroom() const
     for (const auto& port : m_ports)
     {
         Ptr<RoceChannel> ch = DynamicCast<RoceChannel>(port.device->GetChannel());
-        const Time delay = ch ? ch->GetDelay() : Time(0);
+        const Time delay = ch ? ch->GetLinkDelay() : Time(0);
         const double bdp = port.device->GetDataRate().GetBitRate() * delay.GetSeconds() / 8;
         headroom.push_back(static_cast<uint64_t>(2 * bdp) +
                            3 * RoceNetDevice::WireBytes(m_maxFrameBytes) + 64);
