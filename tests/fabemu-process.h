@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <fcntl.h>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -70,11 +71,25 @@ class FabemuProcess
     }
 
     /// Sends \p sig, reads the rest of the output until the process ends, reaps it.
+    /// After SIGKILL it reads only what is already there: the commands a killed run left
+    /// (the next run sweeps them) may hold its output open for a minute more.
     std::string Interrupt(int sig, int& status)
     {
         kill(m_pid, sig);
         std::string rest;
         char line[1024];
+        if (sig == SIGKILL && m_out)
+        {
+            waitpid(m_pid, &status, 0);
+            m_reaped = true;
+            fcntl(fileno(m_out), F_SETFL, fcntl(fileno(m_out), F_GETFL) | O_NONBLOCK);
+            while (fgets(line, sizeof(line), m_out))
+            {
+                rest += line;
+            }
+            clearerr(m_out);
+            return rest;
+        }
         while (m_out && fgets(line, sizeof(line), m_out))
         {
             rest += line;
