@@ -84,7 +84,7 @@ Ptr<RoceChannel>
 RoceFabricHelper::NewCable(const TopologySpec::Link& link) const
 {
     Ptr<RoceChannel> cable;
-    if (m_rankOf.empty() || m_rankOf[link.a] == m_rankOf[link.b])
+    if (!CrossesRanks(link))
     {
         cable = CreateObject<RoceChannel>();
     }
@@ -118,7 +118,7 @@ void
 RoceFabricHelper::ReceiveFromOtherRanks(Ptr<RoceNetDevice> dev, const TopologySpec::Link& link)
 {
 #ifdef FABEMU_HAVE_MPI
-    if (!m_rankOf.empty() && m_rankOf[link.a] != m_rankOf[link.b])
+    if (CrossesRanks(link))
     {
         // ns-3's MPI interfaces hand a frame from another rank to the MpiReceiver
         // aggregated to the device it is for.

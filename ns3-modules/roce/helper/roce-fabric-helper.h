@@ -146,6 +146,11 @@ class RoceFabricHelper : public RdmaFabric
     /// Every switch's routes to every host (and the IPv6 routes AddHostRoute added)
     /// along \p hops (TopologySpec::NextHops of the links up).
     void InstallRoutes(const std::vector<std::vector<std::vector<uint32_t>>>& hops);
+    /// Whether SetPartition puts \p link's two ends on different ranks.
+    bool CrossesRanks(const TopologySpec::Link& link) const
+    {
+        return !m_rankOf.empty() && m_rankOf[link.a] != m_rankOf[link.b];
+    }
     /// The cable for \p link: a RoceRemoteChannel where it crosses ranks.
     Ptr<RoceChannel> NewCable(const TopologySpec::Link& link) const;
     /// Where \p link crosses ranks, frames from the far rank reach \p dev.

@@ -41,9 +41,9 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
     NS_ABORT_MSG_IF(!dst, "RoceChannel: transmit on a cable with one end free");
     // An arrival: under the DeterministicScheduler its ties are broken by the sending
     // port and the time sent, the same on every rank of a partitioned run.
-    DeterministicScheduler::ScheduleArrival(Simulator::Now(), src->GetNode()->GetId(),
-                                            src->GetIfIndex(), dst->GetNode()->GetId(),
-                                            txTime + m_delay, &RoceNetDevice::Receive, dst, p);
+    DeterministicScheduler::ScheduleArrival(
+        Simulator::Now(), src->GetNode()->GetId(), src->GetIfIndex(), dst->GetNode()->GetId(),
+        txTime + GetLinkDelay(), &RoceNetDevice::Receive, dst, p);
 }
 
 std::size_t

@@ -32,10 +32,7 @@ RoceRemoteChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time tx
     NS_ABORT_MSG_IF(!dst, "RoceRemoteChannel: transmit on a cable with one end free");
     if (dst->GetNode()->GetSystemId() == src->GetNode()->GetSystemId())
     {
-        // Both ends here (a one-rank run of a partitioned fabric): the link's own delay.
-        DeterministicScheduler::ScheduleArrival(
-            Simulator::Now(), src->GetNode()->GetId(), src->GetIfIndex(), dst->GetNode()->GetId(),
-            txTime + GetDelay() + Lead(), &RoceNetDevice::Receive, dst, p);
+        RoceChannel::Transmit(p, src, txTime); // both ends here: GetLinkDelay() from now
         return;
     }
     Ptr<Packet> copy = p->Copy();
