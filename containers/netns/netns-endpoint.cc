@@ -32,6 +32,21 @@ Alive(long pid)
     return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+/// Kills a command's process group, then waits (up to two seconds) until none of it is
+/// left: SIGKILL is delivered asynchronously, and a background child of the command is
+/// reparented, not reaped by us.
+void
+KillGroup(pid_t pgid)
+{
+    kill(-pgid, SIGKILL);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (kill(-pgid, 0) == 0 && std::chrono::steady_clock::now() < until)
+    {
+        waitpid(pgid, nullptr, WNOHANG); // our own child, the group's leader
+        usleep(2000);
+    }
+}
+
 } // namespace
 
 NetnsEndpoint::NetnsEndpoint(NetnsSpec spec) : m_spec(std::move(spec))
@@ -110,7 +125,7 @@ NetnsEndpoint::Teardown()
         std::lock_guard<std::mutex> lock(m_mutex);
         for (const auto& [id, run] : m_running)
         {
-            kill(-run.pid, SIGKILL);
+            KillGroup(run.pid);
             waitpid(run.pid, nullptr, 0);
             close(run.out);
         }
@@ -186,7 +201,7 @@ NetnsEndpoint::Wait(uint64_t id)
         if (left.count() <= 0)
         {
             r.timedOut = true;
-            kill(-run.pid, SIGKILL);
+            KillGroup(run.pid);
             break;
         }
         pollfd pfd{run.out, POLLIN, 0};
