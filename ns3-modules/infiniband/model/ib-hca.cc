@@ -107,7 +107,6 @@ IbHca::DestroyQp(Ptr<RdmaQueuePair> qp)
         return;
     }
     gone->qp->Dispose();
-    m_rr = m_conns.empty() ? 0 : m_rr % m_conns.size();
 }
 
 void
@@ -199,7 +198,7 @@ IbHca::TrySend()
     const Time now = Simulator::Now();
     Time earliest = Time::Max();
     const size_t n = m_conns.size();
-    const size_t first = m_rr;
+    const size_t first = m_conns.IndexFrom(m_rrQpn);
     for (size_t k = 0; k < n; ++k)
     {
         const size_t idx = (first + k) % n;
@@ -225,7 +224,7 @@ IbHca::TrySend()
                          c.ccti * m_cctStep;
         }
         m_port->Enqueue(packet, vl, now);
-        m_rr = (idx + 1) % n;
+        m_rrQpn = c.qp->GetQpn() + 1;
     }
     if (earliest != Time::Max() &&
         (!m_wakeAt.IsRunning() || Simulator::GetDelayLeft(m_wakeAt) > earliest - now))

@@ -91,7 +91,7 @@ class IbHca : public Object
     bool m_useGrh{false};
     std::array<int8_t, 16> m_sl2vl{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
     QpTable<Conn> m_conns{17};
-    size_t m_rr{0};
+    uint32_t m_rrQpn{0}; ///< the round robin goes on from this QPN (QpTable::IndexFrom)
     bool m_sendScheduled{false};
     uint64_t m_unknownQp{0};
 };

@@ -150,10 +150,6 @@ RoceNic::DestroyQp(Ptr<RdmaQueuePair> qp)
     gone->qp->Dispose();
     gone->pacer->Dispose();
     m_np->Forget(qp->GetQpn());
-    if (m_rr >= m_conns.size())
-    {
-        m_rr = 0;
-    }
 }
 
 Ptr<DcqcnRateControl>
@@ -231,9 +227,10 @@ RoceNic::TrySend()
         Time earliest = Time::Max();
         Conn* pick = nullptr;
         const size_t n = m_conns.size();
+        const size_t first = m_conns.IndexFrom(m_rrQpn);
         for (size_t k = 0; k < n && !pick; ++k)
         {
-            const size_t idx = (m_rr + k) % n;
+            const size_t idx = (first + k) % n;
             Conn& c = m_conns[idx];
             if (!roomFor(c.priority) || !c.qp->HasPacket())
             {
@@ -246,7 +243,7 @@ RoceNic::TrySend()
                 continue;
             }
             pick = &c;
-            m_rr = (idx + 1) % n;
+            m_rrQpn = c.qp->GetQpn() + 1;
         }
         if (!pick)
         {

@@ -92,7 +92,7 @@ class RoceNic : public Object
     Ptr<RoceNetDevice> m_device;
     Ipv4Address m_address;
     QpTable<Conn> m_conns{0x11};
-    size_t m_rr{0};
+    uint32_t m_rrQpn{0}; ///< the round robin goes on from this QPN (QpTable::IndexFrom)
     std::deque<Ptr<Packet>> m_cnps;
     EventId m_wake;
 
