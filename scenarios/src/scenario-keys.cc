@@ -470,6 +470,15 @@ TopologyKeys()
                         .Own(ReadLinkOverrides, WriteLinkOverrides)
                         .WrittenIf([](const T& t) { return !t.overrides.empty(); })
                         .Example("{h1.nic3-s3: {rate: 200Gbps}}"));
+        k.push_back(MakeKey<T>("partition", KeyKind::Section, "map switch: rank", "{}",
+                               "A partitioned run (fabemu run --ranks N): switches pinned to a "
+                               "rank, by the builder's names. A pinned leaf takes its hosts "
+                               "along; the others split at switch tiers as by default (each "
+                               "leaf with its hosts, the leaves in blocks, a switch above with "
+                               "most of its neighbours). Ignored by a run on one rank")
+                        .Own(ReadPartitionPins, WritePartitionPins)
+                        .WrittenIf([](const T& t) { return !t.partition.empty(); })
+                        .Example("{s0: 1, s4: 0}"));
         k.push_back(
             MakeKey<T>(
                 "node", KeyKind::Section, "map", "{}",

@@ -330,6 +330,8 @@ void ReadNode(const ReadContext& c, const YAML::Node& n, TopologyYaml& t);
 void WriteNode(YAML::Emitter& y, const TopologyYaml& t);
 void ReadLinkOverrides(const ReadContext& c, const YAML::Node& n, TopologyYaml& t);
 void WriteLinkOverrides(YAML::Emitter& y, const TopologyYaml& t);
+void ReadPartitionPins(const ReadContext& c, const YAML::Node& n, TopologyYaml& t);
+void WritePartitionPins(YAML::Emitter& y, const TopologyYaml& t);
 /// A collective's ranks: hosts or GPUs (hN.gpuK), or all (scenario-parse.cc, -write.cc).
 void ReadRanks(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w);
 void WriteRanks(YAML::Emitter& y, const WorkloadSpec& w);

@@ -950,6 +950,25 @@ ReadLinkOverrides(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
 }
 
 void
+ReadPartitionPins(const ReadContext& c, const YAML::Node& n, TopologyYaml& t)
+{
+    const std::string what = "topology.partition";
+    if (!n.IsMap())
+    {
+        c.r.Fail(n, what + " must be a map of switch: rank, such as {s0: 1, s4: 0}");
+    }
+    t.partition.clear();
+    for (const auto& kv : n)
+    {
+        TopologyYaml::PartitionPin p;
+        p.name = c.r.Scalar(kv.first, what);
+        p.mark = Reader::MarkOf(kv.first);
+        p.rank = static_cast<uint32_t>(c.r.Integer(kv.second, what + "." + p.name, 0, 4095));
+        t.partition.push_back(std::move(p));
+    }
+}
+
+void
 ReadStragglers(const ReadContext& c, const YAML::Node& n, WorkloadSpec& w)
 {
     const std::string what = "workload 'collective'.stragglers";

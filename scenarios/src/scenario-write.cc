@@ -220,6 +220,17 @@ WriteRanks(YAML::Emitter& y, const WorkloadSpec& w)
 }
 
 void
+WritePartitionPins(YAML::Emitter& y, const TopologyYaml& t)
+{
+    y << YAML::Flow << YAML::BeginMap;
+    for (const auto& p : t.partition)
+    {
+        y << YAML::Key << p.name << YAML::Value << p.rank;
+    }
+    y << YAML::EndMap;
+}
+
+void
 WriteLinkOverrides(YAML::Emitter& y, const TopologyYaml& t)
 {
     y << YAML::BeginMap;

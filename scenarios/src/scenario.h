@@ -223,6 +223,14 @@ struct TopologyYaml
         SourceMark mark;
     };
     std::vector<LinkOverride> overrides;
+    /// A switch pinned to a rank of a partitioned run (topology.partition).
+    struct PartitionPin
+    {
+        std::string name; ///< the switch, as the builder names it ("s3")
+        uint32_t rank{0};
+        SourceMark mark;
+    };
+    std::vector<PartitionPin> partition;
     NodeYaml node;
     /// Servers the builder makes (h0..h{N-1}).
     uint32_t HostCount() const;

@@ -77,3 +77,38 @@ TEST_CASE("more ranks than leaves, or none, are refused; the smallest crossing d
     CHECK(cut.links.size() == 2); // each spine sits with one leaf: its link to the other crosses
     CHECK(cut.lookahead == NanoSeconds(300));
 }
+
+TEST_CASE("pinned switches go where they are pinned; a leaf takes its hosts; bad pins are refused")
+{
+    const TopologySpec spec = TopologySpec::FatTree(4, kLink, kLink);
+    const auto leaves = PartitionLeaves(spec);
+    const auto adjacency = spec.Adjacency(true);
+    // The first leaf on rank 1, the last on rank 0: the reverse of the default blocks.
+    const std::map<uint32_t, uint32_t> pins{{leaves.front(), 1}, {leaves.back(), 0}};
+    const auto byDefault = PartitionByTier(spec, 2);
+    CHECK(byDefault[leaves.front()] == 0);
+    CHECK(byDefault[leaves.back()] == 1);
+    const auto rankOf = PartitionByTier(spec, 2, pins);
+    CHECK(rankOf[leaves.front()] == 1);
+    CHECK(rankOf[leaves.back()] == 0);
+    for (uint32_t h : spec.Hosts())
+    {
+        CHECK(rankOf[h] == rankOf[adjacency[h].front().first]);
+    }
+    CHECK_THROWS_WITH_AS(PartitionByTier(spec, 2, {{spec.Hosts().front(), 0}}),
+                         doctest::Contains("is not a switch"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(PartitionByTier(spec, 2, {{leaves.front(), 2}}),
+                         doctest::Contains("pinned to rank 2 of a run with 2 ranks"),
+                         std::invalid_argument);
+    // Every switch on rank 0 leaves rank 1 nothing.
+    std::map<uint32_t, uint32_t> all;
+    for (uint32_t u = 0; u < spec.Nodes().size(); ++u)
+    {
+        if (spec.Nodes()[u].isSwitch)
+        {
+            all[u] = 0;
+        }
+    }
+    CHECK_THROWS_WITH_AS(PartitionByTier(spec, 2, all), doctest::Contains("rank 1 would simulate"),
+                         std::invalid_argument);
+}

@@ -34,7 +34,8 @@ PartitionLeaves(const TopologySpec& spec)
 }
 
 std::vector<uint32_t>
-PartitionByTier(const TopologySpec& spec, uint32_t ranks)
+PartitionByTier(const TopologySpec& spec, uint32_t ranks,
+                const std::map<uint32_t, uint32_t>& pinned)
 {
     const auto leaves = PartitionLeaves(spec);
     if (ranks == 0 || leaves.size() < ranks)
@@ -51,9 +52,27 @@ PartitionByTier(const TopologySpec& spec, uint32_t ranks)
         rankOf[u] = r;
         ++load[r];
     };
+    for (const auto& [u, r] : pinned)
+    {
+        if (u >= nodes.size() || !nodes[u].isSwitch)
+        {
+            throw std::invalid_argument("node " + std::to_string(u) +
+                                        " is not a switch: only switches are pinned to a rank");
+        }
+        if (r >= ranks)
+        {
+            throw std::invalid_argument(nodes[u].name + " pinned to rank " + std::to_string(r) +
+                                        " of a run with " + std::to_string(ranks) +
+                                        " ranks (0 to " + std::to_string(ranks - 1) + ")");
+        }
+        assign(u, r);
+    }
     for (size_t i = 0; i < leaves.size(); ++i)
     {
-        assign(leaves[i], static_cast<uint32_t>(i * ranks / leaves.size()));
+        if (rankOf[leaves[i]] == kNone)
+        {
+            assign(leaves[i], static_cast<uint32_t>(i * ranks / leaves.size()));
+        }
     }
     const auto adjacency = spec.Adjacency(true);
     for (uint32_t h : spec.Hosts())
@@ -121,6 +140,15 @@ PartitionByTier(const TopologySpec& spec, uint32_t ranks)
         if (rankOf[u] == kNone)
         {
             assign(u, 0); // not connected to any leaf
+        }
+    }
+    for (uint32_t r = 0; r < ranks; ++r)
+    {
+        if (load[r] == 0)
+        {
+            throw std::invalid_argument("rank " + std::to_string(r) +
+                                        " would simulate nothing: the pinned switches leave it "
+                                        "no leaf");
         }
     }
     return rankOf;

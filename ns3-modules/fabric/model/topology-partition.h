@@ -14,6 +14,7 @@
 #include "ns3/topology-spec.h"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace ns3
@@ -24,9 +25,13 @@ std::vector<uint32_t> PartitionLeaves(const TopologySpec& spec);
 
 /**
  * \brief The rank of every node of \p spec (indexed as spec.Nodes()) for \p ranks ranks.
- * Throws std::invalid_argument when there are fewer leaves than ranks, or no ranks.
+ * \p pinned puts switches (node index -> rank) where the user wants them: a pinned leaf
+ * takes its hosts along, and the other switches follow the rules above around it.
+ * Throws std::invalid_argument when there are fewer leaves than ranks, no ranks, a pin
+ * on a node that is not a switch or to a rank past the last, or a rank left empty.
  */
-std::vector<uint32_t> PartitionByTier(const TopologySpec& spec, uint32_t ranks);
+std::vector<uint32_t> PartitionByTier(const TopologySpec& spec, uint32_t ranks,
+                                      const std::map<uint32_t, uint32_t>& pinned = {});
 
 /**
  * \brief The links (indices into spec.Links()) whose ends \p rankOf puts on different
