@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -35,31 +34,27 @@ class QpTable
     {
         const size_t idx = IndexAtOrAfter(c.qp->GetQpn());
         m_conns.insert(m_conns.begin() + static_cast<std::ptrdiff_t>(idx), std::move(c));
-        Reindex(idx);
         return m_conns[idx];
     }
     /// The connection of \p qpn, or null (a QP already destroyed, a stray packet).
     Conn* Find(uint32_t qpn)
     {
-        const auto it = m_byQpn.find(qpn);
-        return it == m_byQpn.end() ? nullptr : &m_conns[it->second];
+        const size_t idx = IndexOf(qpn);
+        return idx == m_conns.size() ? nullptr : &m_conns[idx];
     }
     /// The connection of \p qpn, which must exist.
-    Conn& At(uint32_t qpn) { return m_conns.at(m_byQpn.at(qpn)); }
-    const Conn& At(uint32_t qpn) const { return m_conns.at(m_byQpn.at(qpn)); }
+    Conn& At(uint32_t qpn) { return m_conns.at(IndexOf(qpn)); }
+    const Conn& At(uint32_t qpn) const { return m_conns.at(IndexOf(qpn)); }
     /// Takes out the connection of \p qpn; the others keep their order.
     std::optional<Conn> Remove(uint32_t qpn)
     {
-        const auto it = m_byQpn.find(qpn);
-        if (it == m_byQpn.end())
+        const size_t idx = IndexOf(qpn);
+        if (idx == m_conns.size())
         {
             return std::nullopt;
         }
-        const size_t idx = it->second;
-        m_byQpn.erase(it);
         Conn gone = std::move(m_conns[idx]);
         m_conns.erase(m_conns.begin() + static_cast<std::ptrdiff_t>(idx));
-        Reindex(idx);
         return gone;
     }
     /// Where a round robin that last served QPN \p qpn - 1 goes on: the first connection
@@ -75,11 +70,7 @@ class QpTable
     Conn& operator[](size_t i) { return m_conns[i]; }
     auto begin() { return m_conns.begin(); }
     auto end() { return m_conns.end(); }
-    void clear()
-    {
-        m_conns.clear();
-        m_byQpn.clear();
-    }
+    void clear() { m_conns.clear(); }
 
   private:
     size_t IndexAtOrAfter(uint32_t qpn) const
@@ -89,17 +80,15 @@ class QpTable
                              [](const Conn& c, uint32_t q) { return c.qp->GetQpn() < q; });
         return static_cast<size_t>(it - m_conns.begin());
     }
-    void Reindex(size_t from)
+    /// The index of \p qpn's connection; size() when there is none.
+    size_t IndexOf(uint32_t qpn) const
     {
-        for (size_t i = from; i < m_conns.size(); ++i)
-        {
-            m_byQpn[m_conns[i].qp->GetQpn()] = i;
-        }
+        const size_t idx = IndexAtOrAfter(qpn);
+        return idx < m_conns.size() && m_conns[idx].qp->GetQpn() == qpn ? idx : m_conns.size();
     }
 
     uint32_t m_nextQpn;
-    std::vector<Conn> m_conns;
-    std::unordered_map<uint32_t, size_t> m_byQpn;
+    std::vector<Conn> m_conns; ///< in QPN order: found by binary search
 };
 
 } // namespace ns3
