@@ -42,7 +42,9 @@ KillGroup(pid_t pgid)
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (kill(-pgid, 0) == 0 && std::chrono::steady_clock::now() < until)
     {
-        waitpid(pgid, nullptr, WNOHANG); // our own child, the group's leader
+        while (waitpid(-pgid, nullptr, WNOHANG) > 0) // the leader, and any we adopted
+        {
+        }
         usleep(2000);
     }
 }
