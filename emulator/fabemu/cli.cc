@@ -239,6 +239,15 @@ AddRun(CLI::App& app, Io& io)
                 "SEED"));
     cmd->add_flag("--quiet", a->quiet, "No progress and no summary on stdout");
     cmd->add_option("--cache", a->run.cache, "Image cache folder for VM endpoints");
+    cmd->add_option("--ranks", a->run.ranks,
+                    "Split the simulation among N ranks of ns-3's distributed simulator: runs "
+                    "`mpirun -np N` of this command (RoCEv2 packet runs; see "
+                    "docs/partitioned-runs.md). `mpirun -np N fabemu run FILE` works too")
+        ->check(CLI::Range(1, 4096));
+    cmd->add_option("--engine", a->run.engine,
+                    "With --ranks: gtw (granted time window) or null (null messages)")
+        ->check(CLI::IsMember({"gtw", "null"}))
+        ->capture_default_str();
     cmd->callback([&io, a, seed] {
         if (*seed)
         {

@@ -10,6 +10,7 @@
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/fault-schedule.h"
 #include "emulator/runner/node-fabric.h"
+#include "emulator/runner/partitioned-run.h"
 #include "emulator/runner/scenario-fabric.h"
 #include "emulator/runner/summary.h"
 #include "scenarios/src/results.h"
@@ -22,12 +23,14 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -267,10 +270,19 @@ class AllFlowsDone
 /// fabrics' NICs, and the node fabrics' own flows after them. FCTs and per-flow
 /// throughput go into \p dir; every flow's outcome is returned. Fabric recorders are
 /// the caller's.
+/// This rank's share of a partitioned run: which hosts it simulates.
+struct RankContext
+{
+    PartitionedRun* run{nullptr};
+    std::vector<uint32_t> rankOfHost;
+
+    bool Local(uint32_t host) const { return !run || rankOfHost.at(host) == run->Rank(); }
+};
+
 std::vector<FlowRecord>
 RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
          CollectiveJobs* collectives, const Scenario& s, const FaultSchedule& faults,
-         const fs::path& dir, ProgressMode mode, std::ostream& out)
+         const fs::path& dir, ProgressMode mode, std::ostream& out, const RankContext& rank)
 {
     std::ostringstream tputRows;
     std::optional<FlowRunner> runner;
@@ -282,6 +294,11 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     {
         runner.emplace(*fabric);
         runner->Add(BuildFlows(s, &workloadOf));
+        if (rank.run)
+        {
+            runner->SetLocalHosts(
+                Callback<bool, uint32_t>([&rank](uint32_t h) { return rank.Local(h); }));
+        }
         FaultSchedule::AddStragglers(s, *runner);
         for (const auto& node : nodes)
         {
@@ -289,11 +306,31 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
         }
         for (uint32_t id = 0; id < runner->Flows().size(); ++id, ++flows)
         {
-            tput.Add({runner->Flows()[id].start, [&runner, id] { return runner->Delivered(id); },
+            // A partitioned run samples a flow where its bytes arrive.
+            const FlowSpec& f = runner->Flows()[id];
+            const bool here = rank.Local(f.op == RdmaWorkRequest::Op::Read ? f.src : f.dst);
+            tput.Add({here ? f.start : Time::Max(), [&runner, id] { return runner->Delivered(id); },
                       [&runner, id] { return runner->Ended(id); }});
         }
-        runner->SetAllDoneCallback(done.Add(runner->Flows().size()));
+        // A rank sees only its own flows end: the ranks stop together (StopWhenAllDone).
+        if (!rank.run)
+        {
+            runner->SetAllDoneCallback(done.Add(runner->Flows().size()));
+        }
         runner->Start();
+        if (rank.run && !runner->Flows().empty()) // none: to the duration, as one process
+        {
+            rank.run->StopWhenAllDone(
+                [&runner, &rank] {
+                    size_t pending = 0;
+                    for (uint32_t id = 0; id < runner->Flows().size(); ++id)
+                    {
+                        pending += rank.Local(runner->Flows()[id].src) && !runner->Ended(id);
+                    }
+                    return pending;
+                },
+                MicroSeconds(10), PicoSeconds(s.durationPs));
+        }
     }
     for (const auto& node : nodes)
     {
@@ -359,18 +396,54 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
 }
 
 /// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
+/// A partitioned run's end: every rank's share to rank 0, which merges them into \p flows,
+/// \p totals, \p simTime and the files of \p dir, the results one process would have
+/// written. Whether this is rank 0.
+bool
+ShareResults(const Scenario& s, const RankContext& rank, const fs::path& dir,
+             std::vector<FlowRecord>& flows, FabricTotals& totals, Time& simTime)
+{
+    const auto shares = rank.run->Gather(RankShare(
+        flows, [&rank](uint32_t h) { return rank.Local(h); },
+        [&flows](uint32_t id) { return flows.at(id).delivered; }, totals, dir));
+    if (rank.run->Rank() != 0)
+    {
+        return false;
+    }
+    totals = MergeShares(shares, flows, dir, PicoSeconds(s.record.rateIntervalPs), simTime);
+    return true;
+}
+
 json
-Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out)
+Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out,
+         const std::string& engine = "")
 {
     Simulator::Destroy();
     Config::Reset();
     UsePicoseconds();
+    // A partitioned run (engine gtw or null): MPI and the engine before anything is
+    // built; `--ranks 1` (engine "alone"): this process, with the ranks' tie-breaking
+    // and, as they do, without the deadlock watch (no rank sees the whole fabric).
+    const DeterministicTies ties(engine == "alone");
+    std::optional<PartitionedRun> part;
+    RankContext rank;
+    if (!engine.empty() && engine != "alone")
+    {
+        part.emplace(engine);
+        rank.run = &*part;
+        rank.rankOfHost = PlanPartition(s, part->Size()).rankOfHost;
+    }
     ApplyFabricDefaults(s, RunMode::Simulation);
     std::unique_ptr<Fabric> fabric;
     FaultSchedule faults(s);
     if (HasNetwork(s))
     {
         fabric = FabricRegistry::Create(s.fabric.type);
+        if (part && !fabric->SetPartition(PlanPartition(s, part->Size()).rankOfNode))
+        {
+            throw ScenarioError(s.file, s.MarkOf("fabric.type"),
+                                "fabric.type " + s.fabric.type + ": its links cannot cross ranks");
+        }
         fabric->Build(s, RunMode::Simulation);
         if (s.fidelity == "packet") // analytical: nothing runs, nothing to record
         {
@@ -398,7 +471,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     // Stops a run whose network can no longer move; not beside a server's own fabrics,
     // whose transfers it does not see.
     std::optional<DeadlockWatch> deadlocks;
-    if (fabric && s.fidelity == "packet" && nodes.empty())
+    if (fabric && s.fidelity == "packet" && nodes.empty() && engine.empty())
     {
         deadlocks.emplace(*fabric);
     }
@@ -413,9 +486,10 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     else
     {
         flows = RunFlows(fabric ? &fabric->Rdma() : nullptr, nodes,
-                         collectives ? &*collectives : nullptr, s, faults, dir, mode, out);
+                         collectives ? &*collectives : nullptr, s, faults, dir, mode, out, rank);
     }
     FabricTotals totals;
+    Time simTime = Simulator::Now();
     if (fabric)
     {
         fabric->WriteRecords();
@@ -426,12 +500,22 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
             deadlocks.reset();
         }
     }
+    if (part && !ShareResults(s, rank, dir, flows, totals, simTime))
+    {
+        fabric.reset();
+        Simulator::Destroy();
+        return json{{"rank", part->Rank()}}; // rank 0 writes the results
+    }
+    if (!part && engine == "alone" && fabric && s.fidelity == "packet")
+    {
+        SortRecords(dir); // in the one order a partitioned run's merge gives
+    }
     for (const auto& node : nodes)
     {
         node->WriteRecords(dir);
         node->AddTotals(totals.own);
     }
-    json summary = RunSummaryJson(Sec(Simulator::Now()), flows, totals);
+    json summary = RunSummaryJson(Sec(simTime), flows, totals);
     if (!faults.Empty())
     {
         faults.Write(dir);
@@ -741,6 +825,239 @@ ReportResults(const std::string& dir, std::ostream& out, std::ostream& err)
     return kExitOk;
 }
 
+namespace
+{
+
+/// A rank other than 0 of a partitioned run: its share of the simulation, written into a
+/// folder of its own and handed to rank 0 (which prints what goes wrong: every rank reads
+/// the same file).
+int
+RunRankShare(const Scenario& s, const RunOptions& opt, std::ostream& err)
+{
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string name = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/fabemu-rank-XXXXXX";
+    if (!mkdtemp(name.data()))
+    {
+        err << fmt::format("fabemu run: rank {}: cannot make a folder {}: {}\n", RankFromLauncher(),
+                           name, strerror(errno));
+        return kExitFailure;
+    }
+    struct RemoveOnExit
+    {
+        fs::path p;
+        ~RemoveOnExit()
+        {
+            std::error_code e;
+            fs::remove_all(p, e);
+        }
+    } cleanup{name};
+    std::ostringstream quiet;
+    try
+    {
+        Simulate(s, name, ProgressMode::Quiet, quiet, opt.engine);
+    }
+    catch (const ScenarioError&)
+    {
+        return kExitBadInput;
+    }
+    catch (const std::invalid_argument&)
+    {
+        return kExitBadInput;
+    }
+    return kExitOk;
+}
+
+/// `fabemu run FILE --ranks N`: checks that the scenario splits into N, then runs
+/// `mpirun -np N` of this same command; its exit code.
+int
+LaunchRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err)
+{
+    const std::string what = fmt::format("fabemu run: --ranks {}", opt.ranks);
+    if (!HavePartitionedRuns())
+    {
+        err << what
+            << ": this build has no ns-3 mpi module (scripts/install-deps installs Open "
+               "MPI and ns-3's mpi source; then rebuild)\n";
+        return kExitBadInput;
+    }
+    if (opt.engine != "gtw" && opt.engine != "null")
+    {
+        err << "fabemu run: --engine must be gtw (granted time window) or null (null "
+               "messages), not '"
+            << opt.engine << "'\n";
+        return kExitBadInput;
+    }
+    if (opt.file.empty())
+    {
+        err << what << ": a scenario loaded without its file cannot be launched on ranks\n";
+        return kExitBadInput;
+    }
+    if (const std::string why = ResultsTargetProblem(
+            opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out), opt.force);
+        !why.empty())
+    {
+        err << "fabemu run: " << why << "\n";
+        return kExitBadInput;
+    }
+    if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
+    {
+        err << what
+            << ": no mpirun here (Debian's openmpi-bin; scripts/install-deps installs it)\n";
+        return kExitBadInput;
+    }
+    try
+    {
+        PreflightScenario(s);
+        if (const std::string why = PartitionProblem(s); !why.empty())
+        {
+            throw ScenarioError(s.file, {}, "cannot split this run among ranks: " + why);
+        }
+        const PartitionPlan plan = PlanPartition(s, opt.ranks);
+        if (opt.progress != ProgressMode::Quiet)
+        {
+            out << fmt::format("{}: {} ranks ({} engine), {} links between them, lookahead {} ns\n",
+                               s.name, opt.ranks, opt.engine, plan.crossingLinks,
+                               plan.lookahead.GetNanoSeconds())
+                << std::flush;
+        }
+    }
+    catch (const ScenarioError& e)
+    {
+        err << e.what() << "\n";
+        return kExitBadInput;
+    }
+    std::vector<std::string> args{"mpirun"};
+    if (geteuid() == 0)
+    {
+        args.push_back("--allow-run-as-root");
+    }
+    // Shared memory between the ranks of this machine, without kernel help (containers).
+    for (const char* a : {"--oversubscribe", "--mca", "btl", "self,vader", "--mca",
+                          "btl_vader_single_copy_mechanism", "none", "-x"}) // -x: TMPDIR
+    {
+        args.push_back(a);
+    }
+    args.push_back("TMPDIR"); // where the ranks other than 0 work
+    args.insert(args.end(),
+                {"-np", std::to_string(opt.ranks), fs::read_symlink("/proc/self/exe").string(),
+                 "run", opt.file, "--engine", opt.engine});
+    if (!opt.out.empty())
+    {
+        args.insert(args.end(), {"--out", opt.out});
+    }
+    if (opt.force)
+    {
+        args.push_back("--force");
+    }
+    for (const auto& kv : opt.set)
+    {
+        args.insert(args.end(), {"--set", kv});
+    }
+    if (opt.seed)
+    {
+        args.insert(args.end(), {"--seed", std::to_string(*opt.seed)});
+    }
+    if (opt.progress == ProgressMode::Quiet)
+    {
+        args.push_back("--quiet");
+    }
+    out << std::flush;
+    std::vector<char*> argv;
+    for (auto& a : args)
+    {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0)
+    {
+        execvp("mpirun", argv.data());
+        _exit(127);
+    }
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    {
+    }
+    if (pid < 0 || !WIFEXITED(status))
+    {
+        err << what << ": mpirun did not finish (" << (pid < 0 ? "fork failed" : "killed") << ")\n";
+        return kExitFailure;
+    }
+    return WEXITSTATUS(status);
+}
+
+/// Before a run: the preflight, and for a partitioned one the launch (--ranks) or, on a
+/// rank other than 0, its share of the run. An exit code when that is all; none when
+/// this process goes on to write the results.
+std::optional<int>
+PreflightAndRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err)
+{
+    // A partitioned run: launched here (--ranks), or this is one of its ranks.
+    const uint32_t launched = RanksFromLauncher();
+    if (opt.ranks > 1 && launched == 1)
+    {
+        return LaunchRanks(s, opt, out, err);
+    }
+    const bool first = RankFromLauncher() == 0; // the rank that says what is wrong
+    if (launched > 1)
+    {
+        // Every rank finds the same, so all stop before MPI starts.
+        std::string why;
+        if (opt.ranks != 0 && opt.ranks != launched)
+        {
+            why = fmt::format("--ranks {} under an MPI launch of {} ranks", opt.ranks, launched);
+        }
+        else if (!HavePartitionedRuns())
+        {
+            why = "this build has no ns-3 mpi module (scripts/install-deps, then rebuild)";
+        }
+        else if (opt.engine != "gtw" && opt.engine != "null")
+        {
+            why = "--engine must be gtw or null, not '" + opt.engine + "'";
+        }
+        else if (!opt.file.empty())
+        {
+            why = ResultsTargetProblem(
+                opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out), opt.force);
+        }
+        if (!why.empty())
+        {
+            if (first)
+            {
+                err << "fabemu run: " << why << "\n";
+            }
+            return kExitBadInput;
+        }
+    }
+    try
+    {
+        PreflightScenario(s);
+        if (const std::string why = launched > 1 ? PartitionProblem(s) : ""; !why.empty())
+        {
+            throw ScenarioError(s.file, {}, "cannot split this run among ranks: " + why);
+        }
+        if (launched > 1)
+        {
+            PlanPartition(s, launched);
+        }
+    }
+    catch (const ScenarioError& e)
+    {
+        if (first)
+        {
+            err << e.what() << "\n";
+        }
+        return kExitBadInput;
+    }
+    if (launched > 1 && !first)
+    {
+        return RunRankShare(s, opt, err);
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 int
 RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
 {
@@ -765,15 +1082,11 @@ RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err)
 int
 RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err)
 {
-    try
+    if (const auto done = PreflightAndRanks(s, opt, out, err))
     {
-        PreflightScenario(s);
+        return *done;
     }
-    catch (const ScenarioError& e)
-    {
-        err << e.what() << "\n";
-        return kExitBadInput;
-    }
+    const uint32_t launched = RanksFromLauncher();
 
     // Written into a temporary folder beside the target, marked, renamed when complete.
     const fs::path target = opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out);
@@ -851,7 +1164,14 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     {
         try
         {
-            summary = Simulate(s, tmp, opt.progress, out);
+            summary = Simulate(s, tmp, opt.progress, out,
+                               launched > 1     ? opt.engine
+                               : opt.ranks == 1 ? "alone"
+                                                : std::string());
+            if (launched > 1)
+            {
+                summary["partition"] = {{"ranks", launched}, {"engine", opt.engine}};
+            }
         }
         catch (const ScenarioError& e)
         {

@@ -29,6 +29,11 @@ struct RunOptions
     std::optional<uint64_t> seed;
     ProgressMode progress{ProgressMode::Lines};
     std::string cache; ///< image cache for VM endpoints
+    /// A partitioned run: `mpirun -np ranks` of this command, on \p engine ("gtw" or
+    /// "null"); 1: this process alone, breaking ties between events as the ranks do
+    /// (ns3::DeterministicScheduler); 0 (not given): this process, ns-3's map scheduler.
+    uint32_t ranks{0};
+    std::string engine{"gtw"};
 };
 
 int RunScenarioFile(const RunOptions& opt, std::ostream& out, std::ostream& err);

@@ -97,6 +97,12 @@ IpMtuForPathMtu(uint32_t pathMtu)
     return pathMtu <= 1024 ? 1500 : 4200;
 }
 
+bool
+Fabric::SetPartition(std::vector<uint32_t>)
+{
+    return false;
+}
+
 void
 Fabric::Check(const Scenario&, const ns3::TopologySpec&) const
 {

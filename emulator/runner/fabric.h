@@ -79,6 +79,11 @@ class Fabric
     /// \p spec its topology) and throws ScenarioError at the key responsible if it
     /// cannot be built, before any run writes anything. Nothing by default.
     virtual void Check(const Scenario& s, const ns3::TopologySpec& spec) const;
+    /// A partitioned run (before Build): \p rankOf gives every node of the topology
+    /// (TopologySpec::Nodes' order) its rank, and the links between ranks carry their
+    /// frames over MPI. False where the fabric's channels cannot cross ranks (the default):
+    /// the caller refuses the run.
+    virtual bool SetPartition(std::vector<uint32_t> rankOf);
     /// Nodes, ports and links of the checked scenario's topology.
     virtual void Build(const Scenario& s, RunMode mode) = 0;
     /// What the workloads and the flow runner see of it (after Build).

@@ -73,9 +73,20 @@ class RoceFabric : public Fabric
     void Build(const Scenario& s, RunMode mode) override
     {
         m_fabric.SetExternalHosts(ExternalHosts(s, mode));
+        if (!m_rankOf.empty())
+        {
+            m_fabric.SetPartition(m_rankOf);
+        }
         const TopologySpec spec = BuildTopology(s);
         m_linkNames = LinkNames(s, spec);
         m_fabric.Install(spec);
+    }
+
+    /// RoceRemoteChannel carries a cable's frames (data, ACKs, CNPs, PFC) between ranks.
+    bool SetPartition(std::vector<uint32_t> rankOf) override
+    {
+        m_rankOf = std::move(rankOf);
+        return true;
     }
 
     RdmaFabric& Rdma() override { return m_fabric; }
@@ -244,6 +255,7 @@ class RoceFabric : public Fabric
     bool m_outages{false};                ///< a fault took a link down
     bool m_storms{false};                 ///< a fault made a NIC storm PFC pauses
     std::vector<std::string> m_linkNames; ///< LinkNames of the built topology
+    std::vector<uint32_t> m_rankOf;       ///< SetPartition's; empty: one rank
     RoceFabricHelper m_fabric;
     RecordSetup m_setup;
     std::ostringstream m_pfcRows;
