@@ -828,6 +828,17 @@ ReportResults(const std::string& dir, std::ostream& out, std::ostream& err)
 namespace
 {
 
+/// A folder removed with everything in it when this goes out of scope.
+struct RemovedOnExit
+{
+    fs::path p;
+    ~RemovedOnExit()
+    {
+        std::error_code e;
+        fs::remove_all(p, e);
+    }
+};
+
 /// A rank other than 0 of a partitioned run: its share of the simulation, written into a
 /// folder of its own and handed to rank 0 (which prints what goes wrong: every rank reads
 /// the same file).
@@ -842,15 +853,7 @@ RunRankShare(const Scenario& s, const RunOptions& opt, std::ostream& err)
                            name, strerror(errno));
         return kExitFailure;
     }
-    struct RemoveOnExit
-    {
-        fs::path p;
-        ~RemoveOnExit()
-        {
-            std::error_code e;
-            fs::remove_all(p, e);
-        }
-    } cleanup{name};
+    const RemovedOnExit cleanup{name};
     std::ostringstream quiet;
     try
     {
@@ -1105,15 +1108,7 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
         err << "fabemu run: cannot create " << tmp.string() << ": " << ec.message() << "\n";
         return kExitFailure;
     }
-    struct RemoveOnExit
-    {
-        fs::path p;
-        ~RemoveOnExit()
-        {
-            std::error_code e;
-            fs::remove_all(p, e);
-        }
-    } cleanup{tmp};
+    const RemovedOnExit cleanup{tmp};
     MarkResults(tmp);
     std::ofstream(tmp / "scenario.resolved.yaml") << ResolvedYaml(s);
 
