@@ -265,11 +265,6 @@ class AllFlowsDone
     size_t m_open{0};
 };
 
-/// The flows of \p s until they are done or the duration ends: RDMA flows on \p fabric
-/// (none when it is null: the node builder has no network), staged through the node
-/// fabrics' NICs, and the node fabrics' own flows after them. FCTs and per-flow
-/// throughput go into \p dir; every flow's outcome is returned. Fabric recorders are
-/// the caller's.
 /// This rank's share of a partitioned run: which hosts it simulates.
 struct RankContext
 {
@@ -279,6 +274,11 @@ struct RankContext
     bool Local(uint32_t host) const { return !run || rankOfHost.at(host) == run->Rank(); }
 };
 
+/// The flows of \p s until they are done or the duration ends: RDMA flows on \p fabric
+/// (none when it is null: the node builder has no network), staged through the node
+/// fabrics' NICs, and the node fabrics' own flows after them. FCTs and per-flow
+/// throughput go into \p dir; every flow's outcome is returned. Fabric recorders are
+/// the caller's.
 std::vector<FlowRecord>
 RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
          CollectiveJobs* collectives, const Scenario& s, const FaultSchedule& faults,
@@ -395,7 +395,6 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     return outcomes;
 }
 
-/// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
 /// A partitioned run's end: every rank's share to rank 0, which merges them into \p flows,
 /// \p totals, \p simTime and the files of \p dir, the results one process would have
 /// written. Whether this is rank 0.
@@ -414,6 +413,7 @@ ShareResults(const Scenario& s, const RankContext& rank, const fs::path& dir,
     return true;
 }
 
+/// A simulation-only scenario: everything written into \p dir; the summary's run part returned.
 json
 Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream& out,
          const std::string& engine = "")
@@ -426,12 +426,14 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     // and, as they do, without the deadlock watch (no rank sees the whole fabric).
     const DeterministicTies ties(engine == "alone");
     std::optional<PartitionedRun> part;
+    PartitionPlan plan;
     RankContext rank;
     if (!engine.empty() && engine != "alone")
     {
         part.emplace(engine);
+        plan = PlanPartition(s, part->Size());
         rank.run = &*part;
-        rank.rankOfHost = PlanPartition(s, part->Size()).rankOfHost;
+        rank.rankOfHost = plan.rankOfHost;
     }
     ApplyFabricDefaults(s, RunMode::Simulation);
     std::unique_ptr<Fabric> fabric;
@@ -439,7 +441,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     if (HasNetwork(s))
     {
         fabric = FabricRegistry::Create(s.fabric.type);
-        if (part && !fabric->SetPartition(PlanPartition(s, part->Size()).rankOfNode))
+        if (part && !fabric->SetPartition(plan.rankOfNode))
         {
             throw ScenarioError(s.file, s.MarkOf("fabric.type"),
                                 "fabric.type " + s.fabric.type + ": its links cannot cross ranks");
@@ -828,6 +830,32 @@ ReportResults(const std::string& dir, std::ostream& out, std::ostream& err)
 namespace
 {
 
+/// Where a run writes its results: --out, else results/<name>.
+fs::path
+ResultsTarget(const Scenario& s, const RunOptions& opt)
+{
+    return opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out);
+}
+
+/// What stops a partitioned run before MPI starts, on `--ranks` and on every rank alike
+/// ("" when nothing): a build without the mpi module, an unknown engine, a results
+/// folder it may not replace.
+std::string
+RanksProblem(const Scenario& s, const RunOptions& opt)
+{
+    if (!HavePartitionedRuns())
+    {
+        return "this build has no ns-3 mpi module (scripts/install-deps installs Open MPI and "
+               "ns-3's mpi source; then rebuild)";
+    }
+    if (opt.engine != "gtw" && opt.engine != "null")
+    {
+        return "--engine must be gtw (granted time window) or null (null messages), not '" +
+               opt.engine + "'";
+    }
+    return ResultsTargetProblem(ResultsTarget(s, opt), opt.force);
+}
+
 /// A folder removed with everything in it when this goes out of scope.
 struct RemovedOnExit
 {
@@ -876,30 +904,14 @@ int
 LaunchRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, std::ostream& err)
 {
     const std::string what = fmt::format("fabemu run: --ranks {}", opt.ranks);
-    if (!HavePartitionedRuns())
+    if (const std::string why = RanksProblem(s, opt); !why.empty())
     {
-        err << what
-            << ": this build has no ns-3 mpi module (scripts/install-deps installs Open "
-               "MPI and ns-3's mpi source; then rebuild)\n";
-        return kExitBadInput;
-    }
-    if (opt.engine != "gtw" && opt.engine != "null")
-    {
-        err << "fabemu run: --engine must be gtw (granted time window) or null (null "
-               "messages), not '"
-            << opt.engine << "'\n";
+        err << what << ": " << why << "\n";
         return kExitBadInput;
     }
     if (opt.file.empty())
     {
         err << what << ": a scenario loaded without its file cannot be launched on ranks\n";
-        return kExitBadInput;
-    }
-    if (const std::string why = ResultsTargetProblem(
-            opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out), opt.force);
-        !why.empty())
-    {
-        err << "fabemu run: " << why << "\n";
         return kExitBadInput;
     }
     if (std::system("command -v mpirun >/dev/null 2>&1") != 0)
@@ -1005,24 +1017,10 @@ PreflightAndRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, s
     if (launched > 1)
     {
         // Every rank finds the same, so all stop before MPI starts.
-        std::string why;
-        if (opt.ranks != 0 && opt.ranks != launched)
-        {
-            why = fmt::format("--ranks {} under an MPI launch of {} ranks", opt.ranks, launched);
-        }
-        else if (!HavePartitionedRuns())
-        {
-            why = "this build has no ns-3 mpi module (scripts/install-deps, then rebuild)";
-        }
-        else if (opt.engine != "gtw" && opt.engine != "null")
-        {
-            why = "--engine must be gtw or null, not '" + opt.engine + "'";
-        }
-        else if (!opt.file.empty())
-        {
-            why = ResultsTargetProblem(
-                opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out), opt.force);
-        }
+        const std::string why =
+            opt.ranks != 0 && opt.ranks != launched
+                ? fmt::format("--ranks {} under an MPI launch of {} ranks", opt.ranks, launched)
+                : RanksProblem(s, opt);
         if (!why.empty())
         {
             if (first)
@@ -1092,7 +1090,7 @@ RunScenario(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     const uint32_t launched = RanksFromLauncher();
 
     // Written into a temporary folder beside the target, marked, renamed when complete.
-    const fs::path target = opt.out.empty() ? fs::path("results") / s.name : ResultsPath(opt.out);
+    const fs::path target = ResultsTarget(s, opt);
     if (const std::string why = ResultsTargetProblem(target, opt.force); !why.empty())
     {
         err << "fabemu run: " << why << "\n";
