@@ -948,11 +948,14 @@ LaunchRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     }
     // Shared memory between the ranks of this machine, without kernel help (containers).
     for (const char* a : {"--oversubscribe", "--mca", "btl", "self,vader", "--mca",
-                          "btl_vader_single_copy_mechanism", "none", "-x"}) // -x: TMPDIR
+                          "btl_vader_single_copy_mechanism", "none"})
     {
         args.push_back(a);
     }
-    args.push_back("TMPDIR"); // where the ranks other than 0 work
+    if (std::getenv("TMPDIR"))
+    {
+        args.insert(args.end(), {"-x", "TMPDIR"}); // where the ranks other than 0 work
+    }
     args.insert(args.end(),
                 {"-np", std::to_string(opt.ranks), fs::read_symlink("/proc/self/exe").string(),
                  "run", opt.file, "--engine", opt.engine});
