@@ -1,6 +1,7 @@
 #include "ns3/ib-fabric-helper.h"
 
 #include "ns3/abort.h"
+#include "ns3/dispose-at-destroy.h"
 #include "ns3/ib-recorders.h"
 #include "ns3/link-errors.h"
 #include "ns3/pointer.h"
@@ -80,6 +81,7 @@ IbFabricHelper::Install(const TopologySpec& spec)
         for (const auto& port : {a, b})
         {
             port->SetAttribute("DataRate", DataRateValue(link.params.rate));
+            DisposeAtDestroy(port);
             m_ports.push_back(port);
         }
         a->Attach(b, link.params.delay);
@@ -102,6 +104,7 @@ IbFabricHelper::Install(const TopologySpec& spec)
         }
         Ptr<IbHca> hca = m_hcaFactory.Create<IbHca>();
         hca->Setup(port, BaseLid(h));
+        DisposeAtDestroy(hca);
         m_hcas.push_back(hca);
     }
     for (uint32_t u = 0; u < nodes.size(); ++u)
@@ -116,6 +119,7 @@ IbFabricHelper::Install(const TopologySpec& spec)
         {
             portOfLink[link] = sw->AddPort(port);
         }
+        DisposeAtDestroy(sw);
         m_switches.push_back(sw);
         m_switchNode.push_back(u);
         m_portOfLink.push_back(std::move(portOfLink));

@@ -38,11 +38,11 @@ constexpr uint32_t kTcpIpHeaderBytes = 52; // IPv4 20, TCP 20, timestamp option 
 constexpr uint32_t kPppHeaderBytes = 2;
 
 void
-Accepted(Ptr<IwarpQp> qp, Ptr<Socket> listener, Ptr<Socket> s, const Address&)
+Accepted(IwarpQp* qp, Socket* listener, Ptr<Socket> s, const Address&)
 {
     qp->Attach(s, false);
     // One connection per listening socket; closing it from its own callback is not safe.
-    Simulator::ScheduleNow([listener]() { listener->Close(); });
+    Simulator::ScheduleNow([l = Ptr<Socket>(listener)]() { l->Close(); });
 }
 
 bool
@@ -251,8 +251,11 @@ IwarpFabricHelper::Connect(uint32_t a, uint32_t b)
     NS_ABORT_MSG_IF(listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), port)) != 0,
                     "host " << b << " cannot listen on TCP port " << port);
     listener->Listen();
-    listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
-                                MakeBoundCallback(&Accepted, qb, listener));
+    listener->SetAcceptCallback(
+        MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+        // Raw pointers: the listener keeps this callback, and so
+        // does every socket it forks; Ptrs would be cycles.
+        MakeBoundCallback(&Accepted, PeekPointer(qb), PeekPointer(listener)));
 
     Ptr<Socket> s = Socket::CreateSocket(GetHostNode(a), TcpSocketFactory::GetTypeId());
     ConfigureSocket(s);

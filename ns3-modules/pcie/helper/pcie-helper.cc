@@ -2,6 +2,7 @@
 
 #include "ns3/boolean.h"
 #include "ns3/data-rate.h"
+#include "ns3/dispose-at-destroy.h"
 #include "ns3/uinteger.h"
 
 #include <map>
@@ -9,6 +10,14 @@
 
 namespace ns3
 {
+
+template <typename T>
+Ptr<T>
+PcieHelper::Disposed(Ptr<T> object)
+{
+    DisposeAtDestroy(object);
+    return object;
+}
 
 PcieHelper::PcieHelper()
 {
@@ -146,9 +155,9 @@ PcieHelper::Check() const
 Ptr<PcieEndpoint>
 PcieHelper::MakeEndpoint() const
 {
-    Ptr<PcieEndpoint> e = m_endpoint.Create<PcieEndpoint>();
-    e->Setup(m_port.Create<PciePort>(), m_dma.Create<PcieDmaEngine>(),
-             m_memory.Create<PcieMemoryTarget>());
+    Ptr<PcieEndpoint> e = Disposed(m_endpoint.Create<PcieEndpoint>());
+    e->Setup(Disposed(m_port.Create<PciePort>()), Disposed(m_dma.Create<PcieDmaEngine>()),
+             Disposed(m_memory.Create<PcieMemoryTarget>()));
     return e;
 }
 
@@ -161,7 +170,7 @@ PcieHelper::Install() const
     {
         return pair;
     }
-    pair.link = m_link.Create<PcieLink>();
+    pair.link = Disposed(m_link.Create<PcieLink>());
     pair.a = MakeEndpoint();
     pair.b = MakeEndpoint();
     pair.link->Connect(pair.a->GetPort(), pair.b->GetPort());
@@ -288,18 +297,20 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
         return result;
     }
 
+    // The tree is not disposed here: it holds the parts but none of them holds it, and its
+    // owner may dispose it (the scenario runner's PcieNodeFabric does).
     Ptr<PcieTree> tree = CreateObject<PcieTree>();
     Ptr<PcieRootComplex> rcs[2];
-    rcs[0] = m_rc.Create<PcieRootComplex>();
-    Ptr<PcieMemoryTarget> host = m_hostMemory.Create<PcieMemoryTarget>();
+    rcs[0] = Disposed(m_rc.Create<PcieRootComplex>());
+    Ptr<PcieMemoryTarget> host = Disposed(m_hostMemory.Create<PcieMemoryTarget>());
     rcs[0]->SetHostMemory(host, 0, spec.hostMemoryBytes);
     tree->SetRootComplex(rcs[0], host, spec.hostMemoryBytes);
     if (spec.sockets == 2)
     {
-        rcs[1] = m_rc.Create<PcieRootComplex>();
-        Ptr<PcieMemoryTarget> host1 = m_hostMemory.Create<PcieMemoryTarget>();
+        rcs[1] = Disposed(m_rc.Create<PcieRootComplex>());
+        Ptr<PcieMemoryTarget> host1 = Disposed(m_hostMemory.Create<PcieMemoryTarget>());
         rcs[1]->SetHostMemory(host1, spec.hostMemoryBytes, spec.hostMemoryBytes);
-        Ptr<PcieSocketLink> upi = m_socketLink.Create<PcieSocketLink>();
+        Ptr<PcieSocketLink> upi = Disposed(m_socketLink.Create<PcieSocketLink>());
         rcs[0]->SetSocketLink(upi, 0);
         rcs[1]->SetSocketLink(upi, 1);
         rcs[0]->AddRemoteAddressRange(spec.hostMemoryBytes, spec.hostMemoryBytes);
@@ -311,10 +322,11 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
     std::vector<uint32_t> switchRootPort;
     for (size_t s = 0; s < spec.switches.size(); ++s)
     {
-        Ptr<PcieSwitch> sw = m_switch.Create<PcieSwitch>();
-        Ptr<PciePort> rp = m_port.Create<PciePort>();
-        Ptr<PciePort> up = m_port.Create<PciePort>();
-        switchLinks[s]->Connect(rp, up);
+        Ptr<PcieSwitch> sw = Disposed(m_switch.Create<PcieSwitch>());
+        Ptr<PciePort> rp = Disposed(m_port.Create<PciePort>());
+        Ptr<PciePort> up = Disposed(m_port.Create<PciePort>());
+        // Links are disposed from where they are wired: a refused spec leaves none behind.
+        Disposed(switchLinks[s])->Connect(rp, up);
         sw->SetUpstreamPort(up);
         switchRootPort.push_back(rcs[spec.switches[s].socket]->AddRootPort(rp));
         switches.push_back(sw);
@@ -330,14 +342,16 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
         const ObjectFactory& memory = d.device->kind == PcieDeviceKind::Gpu   ? m_gpuMemory
                                       : d.device->kind == PcieDeviceKind::Nic ? m_nicMemory
                                                                               : m_memory;
-        Ptr<PcieEndpoint> e = (d.device->kind == PcieDeviceKind::Gpu ? m_gpuEndpoint : m_endpoint)
-                                  .Create<PcieEndpoint>();
-        Ptr<PcieDmaEngine> dma =
-            (d.device->kind == PcieDeviceKind::Nic ? m_nicDma : m_dma).Create<PcieDmaEngine>();
+        Ptr<PcieEndpoint> e =
+            Disposed((d.device->kind == PcieDeviceKind::Gpu ? m_gpuEndpoint : m_endpoint)
+                         .Create<PcieEndpoint>());
+        Ptr<PcieDmaEngine> dma = Disposed(
+            (d.device->kind == PcieDeviceKind::Nic ? m_nicDma : m_dma).Create<PcieDmaEngine>());
         dma->SetRequesterId(requester); // before Setup: further engines copy it
-        e->Setup(m_port.Create<PciePort>(), dma, memory.Create<PcieMemoryTarget>());
-        Ptr<PciePort> above = m_port.Create<PciePort>();
-        deviceLinks[k]->Connect(above, e->GetPort());
+        e->Setup(Disposed(m_port.Create<PciePort>()), dma,
+                 Disposed(memory.Create<PcieMemoryTarget>()));
+        Ptr<PciePort> above = Disposed(m_port.Create<PciePort>());
+        Disposed(deviceLinks[k])->Connect(above, e->GetPort());
         ports.push_back(above);
         ports.push_back(e->GetPort());
         const auto lastId = static_cast<uint16_t>(requester | 0xff);

@@ -12,6 +12,10 @@
  * memory comes from SetGpuMemoryAttribute (defaults: HBM3-class 3.35 TB/s),
  * SetNicMemoryAttribute (the NIC's BAR: at once) or SetMemoryAttribute (NVMe).
  * Every port (endpoint, switch, root port) takes SetPortAttribute.
+ *
+ * The parts Install and InstallTree build (all but the PcieTree, which whoever holds it
+ * may dispose) are disposed when Simulator::Destroy runs: read them before, and dispose
+ * none of them elsewhere.
  */
 #ifndef FABEMU_PCIE_HELPER_H
 #define FABEMU_PCIE_HELPER_H
@@ -77,6 +81,10 @@ class PcieHelper
     static int64_t AssignStreams(const Pair& pair, int64_t stream);
 
   private:
+    /// \p object, built here, disposed when Simulator::Destroy runs (DisposeAtDestroy): no
+    /// Node owns it and it points at its neighbours, which point back. Once per object.
+    template <typename T>
+    static Ptr<T> Disposed(Ptr<T> object);
     Ptr<PcieEndpoint> MakeEndpoint() const;
     Ptr<PcieLink> MakeLink(const PcieTreeSpec::LinkSpec& spec, const std::string& name,
                            std::string& error) const;

@@ -1,5 +1,6 @@
 #include "ns3/pcie-endpoint.h"
 
+#include "ns3/dispose-at-destroy.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -59,6 +60,7 @@ PcieEndpoint::Setup(Ptr<PciePort> port, Ptr<PcieDmaEngine> dma, Ptr<PcieMemoryTa
     for (uint32_t n = 1; n < m_engines; ++n)
     {
         Ptr<PcieDmaEngine> copy = CreateObject<PcieDmaEngine>();
+        DisposeAtDestroy(copy); // made here: nothing else would dispose it
         for (uint32_t i = 0; i < tid.GetAttributeN(); ++i)
         {
             const TypeId::AttributeInformation info = tid.GetAttribute(i);

@@ -28,7 +28,7 @@ class PcieEndpoint : public Object
     PcieEndpoint();
 
     /// Wires the three parts together; with DmaEngines > 1 it adds engines configured
-    /// as \p dma is (same attribute values).
+    /// as \p dma is (same attribute values), disposed when Simulator::Destroy runs.
     void Setup(Ptr<PciePort> port, Ptr<PcieDmaEngine> dma, Ptr<PcieMemoryTarget> memory);
     /// Adds another DMA engine on the same port (after Setup); returns its index.
     uint32_t AddDma(Ptr<PcieDmaEngine> dma);

@@ -118,6 +118,7 @@ PciePort::DoDispose()
     m_ackTimer.Cancel();
     m_link = nullptr;
     m_peer = nullptr;
+    m_rng = nullptr;
     m_receive = Callback<void, const PcieTlp&>();
     m_dequeued = Callback<void, PcieFcType>();
     m_acked = Callback<void, const PcieTlp&>();

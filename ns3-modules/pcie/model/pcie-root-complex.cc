@@ -60,6 +60,7 @@ PcieRootComplex::DoDispose()
         m_memory->SetCompletionCallback(Callback<void, const PcieTlp&, Ptr<PciePort>>());
     }
     m_memory = nullptr;
+    m_socket = nullptr;
     Object::DoDispose();
 }
 
