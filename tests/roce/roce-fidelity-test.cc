@@ -81,14 +81,14 @@ Departures(const std::string& markingPoint)
     Bottleneck b(400'000);
     std::vector<Departure> seen;
     b.out->TraceConnectWithoutContext(
-        "MacTx", MakeCallback(+[](std::vector<Departure>* v, Ptr<RoceNetDevice> dev,
+        "MacTx", MakeCallback(+[](std::vector<Departure>* v, const RoceNetDevice* dev,
                                   Ptr<const Packet> p, uint8_t prio) {
                      const auto f = PeekFrame(p);
                      if (f.kind == FrameKind::Roce && f.payloadLength > 0)
                      {
                          v->push_back(Departure{f.ecn == 3, dev->GetQueueBytes(prio)});
                      }
-                 }).Bind(&seen, b.out));
+                 }).Bind(&seen, PeekPointer(b.out))); // not a Ptr: the device would hold itself
     b.Run();
     return seen;
 }

@@ -29,7 +29,7 @@ struct Link
     {
         for (auto dev : {a, b})
         {
-            dev->SetNode(CreateObject<Node>());
+            CreateObject<Node>()->AddDevice(dev); // the node disposes it at Simulator::Destroy
             dev->SetAddress(Mac48Address::Allocate());
             dev->SetDataRate(rate);
         }
