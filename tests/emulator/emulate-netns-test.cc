@@ -236,6 +236,54 @@ TEST_CASE("SIGINT mid-run: the commands are killed and no namespace or veth is l
     CHECK(RunCommand("pgrep -f '^sleep 100$'").empty());
 }
 
+TEST_CASE("a host link down under real TCP: the kernel's retransmissions carry the transfer "
+          "over the outage, and the results record it")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // 100 Mb/s: 20 MB takes 1.7 s or more from 0.5 s on, so h1's link goes down mid-transfer.
+    const Scenario s = ParseScenario(R"yaml(name: netns-link-down
+duration: 1min
+fabric: {type: roce}
+topology: {builder: star, hosts: 2, link: {rate: 100Mbps, delay: 1us}}
+endpoints:
+  h0: {kind: netns, device: none}
+  h1: {kind: netns, device: none}
+faults:
+  - {at: 1s, link: h1, down: 400ms}
+workloads:
+  - type: command
+    on: h0
+    background: true
+    run: |-
+      python3 -c "import socket; s = socket.create_server(('', 5000)); c, _ = s.accept(); n = sum(iter(lambda: len(c.recv(65536)), 0)); print('received', n)"
+  - type: command
+    on: h1
+    run: |-
+      python3 -c "import socket, time; time.sleep(0.5); c = socket.create_connection(('10.0.0.1', 5000)); c.sendall(bytes(20971520)); c.close()"
+)yaml",
+                                     "netns-link-down.yaml");
+    std::ostringstream out;
+    std::ostringstream err;
+    const EmulateResult r = EmulateScenario(s, EmulateSetup{}, out, err);
+    INFO(out.str() << err.str());
+    CHECK(r.exitCode == 0);
+    REQUIRE(r.commands.size() == 2);
+    CHECK(ReceivedAll(r, 20 << 20));
+    REQUIRE(r.faults.is_array());
+    CHECK(r.faults[0]["applied"] == true);
+    CHECK(r.faults[0]["link"] == "h1-s0");
+    // Frames met the link while it was down and were lost there, not in a queue.
+    CHECK(r.own["link_down_drops"].get<uint64_t>() > 0);
+    CHECK(r.congestionDrops == 0);
+    MESSAGE("20 MB through a 400 ms outage of h1's link: "
+            << r.simTimeS << " s, " << r.own["link_down_drops"]
+            << " frames lost on the link while it was down");
+    CHECK(r.simTimeS > 1.4); // the transfer outlasted the outage
+}
+
 TEST_CASE("a baseline says the scenario's faults are not applied, and still runs")
 {
     if (const auto why = WhyNotHere(); !why.empty())

@@ -239,6 +239,60 @@ TEST_CASE("a link down for 500 us: ECMP and the subnet manager route around it o
     CHECK(hit["totals"]["link_down_drops"].get<uint64_t>() > 0);
 }
 
+TEST_CASE("a rail NIC's link down: its copy alone waits out the outage, named h0.nic3; down "
+          "for good it fails, the others never notice")
+{
+    // Two dgx-h100 on rail-only NDR InfiniBand: GPU k of h0 copies to GPU k of h1 over
+    // NIC k and rail switch k, which is the only path between them.
+    const auto rail = [](const std::string& faults) {
+        std::string text = "duration: 60ms\nfabric:\n  type: infiniband\n  mtu: 4096\n"
+                           "  set: {ns3::IbPort::BufferBlocks: 2048}\n"
+                           "topology: {builder: rail, nodes: 2, spines: 0, node: dgx-h100, "
+                           "link: {rate: 400Gbps, delay: 100ns}}\nworkloads:\n";
+        for (int g = 0; g < 8; ++g)
+        {
+            text += "  - {type: copy, src: h0.gpu" + std::to_string(g) + ", dst: h1.gpu" +
+                    std::to_string(g) + ", bytes: 16MB}\n";
+        }
+        return text + faults;
+    };
+    const ScratchDir dir("faults-rail");
+    const auto base = RunText(dir, "base", rail(""));
+    const auto hit =
+        RunText(dir, "hit", rail("faults:\n  - {at: 100us, link: h0.nic3, down: 300us}\n"));
+    REQUIRE(hit["flow_stats"]["completed"] == 8);
+    for (size_t g = 0; g < 8; ++g)
+    {
+        CAPTURE(g);
+        if (g != 3)
+        {
+            CHECK(Fct(hit, g) == doctest::Approx(Fct(base, g)).epsilon(1e-6));
+        }
+    }
+    // No other path: everything in flight on rail 3 is lost, and the QP recovers only
+    // when its retransmission timer (ns3::RdmaQueuePair::Timeout, 1 ms) fires, after
+    // the link is back. The copy then sends the rest, so its FCT grows by the timeout.
+    const double grew = Fct(hit, 3) - Fct(base, 3);
+    MESSAGE("rail 3 down 300 us: the copy's FCT grew by " << grew * 1e6 << " us");
+    CHECK(grew == doctest::Approx(1e-3).epsilon(0.05));
+    CHECK(hit["totals"]["retransmission_timeouts"] == 1);
+    CHECK(hit["totals"]["link_down_drops"].get<uint64_t>() > 0);
+    CHECK(ReadCsv(dir / "hit" / "faults.csv").at(0) ==
+          std::vector<std::string>{"0.000100000", "h0.nic3-s3", "down", "300us"});
+
+    // Down for good: the copy fails once its retries run out, and says where and why.
+    const fs::path file = dir / "cut.yaml";
+    std::ofstream(file) << "name: cut\n"
+                        << rail("faults:\n  - {at: 100us, link: h0.nic3, down: 50ms}\n");
+    const auto r = RunInProcess(file, dir / "cut");
+    CHECK(r.code == kExitFailure);
+    const auto cut = Summary(dir / "cut");
+    CHECK(cut["flow_stats"]["completed"] == 7);
+    CHECK(cut["flows"][3]["state"] == "failed");
+    CHECK(cut["flows"][3]["reason"] == "retry count exceeded; no path from h0.gpu3 to h1.gpu3 "
+                                       "while h0.nic3-s3 was down (faults.0, 100us for 50ms)");
+}
+
 TEST_CASE("outages of one link that overlap keep it down until the later ends; bit errors set "
           "meanwhile come back with it")
 {
