@@ -64,7 +64,8 @@ TEST_CASE("an InfiniBand fabric's ports, switches and HCAs are ours alone after 
         CHECK(port->GetReferenceCount() > 1);
     }
     Simulator::Destroy();
-    CHECK(port->GetReferenceCount() == 1);
+    CHECK(port->GetReferenceCount() == 1); // its peer let go of it
+    // The switch and the HCA were disposed once, and nothing holds them either.
     CHECK(sw->GetReferenceCount() == 1);
     CHECK(hca->GetReferenceCount() == 1);
 }
@@ -82,6 +83,47 @@ TEST_CASE("a PCIe pair's link, ports and endpoints are ours alone after Destroy"
     CHECK(pair.link->GetReferenceCount() == 1);
 }
 
+TEST_CASE("a two-socket PCIe tree's root complexes, socket link and endpoints are ours alone "
+          "after Destroy")
+{
+    PcieTreeSpec spec;
+    spec.sockets = 2;
+    PcieTreeSpec::Switch sw;
+    sw.devices.resize(2);
+    sw.devices[0].kind = PcieDeviceKind::Gpu;
+    sw.devices[1].kind = PcieDeviceKind::Nic;
+    spec.switches.push_back(sw);
+    spec.rootDevices.resize(1);
+    spec.rootDevices[0].kind = PcieDeviceKind::Gpu;
+    spec.rootDevices[0].socket = 1;
+    Ptr<PcieRootComplex> rc;
+    Ptr<PcieSocketLink> upi;
+    std::vector<Ptr<PcieEndpoint>> endpoints;
+    std::vector<Ptr<PciePort>> ports;
+    {
+        PcieHelper pcie;
+        auto built = pcie.InstallTree(spec);
+        REQUIRE(built.Ok());
+        rc = built.tree->GetRootComplex(1);
+        upi = built.tree->GetSocketLink();
+        for (const auto& name : built.tree->GetEndpointNames())
+        {
+            endpoints.push_back(built.tree->GetEndpoint(name));
+            ports.push_back(endpoints.back()->GetPort()); // disposed, the endpoint forgets it
+        }
+    }
+    REQUIRE(endpoints.size() == 3);
+    CHECK(rc->GetReferenceCount() > 1); // registered: held until Destroy disposes it
+    Simulator::Destroy();
+    CHECK(rc->GetReferenceCount() == 1);
+    CHECK(upi->GetReferenceCount() == 1);
+    for (size_t i = 0; i < endpoints.size(); ++i)
+    {
+        CHECK(endpoints[i]->GetReferenceCount() == 1);
+        CHECK(ports[i]->GetReferenceCount() == 1); // its link and peer let go of it
+    }
+}
+
 TEST_CASE("iWARP's queue pairs are ours alone after the connection and Destroy")
 {
     RdmaFabric::Connection c;
@@ -93,6 +135,8 @@ TEST_CASE("iWARP's queue pairs are ours alone after the connection and Destroy")
         Simulator::Run();
     }
     Simulator::Destroy();
-    CHECK(c.requester->GetReferenceCount() == 1);
+    // The listener's accept callback, copied into the socket it forked, held the
+    // responder (and the listener itself).
     CHECK(c.responder->GetReferenceCount() == 1);
+    CHECK(c.requester->GetReferenceCount() == 1);
 }

@@ -266,7 +266,7 @@ TEST_CASE("a rail NIC's link down: its copy alone waits out the outage, named h0
         CAPTURE(g);
         if (g != 3)
         {
-            CHECK(Fct(hit, g) == doctest::Approx(Fct(base, g)).epsilon(1e-6));
+            CHECK(Fct(hit, g) == Fct(base, g));
         }
     }
     // No other path: everything in flight on rail 3 is lost, and the QP recovers only
@@ -274,7 +274,8 @@ TEST_CASE("a rail NIC's link down: its copy alone waits out the outage, named h0
     // the link is back. The copy then sends the rest, so its FCT grows by the timeout.
     const double grew = Fct(hit, 3) - Fct(base, 3);
     MESSAGE("rail 3 down 300 us: the copy's FCT grew by " << grew * 1e6 << " us");
-    CHECK(grew == doctest::Approx(1e-3).epsilon(0.05));
+    CHECK(grew >= 0.95e-3);
+    CHECK(grew <= 1.05e-3);
     CHECK(hit["totals"]["retransmission_timeouts"] == 1);
     CHECK(hit["totals"]["link_down_drops"].get<uint64_t>() > 0);
     CHECK(ReadCsv(dir / "hit" / "faults.csv").at(0) ==
