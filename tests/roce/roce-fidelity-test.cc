@@ -81,7 +81,7 @@ Departures(const std::string& markingPoint)
     Bottleneck b(400'000);
     std::vector<Departure> seen;
     b.out->TraceConnectWithoutContext(
-        "MacTx", MakeCallback(+[](std::vector<Departure>* v, const RoceNetDevice* dev,
+        "MacTx", MakeCallback(+[](std::vector<Departure>* v, RoceNetDevice* dev,
                                   Ptr<const Packet> p, uint8_t prio) {
                      const auto f = PeekFrame(p);
                      if (f.kind == FrameKind::Roce && f.payloadLength > 0)
