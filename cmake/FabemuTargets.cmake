@@ -64,6 +64,7 @@ function(fabemu_test)
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
+  math(EXPR T_TIMEOUT "${T_TIMEOUT} * ${FABEMU_TIMEOUT_SCALE}")
   add_test(NAME ${T_NAME} COMMAND ${target} ${T_ARGS})
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABEL}" TIMEOUT ${T_TIMEOUT}
     # doctest prints this line when a test case skips itself (see tests/skip.h).
