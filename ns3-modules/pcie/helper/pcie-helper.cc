@@ -11,14 +11,6 @@
 namespace ns3
 {
 
-template <typename T>
-Ptr<T>
-PcieHelper::Disposed(Ptr<T> object)
-{
-    DisposeAtDestroy(object);
-    return object;
-}
-
 PcieHelper::PcieHelper()
 {
     m_link.SetTypeId(PcieLink::GetTypeId());
@@ -155,9 +147,10 @@ PcieHelper::Check() const
 Ptr<PcieEndpoint>
 PcieHelper::MakeEndpoint() const
 {
-    Ptr<PcieEndpoint> e = Disposed(m_endpoint.Create<PcieEndpoint>());
-    e->Setup(Disposed(m_port.Create<PciePort>()), Disposed(m_dma.Create<PcieDmaEngine>()),
-             Disposed(m_memory.Create<PcieMemoryTarget>()));
+    Ptr<PcieEndpoint> e = DisposedAtDestroy(m_endpoint.Create<PcieEndpoint>());
+    e->Setup(DisposedAtDestroy(m_port.Create<PciePort>()),
+             DisposedAtDestroy(m_dma.Create<PcieDmaEngine>()),
+             DisposedAtDestroy(m_memory.Create<PcieMemoryTarget>()));
     return e;
 }
 
@@ -170,7 +163,7 @@ PcieHelper::Install() const
     {
         return pair;
     }
-    pair.link = Disposed(m_link.Create<PcieLink>());
+    pair.link = DisposedAtDestroy(m_link.Create<PcieLink>());
     pair.a = MakeEndpoint();
     pair.b = MakeEndpoint();
     pair.link->Connect(pair.a->GetPort(), pair.b->GetPort());
@@ -301,16 +294,16 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
     // owner may dispose it (the scenario runner's PcieNodeFabric does).
     Ptr<PcieTree> tree = CreateObject<PcieTree>();
     Ptr<PcieRootComplex> rcs[2];
-    rcs[0] = Disposed(m_rc.Create<PcieRootComplex>());
-    Ptr<PcieMemoryTarget> host = Disposed(m_hostMemory.Create<PcieMemoryTarget>());
+    rcs[0] = DisposedAtDestroy(m_rc.Create<PcieRootComplex>());
+    Ptr<PcieMemoryTarget> host = DisposedAtDestroy(m_hostMemory.Create<PcieMemoryTarget>());
     rcs[0]->SetHostMemory(host, 0, spec.hostMemoryBytes);
     tree->SetRootComplex(rcs[0], host, spec.hostMemoryBytes);
     if (spec.sockets == 2)
     {
-        rcs[1] = Disposed(m_rc.Create<PcieRootComplex>());
-        Ptr<PcieMemoryTarget> host1 = Disposed(m_hostMemory.Create<PcieMemoryTarget>());
+        rcs[1] = DisposedAtDestroy(m_rc.Create<PcieRootComplex>());
+        Ptr<PcieMemoryTarget> host1 = DisposedAtDestroy(m_hostMemory.Create<PcieMemoryTarget>());
         rcs[1]->SetHostMemory(host1, spec.hostMemoryBytes, spec.hostMemoryBytes);
-        Ptr<PcieSocketLink> upi = Disposed(m_socketLink.Create<PcieSocketLink>());
+        Ptr<PcieSocketLink> upi = DisposedAtDestroy(m_socketLink.Create<PcieSocketLink>());
         rcs[0]->SetSocketLink(upi, 0);
         rcs[1]->SetSocketLink(upi, 1);
         rcs[0]->AddRemoteAddressRange(spec.hostMemoryBytes, spec.hostMemoryBytes);
@@ -322,11 +315,11 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
     std::vector<uint32_t> switchRootPort;
     for (size_t s = 0; s < spec.switches.size(); ++s)
     {
-        Ptr<PcieSwitch> sw = Disposed(m_switch.Create<PcieSwitch>());
-        Ptr<PciePort> rp = Disposed(m_port.Create<PciePort>());
-        Ptr<PciePort> up = Disposed(m_port.Create<PciePort>());
+        Ptr<PcieSwitch> sw = DisposedAtDestroy(m_switch.Create<PcieSwitch>());
+        Ptr<PciePort> rp = DisposedAtDestroy(m_port.Create<PciePort>());
+        Ptr<PciePort> up = DisposedAtDestroy(m_port.Create<PciePort>());
         // Links are disposed from where they are wired: a refused spec leaves none behind.
-        Disposed(switchLinks[s])->Connect(rp, up);
+        DisposedAtDestroy(switchLinks[s])->Connect(rp, up);
         sw->SetUpstreamPort(up);
         switchRootPort.push_back(rcs[spec.switches[s].socket]->AddRootPort(rp));
         switches.push_back(sw);
@@ -343,15 +336,15 @@ PcieHelper::InstallTree(const PcieTreeSpec& spec) const
                                       : d.device->kind == PcieDeviceKind::Nic ? m_nicMemory
                                                                               : m_memory;
         Ptr<PcieEndpoint> e =
-            Disposed((d.device->kind == PcieDeviceKind::Gpu ? m_gpuEndpoint : m_endpoint)
-                         .Create<PcieEndpoint>());
-        Ptr<PcieDmaEngine> dma = Disposed(
+            DisposedAtDestroy((d.device->kind == PcieDeviceKind::Gpu ? m_gpuEndpoint : m_endpoint)
+                                  .Create<PcieEndpoint>());
+        Ptr<PcieDmaEngine> dma = DisposedAtDestroy(
             (d.device->kind == PcieDeviceKind::Nic ? m_nicDma : m_dma).Create<PcieDmaEngine>());
         dma->SetRequesterId(requester); // before Setup: further engines copy it
-        e->Setup(Disposed(m_port.Create<PciePort>()), dma,
-                 Disposed(memory.Create<PcieMemoryTarget>()));
-        Ptr<PciePort> above = Disposed(m_port.Create<PciePort>());
-        Disposed(deviceLinks[k])->Connect(above, e->GetPort());
+        e->Setup(DisposedAtDestroy(m_port.Create<PciePort>()), dma,
+                 DisposedAtDestroy(memory.Create<PcieMemoryTarget>()));
+        Ptr<PciePort> above = DisposedAtDestroy(m_port.Create<PciePort>());
+        DisposedAtDestroy(deviceLinks[k])->Connect(above, e->GetPort());
         ports.push_back(above);
         ports.push_back(e->GetPort());
         const auto lastId = static_cast<uint16_t>(requester | 0xff);

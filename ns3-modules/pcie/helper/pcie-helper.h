@@ -81,10 +81,6 @@ class PcieHelper
     static int64_t AssignStreams(const Pair& pair, int64_t stream);
 
   private:
-    /// \p object, built here, disposed when Simulator::Destroy runs (DisposeAtDestroy): no
-    /// Node owns it and it points at its neighbours, which point back. Once per object.
-    template <typename T>
-    static Ptr<T> Disposed(Ptr<T> object);
     Ptr<PcieEndpoint> MakeEndpoint() const;
     Ptr<PcieLink> MakeLink(const PcieTreeSpec::LinkSpec& spec, const std::string& name,
                            std::string& error) const;

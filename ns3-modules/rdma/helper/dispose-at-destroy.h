@@ -24,6 +24,16 @@ namespace ns3
  */
 void DisposeAtDestroy(Ptr<Object> object);
 
+/// The same, returning \p object: `Ptr<PciePort> p =
+/// DisposedAtDestroy(factory.Create<PciePort>());`
+template <typename T>
+Ptr<T>
+DisposedAtDestroy(Ptr<T> object)
+{
+    DisposeAtDestroy(object);
+    return object;
+}
+
 } // namespace ns3
 
 #endif
