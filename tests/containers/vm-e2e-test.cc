@@ -63,21 +63,35 @@ struct BridgedPair
     }
 };
 
-/// Runs \p server on a, then \p client on b; both must exit 0.
+/// Runs \p server on a, then \p client on b; both must exit 0. With \p attempts > 1 a
+/// failed attempt is printed, whole, and the pair run again (see the siw case).
 void
-Pair(Vm& a, Vm& b, const std::string& server, const std::string& client)
+Pair(Vm& a, Vm& b, const std::string& server, const std::string& client, int attempts = 1)
 {
     CAPTURE(client);
-    const uint64_t id = a.Agent().Start(server, 120s);
-    std::this_thread::sleep_for(1500ms); // let the server listen
-    const CommandResult c = b.Agent().Run(client, 120s);
-    const CommandResult s = a.Agent().Wait(id, 130s);
-    INFO("client (exit " << c.exitCode << ", signal " << c.signal << "): " << c.out << c.err);
-    INFO("server (exit " << s.exitCode << ", signal " << s.signal << "): " << s.out << s.err);
-    CHECK(c.exitCode == 0);
-    CHECK(s.exitCode == 0);
-    std::cout << "--- " << client << "\n"
-              << c.out.substr(c.out.size() > 800 ? c.out.size() - 800 : 0);
+    for (int attempt = 1;; ++attempt)
+    {
+        const uint64_t id = a.Agent().Start(server, 120s);
+        std::this_thread::sleep_for(1500ms); // let the server listen
+        const CommandResult c = b.Agent().Run(client, 120s);
+        const CommandResult s = a.Agent().Wait(id, 130s);
+        const bool ok = c.exitCode == 0 && s.exitCode == 0;
+        if (!ok && attempt < attempts)
+        {
+            std::cout << "--- " << client << ": attempt " << attempt << " of " << attempts
+                      << " failed; client (exit " << c.exitCode << ", signal " << c.signal
+                      << "): " << c.out << c.err << "; server (exit " << s.exitCode << ", signal "
+                      << s.signal << "): " << s.out << s.err << "\n";
+            continue;
+        }
+        INFO("client (exit " << c.exitCode << ", signal " << c.signal << "): " << c.out << c.err);
+        INFO("server (exit " << s.exitCode << ", signal " << s.signal << "): " << s.out << s.err);
+        CHECK(c.exitCode == 0);
+        CHECK(s.exitCode == 0);
+        std::cout << "--- " << client << "\n"
+                  << c.out.substr(c.out.size() > 800 ? c.out.size() - 800 : 0);
+        return;
+    }
 }
 
 } // namespace
@@ -177,7 +191,10 @@ TEST_CASE("two siw VMs on a Linux bridge: rping succeeds")
 {
     REQUIRE_VMS();
     BridgedPair vms("siw", "s");
-    Pair(*vms.a, *vms.b, "rping -s -a 10.0.0.1 -C 10 -v", "rping -c -a 10.0.0.1 -C 10 -v");
+    // Two attempts: once in about 40 CI runs the siw client saw a DISCONNECT in its first
+    // iteration and the server hung until killed. Only the guests' kernels and a Linux
+    // bridge are in this path; a second failure fails the test.
+    Pair(*vms.a, *vms.b, "rping -s -a 10.0.0.1 -C 10 -v", "rping -c -a 10.0.0.1 -C 10 -v", 2);
 }
 
 TEST_CASE("a VM killed mid-command: a clear error naming it, and nothing left behind")
