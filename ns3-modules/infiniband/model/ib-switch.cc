@@ -1,6 +1,7 @@
 #include "ns3/ib-switch.h"
 
 #include "ns3/boolean.h"
+#include "ns3/byte-header.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -126,9 +127,9 @@ IbSwitch::Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time
             head[bth + 4] |= 0x80;
             m_fecnTrace(out, outVl);
         }
-        Ptr<Packet> rewritten = Create<Packet>(head, headBytes);
-        rewritten->AddAtEnd(p->CreateFragment(headBytes, p->GetSize() - headBytes));
-        p = rewritten;
+        p = p->Copy(); // the payload's zero area stays virtual
+        p->RemoveAtStart(headBytes);
+        p->AddHeader(ByteHeader(head, headBytes));
     }
     // Cut-through: not before the latency, and not so early that a faster output
     // would catch up with a tail still arriving.
