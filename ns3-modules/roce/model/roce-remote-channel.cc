@@ -11,7 +11,6 @@ namespace ns3
 {
 
 NS_OBJECT_ENSURE_REGISTERED(RoceRemoteChannel);
-NS_OBJECT_ENSURE_REGISTERED(RoceSentTag);
 
 TypeId
 RoceRemoteChannel::GetTypeId()
@@ -36,10 +35,10 @@ RoceRemoteChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time tx
         return;
     }
     Ptr<Packet> copy = p->Copy();
-    RoceSentTag tag;
+    RankSentTag tag;
     tag.sentAt = Simulator::Now().GetTimeStep();
     tag.node = src->GetNode()->GetId();
-    tag.ifIndex = src->GetIfIndex();
+    tag.port = src->GetIfIndex();
     copy->AddPacketTag(tag);
     MpiInterface::SendPacket(copy, Simulator::Now() + txTime + GetDelay(), dst->GetNode()->GetId(),
                              dst->GetIfIndex());
@@ -48,56 +47,12 @@ RoceRemoteChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time tx
 void
 RoceRemoteChannel::ArriveFromRank(Ptr<RoceNetDevice> dev, Ptr<Packet> p)
 {
-    RoceSentTag tag;
+    RankSentTag tag;
     const bool stamped = p->RemovePacketTag(tag);
     NS_ABORT_MSG_IF(!stamped, "RoceRemoteChannel: a frame from another rank without its stamp");
-    DeterministicScheduler::ScheduleArrival(TimeStep(tag.sentAt), tag.node, tag.ifIndex,
-                                            dev->GetNode()->GetId(), Lead(),
+    DeterministicScheduler::ScheduleArrival(TimeStep(tag.sentAt), tag.node, tag.port,
+                                            dev->GetNode()->GetId(), RankSentTag::Lead(),
                                             &RoceNetDevice::Receive, dev, p);
-}
-
-TypeId
-RoceSentTag::GetTypeId()
-{
-    static TypeId tid = TypeId("ns3::RoceSentTag")
-                            .SetParent<Tag>()
-                            .SetGroupName("Roce")
-                            .AddConstructor<RoceSentTag>();
-    return tid;
-}
-
-TypeId
-RoceSentTag::GetInstanceTypeId() const
-{
-    return GetTypeId();
-}
-
-uint32_t
-RoceSentTag::GetSerializedSize() const
-{
-    return 16;
-}
-
-void
-RoceSentTag::Serialize(TagBuffer i) const
-{
-    i.WriteU64(static_cast<uint64_t>(sentAt));
-    i.WriteU32(node);
-    i.WriteU32(ifIndex);
-}
-
-void
-RoceSentTag::Deserialize(TagBuffer i)
-{
-    sentAt = static_cast<int64_t>(i.ReadU64());
-    node = i.ReadU32();
-    ifIndex = i.ReadU32();
-}
-
-void
-RoceSentTag::Print(std::ostream& os) const
-{
-    os << "sent at " << sentAt << " by node " << node << " port " << ifIndex;
 }
 
 } // namespace ns3
