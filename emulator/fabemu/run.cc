@@ -270,6 +270,7 @@ struct RankContext
 {
     PartitionedRun* run{nullptr};
     std::vector<uint32_t> rankOfHost;
+    bool partitioned{false}; ///< split among ranks, or its one-rank reference (--ranks 1)
 
     bool Local(uint32_t host) const { return !run || rankOfHost.at(host) == run->Rank(); }
 };
@@ -294,6 +295,10 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     {
         runner.emplace(*fabric);
         runner->Add(BuildFlows(s, &workloadOf));
+        if (rank.partitioned)
+        {
+            runner->SetReleaseOnEnd(false); // as a partitioned run must (SetReleaseOnEnd)
+        }
         if (rank.run)
         {
             runner->SetLocalHosts(
@@ -435,13 +440,19 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         rank.run = &*part;
         rank.rankOfHost = plan.rankOfHost;
     }
+    else if (engine == "alone" && HasNetwork(s))
+    {
+        // Every node on this rank, built as the ranks build their parts (contexts and all).
+        plan.rankOfNode.assign(BuildTopology(s).Nodes().size(), 0);
+    }
+    rank.partitioned = !plan.rankOfNode.empty();
     ApplyFabricDefaults(s, RunMode::Simulation);
     std::unique_ptr<Fabric> fabric;
     FaultSchedule faults(s);
     if (HasNetwork(s))
     {
         fabric = FabricRegistry::Create(s.fabric.type);
-        if (part && !fabric->SetPartition(plan.rankOfNode))
+        if (!plan.rankOfNode.empty() && !fabric->SetPartition(plan.rankOfNode))
         {
             throw ScenarioError(s.file, s.MarkOf("fabric.type"),
                                 "fabric.type " + s.fabric.type + ": its links cannot cross ranks");
@@ -494,6 +505,22 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     Time simTime = Simulator::Now();
     if (fabric)
     {
+        if (!plan.rankOfNode.empty() && !flows.empty())
+        {
+            // The ranks stop after the last flow ended, each at its own time: count to then.
+            bool allHere = true;
+            Time lastHere;
+            for (const auto& r : flows)
+            {
+                if (rank.Local(r.spec.src))
+                {
+                    allHere = allHere && r.state != FlowState::Pending;
+                    lastHere = std::max(lastHere, r.ended);
+                }
+            }
+            fabric->CountUntil(part ? part->LastEnd(allHere, lastHere)
+                                    : (allHere ? lastHere : Time::Max()));
+        }
         fabric->WriteRecords();
         totals = fabric->Totals();
         if (deadlocks)

@@ -97,6 +97,11 @@ IpMtuForPathMtu(uint32_t pathMtu)
     return pathMtu <= 1024 ? 1500 : 4200;
 }
 
+void
+Fabric::CountUntil(ns3::Time)
+{
+}
+
 bool
 Fabric::SetPartition(std::vector<uint32_t>)
 {

@@ -122,6 +122,11 @@ class Fabric
     virtual uint64_t Progress() const;
     /// The totals for summary.json (after the run).
     virtual FabricTotals Totals() const = 0;
+    /// A partitioned run (and its one-rank reference, after SetPartition): Totals counts
+    /// only what happened before \p end, when the last flow ended, where counters go on
+    /// after it (the ranks stop later, each at its own time). Nothing by default: most
+    /// fabrics count nothing once their flows are done.
+    virtual void CountUntil(ns3::Time end);
     /// Counters for `fabemu status`, read on the simulation thread while it runs.
     virtual nlohmann::json Live() const = 0;
     /// The terminal's one-line account of the totals ("credit stalls 3" or "PFC ...").

@@ -119,9 +119,20 @@ class InfinibandFabric : public Fabric
         m_fabric.SetLmc(s.fabric.lmc);
         m_fabric.SetRouting(s.fabric.routing == "updown" ? IbFabricHelper::Routing::UpDown
                                                          : IbFabricHelper::Routing::MinHop);
+        if (!m_rankOf.empty())
+        {
+            m_fabric.SetPartition(m_rankOf);
+        }
         const TopologySpec spec = BuildTopology(s);
         m_linkNames = LinkNames(s, spec);
         m_fabric.Install(spec);
+    }
+
+    /// RemotePortDevices carry a link's packets and FCPs between ranks.
+    bool SetPartition(std::vector<uint32_t> rankOf) override
+    {
+        m_rankOf = std::move(rankOf);
+        return true;
     }
 
     RdmaFabric& Rdma() override { return m_fabric; }
@@ -181,7 +192,31 @@ class InfinibandFabric : public Fabric
             m_fabric.EnablePcap((setup.dir / fmt::format("h{}.pcap", h)).string(), h);
         }
         m_queues = std::make_unique<IbQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+        if (!m_rankOf.empty())
+        {
+            // Periodic FCPs and BECNs in flight go on after the last flow: when, for CountUntil.
+            auto note = +[](std::vector<int64_t>* times) {
+                times->push_back(Simulator::Now().GetTimeStep());
+            };
+            for (const auto& port : m_fabric.GetPorts())
+            {
+                port->TraceConnectWithoutContext(
+                    "FcpTx", Callback<void, uint8_t, uint16_t, uint16_t>(
+                                 [this, note](uint8_t, uint16_t, uint16_t) { note(&m_fcpTimes); }));
+            }
+            for (uint32_t h = 0; h < m_fabric.GetNHosts(); ++h)
+            {
+                if (const Ptr<IbHca> hca = m_fabric.GetHca(h))
+                {
+                    hca->TraceConnectWithoutContext(
+                        "Becn",
+                        Callback<void, uint32_t>([this, note](uint32_t) { note(&m_becnTimes); }));
+                }
+            }
+        }
     }
+
+    void CountUntil(Time end) override { m_countUntil = end; }
 
     void WriteRecords() override
     {
@@ -202,11 +237,12 @@ class InfinibandFabric : public Fabric
         {
             t.switchDrops["no_route"] = t.fabricDrops;
         }
-        t.ecnMarks = m_fabric.TotalFecnMarks(); // FECN: IB's ECN
-        t.cnps = m_fabric.TotalBecns();         // BECNs returned
+        t.ecnMarks = m_fabric.TotalFecnMarks();              // FECN: IB's ECN
+        t.cnps = m_fabric.TotalBecns() - Since(m_becnTimes); // BECNs returned
         t.creditStalls = m_fabric.TotalCreditStalls();
         t.peakQueueBytes = PeakQueueBytes(m_fabric);
-        t.own = {{"buffer_overflows", m_fabric.TotalOverflows()}, {"fcps", m_fabric.TotalFcps()}};
+        t.own = {{"buffer_overflows", m_fabric.TotalOverflows()},
+                 {"fcps", m_fabric.TotalFcps() - Since(m_fcpTimes)}};
         t.deadlock = Deadlock();
         if (m_bitErrors || m_outages)
         {
@@ -269,9 +305,20 @@ class InfinibandFabric : public Fabric
     }
 
   private:
+    /// How many of \p times (sorted: the run's order) are at or after m_countUntil.
+    uint64_t Since(const std::vector<int64_t>& times) const
+    {
+        return static_cast<uint64_t>(
+            times.end() - std::lower_bound(times.begin(), times.end(), m_countUntil.GetTimeStep()));
+    }
+
     bool m_bitErrors{false}; ///< a fault gave a link bit errors
     bool m_outages{false};   ///< a fault took a link down
     IbFabricHelper m_fabric;
+    std::vector<uint32_t> m_rankOf;   ///< SetPartition's; empty: one rank
+    Time m_countUntil{Time::Max()};   ///< CountUntil's
+    std::vector<int64_t> m_fcpTimes;  ///< when each FCP was sent (partitioned runs)
+    std::vector<int64_t> m_becnTimes; ///< when each BECN arrived (partitioned runs)
     RecordSetup m_setup;
     std::vector<std::string> m_linkNames; ///< LinkNames of the built topology
     std::ostringstream m_stallRows;

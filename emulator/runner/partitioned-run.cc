@@ -58,9 +58,10 @@ HavePartitionedRuns()
 std::string
 PartitionProblem(const Scenario& s)
 {
-    if (s.fabric.type != "roce")
+    if (s.fabric.type != "roce" && s.fabric.type != "infiniband")
     {
-        return fmt::format("fabric.type is {}: partitioned runs take RoCEv2 (roce) only so far",
+        return fmt::format("fabric.type is {}: partitioned runs take RoCEv2 (roce) and "
+                           "InfiniBand (infiniband) only so far",
                            s.fabric.type);
     }
     if (s.HasVms())
@@ -261,6 +262,21 @@ PartitionedRun::Check()
 #endif
 }
 
+Time
+PartitionedRun::LastEnd(bool allHere, Time lastHere) const
+{
+    long long mine[2] = {allHere ? 0 : 1, static_cast<long long>(lastHere.GetTimeStep())};
+    long long all[2] = {0, 0};
+#ifdef FABEMU_HAVE_MPI
+    MPI_Allreduce(&mine[0], &all[0], 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&mine[1], &all[1], 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+#else
+    all[0] = mine[0];
+    all[1] = mine[1];
+#endif
+    return all[0] != 0 ? Time::Max() : TimeStep(all[1]);
+}
+
 std::vector<std::string>
 PartitionedRun::Gather(const std::string& mine) const
 {
@@ -305,8 +321,9 @@ PartitionedRun::Gather(const std::string& mine) const
 const std::vector<std::string>&
 PartitionedFiles()
 {
-    static const std::vector<std::string> files{"fct.csv", "fct.txt",   "throughput.csv", "pfc.csv",
-                                                "pfc.txt", "queue.csv", "rate.csv"};
+    static const std::vector<std::string> files{"fct.csv",  "fct.txt",          "throughput.csv",
+                                                "pfc.csv",  "pfc.txt",          "queue.csv",
+                                                "rate.csv", "credit-stalls.csv"};
     return files;
 }
 

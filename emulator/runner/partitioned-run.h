@@ -89,6 +89,10 @@ class PartitionedRun
     /// Rank 0 gets every rank's \p mine in rank order; the others get nothing. Throws
     /// std::runtime_error for a share of 2 GiB or more (MPI counts are ints).
     std::vector<std::string> Gather(const std::string& mine) const;
+    /// When the last flow ended on any rank, from this rank's \p lastHere (the latest
+    /// end of its own flows) and whether all of them ended (\p allHere); Time::Max()
+    /// when a flow on some rank did not. Every rank calls it.
+    ns3::Time LastEnd(bool allHere, ns3::Time lastHere) const;
 
   private:
     void Check();

@@ -4,10 +4,15 @@
 #include "ns3/dispose-at-destroy.h"
 #include "ns3/ib-recorders.h"
 #include "ns3/link-errors.h"
+#include "ns3/node.h"
 #include "ns3/pointer.h"
+#include "ns3/rank-sent-tag.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "ns3/wait-cycle.h"
+#ifdef FABEMU_HAVE_MPI
+#include "ns3/remote-port-channel.h"
+#endif
 
 #include <algorithm>
 #include <map>
@@ -126,9 +131,54 @@ IbFabricHelper::Install(const TopologySpec& spec)
     }
     m_sm = CreateObject<IbSubnetManager>();
     LoadForwardingTables(spec);
-    for (const auto& port : m_ports)
+    if (!m_rankOf.empty())
     {
-        port->Start();
+        JoinRanks(spec);
+    }
+    for (uint32_t i = 0; i < m_ports.size(); ++i)
+    {
+        const auto& link = spec.Links()[i / 2];
+        if (Local(i % 2 == 0 ? link.a : link.b))
+        {
+            m_ports[i]->Start();
+        }
+    }
+}
+
+void
+IbFabricHelper::JoinRanks(const TopologySpec& spec)
+{
+    const auto& nodes = spec.Nodes();
+    NS_ABORT_MSG_IF(m_rankOf.size() != nodes.size(), "SetPartition: " << m_rankOf.size()
+                                                                      << " ranks given for "
+                                                                      << nodes.size() << " nodes");
+    std::vector<Ptr<Node>> ns3Nodes;
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+    {
+        ns3Nodes.push_back(CreateObject<Node>(m_rankOf[i]));
+    }
+    for (uint32_t l = 0; l < spec.Links().size(); ++l)
+    {
+        const auto& link = spec.Links()[l];
+        const Ptr<IbPort> a = m_ports[2 * l];
+        const Ptr<IbPort> b = m_ports[2 * l + 1];
+        a->SetContext(ns3Nodes[link.a]->GetId(), 2 * l);
+        b->SetContext(ns3Nodes[link.b]->GetId(), 2 * l + 1);
+        if (m_rankOf[link.a] == m_rankOf[link.b])
+        {
+            continue;
+        }
+        const std::string name = nodes[link.a].name + "-" + nodes[link.b].name;
+#ifdef FABEMU_HAVE_MPI
+        const auto [da, db] =
+            RemotePortChannel::Cable(ns3Nodes[link.a], ns3Nodes[link.b], link.params.delay, name);
+        a->SetToRank(MakeCallback(&RemotePortDevice::SendToRank, da));
+        da->SetArrivalCallback(MakeCallback(&IbPort::ArriveFromRank, a));
+        b->SetToRank(MakeCallback(&RemotePortDevice::SendToRank, db));
+        db->SetArrivalCallback(MakeCallback(&IbPort::ArriveFromRank, b));
+#else
+        RankSentTag::Lookahead(link.params.delay, name); // throws: no mpi module here
+#endif
     }
 }
 

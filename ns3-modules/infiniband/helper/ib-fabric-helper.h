@@ -19,6 +19,7 @@
 #include "ns3/link-outages.h"
 #include "ns3/object-factory.h"
 #include "ns3/rdma-fabric.h"
+#include "ns3/simulator.h"
 #include "ns3/topology-spec.h"
 
 #include <map>
@@ -59,6 +60,15 @@ class IbFabricHelper : public RdmaFabric
     /// each a bare port (GetPort) with its LID routed (GetLid) and no IbHca. Call
     /// before Install.
     void SetExternalHosts(std::vector<uint32_t> hosts) { m_external = std::move(hosts); }
+    /**
+     * \brief A partitioned run: node i of the topology (as TopologySpec::Nodes) belongs to
+     * MPI rank \p rankOf[i] (PartitionByTier). Every rank installs the whole fabric, on
+     * one ns-3 Node per topology node, whose id is its ports' event context; the links
+     * between ranks carry packets and FCPs through RemotePortDevices, and only this rank's
+     * ports start. Install throws std::invalid_argument for such a link without delay (no
+     * lookahead) or where ns-3's mpi module is not built. Call before Install.
+     */
+    void SetPartition(std::vector<uint32_t> rankOf) { m_rankOf = std::move(rankOf); }
     void Install(const TopologySpec& spec);
 
     // RdmaFabric
@@ -134,12 +144,20 @@ class IbFabricHelper : public RdmaFabric
     void LoadForwardingTables(const TopologySpec& spec);
     /// The subnet manager's sweep after a link changed state.
     void Sweep();
+    /// SetPartition's part of Install: nodes, contexts, the links between ranks.
+    void JoinRanks(const TopologySpec& spec);
+    /// Whether this process simulates node \p node of the topology.
+    bool Local(uint32_t node) const
+    {
+        return m_rankOf.empty() || m_rankOf[node] == Simulator::GetSystemId();
+    }
 
     uint8_t m_lmc{0};
     Routing m_routing{Routing::MinHop};
     uint32_t m_connections{0};
     TopologySpec m_spec;
     std::vector<uint32_t> m_external;
+    std::vector<uint32_t> m_rankOf; ///< SetPartition's; empty: one rank
     std::vector<Ptr<IbHca>> m_hcas;
     std::vector<Ptr<IbPort>> m_hostPorts;
     std::vector<Ptr<IbSwitch>> m_switches;

@@ -2,6 +2,7 @@
 
 #include "ns3/boolean.h"
 #include "ns3/bth-header.h"
+#include "ns3/byte-header.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
@@ -46,7 +47,10 @@ IbHca::GetTypeId()
                           MakeTimeChecker(Time(0)))
             .AddTraceSource("Ccti", "A flow's CCTI changed: (QPN, new CCTI)",
                             MakeTraceSourceAccessor(&IbHca::m_cctiTrace),
-                            "ns3::IbHca::CctiTracedCallback");
+                            "ns3::IbHca::CctiTracedCallback")
+            .AddTraceSource("Becn", "A BECN (a CNP) arrived for a flow: (its QPN here)",
+                            MakeTraceSourceAccessor(&IbHca::m_becnTrace),
+                            "ns3::IbHca::BecnTracedCallback");
     return tid;
 }
 
@@ -176,9 +180,10 @@ IbHca::Build(const Conn& c, const TransportPacket& p) const
         g.dgid = IbGidOfLid(c.remoteLid);
         g.Write(head.data() + kIbLrhBytes);
     }
-    Ptr<Packet> packet = Create<Packet>(head.data(), static_cast<uint32_t>(head.size()));
-    // Payload, pad, ICRC and VCRC: zero bytes of the right length.
-    packet->AddAtEnd(Create<Packet>(p.payload + pad + kIbIcrcBytes + kIbVcrcBytes));
+    // Payload, pad, ICRC and VCRC: zero bytes of the right length, a zero area that ns-3
+    // never allocates (Packet::AddAtEnd would make it real bytes); the headers in front.
+    Ptr<Packet> packet = Create<Packet>(p.payload + pad + kIbIcrcBytes + kIbVcrcBytes);
+    packet->AddHeader(ByteHeader(head.data(), head.size()));
     return packet;
 }
 
@@ -319,6 +324,7 @@ IbHca::Deliver(Ptr<Packet> p, uint8_t vl)
     {
         // A BECN for this flow: throttle it one table step more.
         ++m_becns;
+        m_becnTrace(c.qp->GetQpn());
         c.ccti = std::min(c.ccti + m_cctiIncrease, m_cctiLimit);
         m_cctiTrace(c.qp->GetQpn(), c.ccti);
         if (!m_timer.IsRunning())

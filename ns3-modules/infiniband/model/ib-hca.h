@@ -86,6 +86,7 @@ class IbHca : public Object
     uint64_t m_cnpsSent{0};
     uint64_t m_becns{0};
     TracedCallback<uint32_t, uint32_t> m_cctiTrace; ///< QPN, new CCTI
+    TracedCallback<uint32_t> m_becnTrace;           ///< QPN
     Ptr<IbPort> m_port;
     uint16_t m_lid{0};
     bool m_useGrh{false};

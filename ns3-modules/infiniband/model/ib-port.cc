@@ -2,7 +2,9 @@
 
 #include "ns3/abort.h"
 #include "ns3/data-rate.h"
+#include "ns3/deterministic-scheduler.h"
 #include "ns3/pointer.h"
+#include "ns3/rank-sent-tag.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -14,6 +16,15 @@ namespace ns3
 {
 
 NS_OBJECT_ENSURE_REGISTERED(IbPort);
+
+namespace
+{
+// A RankSentTag's word for IbPort: bit 63 set for an FCP, whose fields take the low 29
+// bits (op, VL, FCTBS, FCCL); for data, the VL in the low 4 bits and the time on the wire,
+// in time steps, above them.
+constexpr uint64_t kFcpWord = uint64_t(1) << 63;
+constexpr uint32_t kNoContext = 0xffffffff; // SetContext not called
+} // namespace
 
 TypeId
 IbPort::GetTypeId()
@@ -93,6 +104,7 @@ IbPort::DoDispose()
     }
     m_receive = ReceiveCallback();
     m_dequeued = Callback<void, uint8_t>();
+    m_toRank = Callback<void, Ptr<Packet>, Time>();
     Object::DoDispose();
 }
 
@@ -101,6 +113,13 @@ IbPort::Attach(Ptr<IbPort> peer, Time delay)
 {
     m_peer = peer;
     m_delay = delay;
+}
+
+void
+IbPort::SetContext(uint32_t node, uint32_t id)
+{
+    m_context = node;
+    m_id = id;
 }
 
 void
@@ -146,12 +165,15 @@ IbPort::Start()
     NS_ABORT_MSG_IF(!m_peer, "IbPort::Start before Attach");
     ParseTables();
     m_started = true;
-    for (uint8_t v = 0; v < m_numVls; ++v)
+    // The initial FCPs and the periodic ones: the first tick is now, in this port's context.
+    if (m_context != kNoContext)
     {
-        m_rx[v].dirty = true;
+        Simulator::ScheduleWithContext(m_context, Time(0), &IbPort::OnFcpTimer, this);
     }
-    m_fcpTimer = Simulator::Schedule(m_fcpInterval, &IbPort::OnFcpTimer, this);
-    TrySend();
+    else
+    {
+        OnFcpTimer();
+    }
 }
 
 void
@@ -343,8 +365,7 @@ IbPort::TrySend()
     m_busy = true;
     const Time wire = m_rate.CalculateBytesTxTime(e.packet->GetSize());
     m_sniffer(e.packet);
-    Simulator::Schedule(m_delay, &IbPort::ReceiveHead, m_peer, e.packet, static_cast<uint8_t>(vl),
-                        Simulator::Now() + m_delay + wire);
+    ToPeer(e.packet, static_cast<uint8_t>(vl), wire, nullptr, m_delay);
     Simulator::Schedule(wire, &IbPort::TxDone, this, e);
     if (!m_dequeued.IsNull())
     {
@@ -375,8 +396,67 @@ IbPort::SendFcp(uint8_t vl, uint8_t op)
     m_fcpTxTrace(vl, h.fctbs, h.fccl);
     m_busy = true;
     const Time wire = m_rate.CalculateBytesTxTime(kIbFcpBytes);
-    Simulator::Schedule(wire + m_delay, &IbPort::ReceiveFcp, m_peer, h);
+    ToPeer(nullptr, vl, wire, &h, wire + m_delay);
     Simulator::Schedule(wire, &IbPort::TxDone, this, Entry{nullptr, 0, Time(0), nullptr, 0});
+}
+
+void
+IbPort::ToPeer(Ptr<Packet> p, uint8_t vl, Time wire, const FcpHeader* fcp, Time delay)
+{
+    const Time now = Simulator::Now();
+    if (!m_toRank.IsNull())
+    {
+        RankSentTag tag;
+        tag.sentAt = now.GetTimeStep();
+        tag.node = m_context;
+        tag.port = m_id;
+        if (fcp)
+        {
+            tag.word = kFcpWord | uint64_t(fcp->op & 1) << 28 | uint64_t(fcp->vl & 0xf) << 24 |
+                       uint64_t(fcp->fctbs & kIbCounterMask) << 12 | (fcp->fccl & kIbCounterMask);
+            p = Create<Packet>();
+        }
+        else
+        {
+            tag.word = uint64_t(wire.GetTimeStep()) << 4 | vl;
+            p = p->Copy();
+        }
+        p->AddPacketTag(tag);
+        m_toRank(p, now + delay);
+        return;
+    }
+    // An arrival: under the DeterministicScheduler its ties are broken by this port and
+    // the time sent, the same on every rank of a partitioned run.
+    const uint32_t to =
+        m_peer->m_context != kNoContext ? m_peer->m_context : Simulator::GetContext();
+    if (fcp)
+    {
+        DeterministicScheduler::ScheduleArrival(now, m_context, m_id, to, delay,
+                                                &IbPort::ReceiveFcp, m_peer, *fcp);
+    }
+    else
+    {
+        DeterministicScheduler::ScheduleArrival(now, m_context, m_id, to, delay,
+                                                &IbPort::ReceiveHead, m_peer, p, vl,
+                                                now + delay + wire);
+    }
+}
+
+void
+IbPort::ArriveFromRank(Ptr<Packet> p, uint64_t word)
+{
+    if (word & kFcpWord)
+    {
+        FcpHeader h;
+        h.op = static_cast<uint8_t>(word >> 28 & 1);
+        h.vl = static_cast<uint8_t>(word >> 24 & 0xf);
+        h.fctbs = static_cast<uint16_t>(word >> 12 & kIbCounterMask);
+        h.fccl = static_cast<uint16_t>(word & kIbCounterMask);
+        ReceiveFcp(h);
+        return;
+    }
+    const auto vl = static_cast<uint8_t>(word & 0xf);
+    ReceiveHead(p, vl, Simulator::Now() + TimeStep(static_cast<int64_t>(word >> 4)));
 }
 
 void

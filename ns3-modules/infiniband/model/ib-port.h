@@ -19,6 +19,12 @@
  *
  * Packets are announced to the peer when their head arrives (with the time
  * the tail will), so a switch can cut through.
+ *
+ * Events: a port's run in its node's context (SetContext), and an arrival at the peer
+ * counts as made by this port when it sent (DeterministicScheduler::ScheduleArrival), so a
+ * partitioned run breaks ties as one process does. When the peer is simulated by another
+ * MPI rank, packets and FCPs go to it through SetToRank's callback (a RemotePortDevice) and
+ * come back through ArriveFromRank.
  */
 #ifndef FABEMU_IB_PORT_H
 #define FABEMU_IB_PORT_H
@@ -52,6 +58,15 @@ class IbPort : public Object
     void Attach(Ptr<IbPort> peer, Time delay);
     /// Sends the initial FCPs and starts the periodic ones; call once both ends are attached.
     void Start();
+    /// This port's events run in context \p node (its ns-3 node's id); \p id tells it from
+    /// every other port, alike on every rank of a partitioned run.
+    void SetContext(uint32_t node, uint32_t id);
+    /// The peer is simulated by another rank: \p toRank(packet, arrival) carries what this
+    /// port sends there, the packet stamped with a RankSentTag (RemotePortDevice::SendToRank).
+    void SetToRank(Callback<void, Ptr<Packet>, Time> toRank) { m_toRank = toRank; }
+    /// What the peer on another rank sent arrives, with its RankSentTag's word
+    /// (RemotePortDevice's arrival callback).
+    void ArriveFromRank(Ptr<Packet> p, uint64_t word);
 
     /// Called when a packet's head arrives: (this port, packet, VL, time its tail arrives).
     using ReceiveCallback = Callback<void, Ptr<IbPort>, Ptr<Packet>, uint8_t, Time>;
@@ -139,6 +154,9 @@ class IbPort : public Object
         int64_t left{0}; ///< bytes the current entry may still send
     };
 
+    /// Sends \p p (data on \p vl whose tail is \p wire behind its head, or an FCP when
+    /// \p fcp is set) to the peer, to arrive \p delay from now.
+    void ToPeer(Ptr<Packet> p, uint8_t vl, Time wire, const FcpHeader* fcp, Time delay);
     void ReceiveHead(Ptr<Packet> p, uint8_t vl, Time tail);
     void ReceiveFcp(FcpHeader h);
     void TrySend();
@@ -164,6 +182,9 @@ class IbPort : public Object
 
     Ptr<IbPort> m_peer;
     Time m_delay;
+    uint32_t m_context{0xffffffff}; ///< SetContext's; none: the sender's
+    uint32_t m_id{0};
+    Callback<void, Ptr<Packet>, Time> m_toRank; ///< null: the peer is simulated here
     std::array<TxVl, kMaxDataVls> m_tx;
     std::array<RxVl, kMaxDataVls> m_rx;
     ArbTable m_high;

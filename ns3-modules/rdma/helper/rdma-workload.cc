@@ -216,8 +216,11 @@ FlowRunner::Finished(uint32_t id, const RdmaCompletion& done)
     m_deliveredAtEnd[id] = r.delivered;
     m_records.push_back(r);
     m_finished[id] = true;
-    // Not from inside the QP's own completion: release it once this event is over.
-    Simulator::ScheduleNow(&RdmaFabric::Disconnect, &m_fabric, c);
+    if (m_releaseOnEnd)
+    {
+        // Not from inside the QP's own completion: release it once this event is over.
+        Simulator::ScheduleNow(&RdmaFabric::Disconnect, &m_fabric, c);
+    }
     if (Pending() == 0 && !m_allDone.IsNull())
     {
         m_allDone();

@@ -121,6 +121,13 @@ class FlowRunner
      * Call before Start.
      */
     void SetLocalHosts(Callback<bool, uint32_t> local) { m_local = local; }
+    /**
+     * \brief Whether a flow's QPs are released when it ends (the default), or kept to the
+     * end of the run. A partitioned run keeps them, and so does its one-rank reference:
+     * the rank of a flow's source cannot release the QP on another rank at that instant,
+     * and a late packet (a BECN for a marked ACK) must find the same QPs on every rank.
+     */
+    void SetReleaseOnEnd(bool release) { m_releaseOnEnd = release; }
 
     /// The flows that have ended, completed or failed, in the order they ended.
     const std::vector<FlowRecord>& Records() const { return m_records; }
@@ -157,6 +164,7 @@ class FlowRunner
     Callback<void> m_allDone;
     StartDelay m_startDelay;          ///< null: every flow leaves at its start
     Callback<bool, uint32_t> m_local; ///< SetLocalHosts's; null: every host is local
+    bool m_releaseOnEnd{true};
 };
 
 } // namespace ns3
