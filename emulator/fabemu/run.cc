@@ -400,6 +400,27 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
     return outcomes;
 }
 
+/// When the last of \p flows ended, on any rank; Time::Max() when one did not.
+Time
+LastFlowEnd(const std::vector<FlowRecord>& flows, const RankContext& rank)
+{
+    bool allHere = true;
+    Time lastHere;
+    for (const auto& r : flows)
+    {
+        if (rank.Local(r.spec.src)) // a rank knows its own flows' ends
+        {
+            allHere = allHere && r.state != FlowState::Pending;
+            lastHere = std::max(lastHere, r.ended);
+        }
+    }
+    if (rank.run)
+    {
+        return rank.run->LastEnd(allHere, lastHere);
+    }
+    return allHere ? lastHere : Time::Max();
+}
+
 /// A partitioned run's end: every rank's share to rank 0, which merges them into \p flows,
 /// \p totals, \p simTime and the files of \p dir, the results one process would have
 /// written. Whether this is rank 0.
@@ -440,7 +461,7 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
         rank.run = &*part;
         rank.rankOfHost = plan.rankOfHost;
     }
-    else if (engine == "alone" && HasNetwork(s))
+    else if (engine == "alone" && HasNetwork(s) && PartitionProblem(s).empty())
     {
         // Every node on this rank, built as the ranks build their parts (contexts and all).
         plan.rankOfNode.assign(BuildTopology(s).Nodes().size(), 0);
@@ -505,21 +526,9 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     Time simTime = Simulator::Now();
     if (fabric)
     {
-        if (!plan.rankOfNode.empty() && !flows.empty())
+        if (rank.partitioned && !flows.empty())
         {
-            // The ranks stop after the last flow ended, each at its own time: count to then.
-            bool allHere = true;
-            Time lastHere;
-            for (const auto& r : flows)
-            {
-                if (rank.Local(r.spec.src))
-                {
-                    allHere = allHere && r.state != FlowState::Pending;
-                    lastHere = std::max(lastHere, r.ended);
-                }
-            }
-            fabric->CountUntil(part ? part->LastEnd(allHere, lastHere)
-                                    : (allHere ? lastHere : Time::Max()));
+            fabric->CountUntil(LastFlowEnd(flows, rank)); // the ranks stop later, each its own time
         }
         fabric->WriteRecords();
         totals = fabric->Totals();

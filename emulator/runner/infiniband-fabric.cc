@@ -195,8 +195,14 @@ class InfinibandFabric : public Fabric
         if (!m_rankOf.empty())
         {
             // Periodic FCPs and BECNs in flight go on after the last flow: when, for CountUntil.
-            auto note = +[](std::vector<int64_t>* times) {
-                times->push_back(Simulator::Now().GetTimeStep());
+            auto note = +[](std::vector<std::pair<int64_t, uint64_t>>* times) {
+                const int64_t now = Simulator::Now().GetTimeStep();
+                if (!times->empty() && times->back().first == now)
+                {
+                    ++times->back().second; // the ports' periodic FCPs go at the same instants
+                    return;
+                }
+                times->emplace_back(now, 1);
             };
             for (const auto& port : m_fabric.GetPorts())
             {
@@ -305,20 +311,26 @@ class InfinibandFabric : public Fabric
     }
 
   private:
-    /// How many of \p times (sorted: the run's order) are at or after m_countUntil.
-    uint64_t Since(const std::vector<int64_t>& times) const
+    /// How many of \p times ((time, count), in the run's order) are at or after m_countUntil.
+    uint64_t Since(const std::vector<std::pair<int64_t, uint64_t>>& times) const
     {
-        return static_cast<uint64_t>(
-            times.end() - std::lower_bound(times.begin(), times.end(), m_countUntil.GetTimeStep()));
+        uint64_t n = 0;
+        for (auto it = times.rbegin();
+             it != times.rend() && it->first >= m_countUntil.GetTimeStep(); ++it)
+        {
+            n += it->second;
+        }
+        return n;
     }
 
     bool m_bitErrors{false}; ///< a fault gave a link bit errors
     bool m_outages{false};   ///< a fault took a link down
     IbFabricHelper m_fabric;
-    std::vector<uint32_t> m_rankOf;   ///< SetPartition's; empty: one rank
-    Time m_countUntil{Time::Max()};   ///< CountUntil's
-    std::vector<int64_t> m_fcpTimes;  ///< when each FCP was sent (partitioned runs)
-    std::vector<int64_t> m_becnTimes; ///< when each BECN arrived (partitioned runs)
+    std::vector<uint32_t> m_rankOf; ///< SetPartition's; empty: one rank
+    Time m_countUntil{Time::Max()}; ///< CountUntil's
+    /// When FCPs were sent and BECNs arrived, (time steps, how many) (partitioned runs).
+    std::vector<std::pair<int64_t, uint64_t>> m_fcpTimes;
+    std::vector<std::pair<int64_t, uint64_t>> m_becnTimes;
     RecordSetup m_setup;
     std::vector<std::string> m_linkNames; ///< LinkNames of the built topology
     std::ostringstream m_stallRows;

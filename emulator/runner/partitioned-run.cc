@@ -265,14 +265,11 @@ PartitionedRun::Check()
 Time
 PartitionedRun::LastEnd(bool allHere, Time lastHere) const
 {
+    // {a flow not ended, the latest end}: the most of each over the ranks.
     long long mine[2] = {allHere ? 0 : 1, static_cast<long long>(lastHere.GetTimeStep())};
-    long long all[2] = {0, 0};
+    long long all[2] = {mine[0], mine[1]};
 #ifdef FABEMU_HAVE_MPI
-    MPI_Allreduce(&mine[0], &all[0], 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(&mine[1], &all[1], 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-#else
-    all[0] = mine[0];
-    all[1] = mine[1];
+    MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
 #endif
     return all[0] != 0 ? Time::Max() : TimeStep(all[1]);
 }

@@ -23,7 +23,6 @@ namespace
 // bits (op, VL, FCTBS, FCCL); for data, the VL in the low 4 bits and the time on the wire,
 // in time steps, above them.
 constexpr uint64_t kFcpWord = uint64_t(1) << 63;
-constexpr uint32_t kNoContext = 0xffffffff; // SetContext not called
 } // namespace
 
 TypeId

@@ -182,7 +182,8 @@ class IbPort : public Object
 
     Ptr<IbPort> m_peer;
     Time m_delay;
-    uint32_t m_context{0xffffffff}; ///< SetContext's; none: the sender's
+    static constexpr uint32_t kNoContext = 0xffffffff; ///< SetContext not called
+    uint32_t m_context{kNoContext};                    ///< SetContext's; none: the sender's
     uint32_t m_id{0};
     Callback<void, Ptr<Packet>, Time> m_toRank; ///< null: the peer is simulated here
     std::array<TxVl, kMaxDataVls> m_tx;
