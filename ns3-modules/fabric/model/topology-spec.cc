@@ -403,14 +403,29 @@ TopologySpec::UpDownNextHops() const
 std::vector<std::vector<std::vector<uint32_t>>>
 TopologySpec::NextHops() const
 {
+    std::vector<std::vector<std::vector<uint32_t>>> hops(
+        m_nodes.size(), std::vector<std::vector<uint32_t>>(m_hosts.size()));
+    ForEachHostNextHops([&hops](uint32_t h, const std::vector<std::vector<uint32_t>>& column) {
+        for (size_t u = 0; u < column.size(); ++u)
+        {
+            hops[u][h] = column[u];
+        }
+    });
+    return hops;
+}
+
+void
+TopologySpec::ForEachHostNextHops(
+    const std::function<void(uint32_t, const std::vector<std::vector<uint32_t>>&)>& fn) const
+{
     const size_t n = m_nodes.size();
     const auto adj = Adjacency();
-    std::vector<std::vector<std::vector<uint32_t>>> hops(
-        n, std::vector<std::vector<uint32_t>>(m_hosts.size()));
     constexpr uint32_t kInf = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> dist(n);
+    std::vector<std::vector<uint32_t>> column(n);
     for (uint32_t h = 0; h < m_hosts.size(); ++h)
     {
-        std::vector<uint32_t> dist(n, kInf);
+        std::fill(dist.begin(), dist.end(), kInf);
         std::deque<uint32_t> queue{m_hosts[h]};
         dist[m_hosts[h]] = 0;
         while (!queue.empty())
@@ -432,6 +447,7 @@ TopologySpec::NextHops() const
         }
         for (uint32_t u = 0; u < n; ++u)
         {
+            column[u].clear();
             if (dist[u] == kInf || dist[u] == 0)
             {
                 continue;
@@ -441,12 +457,12 @@ TopologySpec::NextHops() const
                 const bool forwards = v == m_hosts[h] || m_nodes[v].isSwitch;
                 if (forwards && dist[v] + 1 == dist[u])
                 {
-                    hops[u][h].push_back(link);
+                    column[u].push_back(link);
                 }
             }
         }
+        fn(h, column);
     }
-    return hops;
 }
 
 bool

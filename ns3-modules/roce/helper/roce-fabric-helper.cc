@@ -185,7 +185,6 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         m_nics.push_back(nic);
     }
 
-    const auto hops = spec.NextHops(); // freed once the switches hold their routes
     for (uint32_t u = 0; u < nodes.size(); ++u)
     {
         if (!nodes[u].isSwitch)
@@ -213,28 +212,25 @@ RoceFabricHelper::Install(const TopologySpec& spec)
         m_switches.push_back(sw);
         m_switchNode.push_back(u);
     }
-    InstallRoutes(hops);
+    InstallRoutes(spec);
 }
 
 void
-RoceFabricHelper::InstallRoutes(const std::vector<std::vector<std::vector<uint32_t>>>& hops)
+RoceFabricHelper::InstallRoutes(const TopologySpec& routed)
 {
-    for (size_t i = 0; i < m_switches.size(); ++i)
-    {
-        const Ptr<RoceSwitch> sw = m_switches[i];
-        const uint32_t u = m_switchNode[i];
-        auto portOf = [&](uint32_t link) {
-            const uint32_t end = m_spec.Links()[link].a == u ? 0 : 1;
-            return sw->GetPortIndex(m_devices[2 * link + end]);
-        };
-        for (uint32_t h = 0; h < m_spec.Hosts().size(); ++h)
+    // A host at a time: the whole table of next hops is never held.
+    routed.ForEachHostNextHops([&](uint32_t h, const std::vector<std::vector<uint32_t>>& hops) {
+        for (size_t i = 0; i < m_switches.size(); ++i)
         {
-            for (uint32_t link : hops[u][h])
+            const uint32_t u = m_switchNode[i];
+            for (uint32_t link : hops[u])
             {
-                sw->AddRoute(GetHostAddress(h), portOf(link));
+                const uint32_t end = m_spec.Links()[link].a == u ? 0 : 1;
+                m_switches[i]->AddRoute(GetHostAddress(h),
+                                        m_switches[i]->GetPortIndex(m_devices[2 * link + end]));
             }
         }
-    }
+    });
     for (const auto& [host, address] : m_routes6)
     {
         for (size_t i = 0; i < m_switches.size(); ++i)
@@ -284,7 +280,7 @@ RoceFabricHelper::Reroute()
     {
         sw->ClearRoutes();
     }
-    InstallRoutes(routed.NextHops());
+    InstallRoutes(routed);
     ++m_reroutes;
 }
 

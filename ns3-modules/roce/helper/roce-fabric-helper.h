@@ -144,8 +144,8 @@ class RoceFabricHelper : public RdmaFabric
     };
     Path PathBetween(uint32_t a, uint32_t b) const;
     /// Every switch's routes to every host (and the IPv6 routes AddHostRoute added)
-    /// along \p hops (TopologySpec::NextHops of the links up).
-    void InstallRoutes(const std::vector<std::vector<std::vector<uint32_t>>>& hops);
+    /// along \p routed's next hops (the spec with its links up or down).
+    void InstallRoutes(const TopologySpec& routed);
     /// Whether SetPartition puts \p link's two ends on different ranks.
     bool CrossesRanks(const TopologySpec::Link& link) const
     {
