@@ -8,6 +8,10 @@
 // Each run is a child process, so its peak memory is its own. The figure of
 // merit is wall time per packet-hop (a frame sent on one link), and the ratio
 // of the two costs is what is compared, never absolute times.
+//
+// --permutation BYTES (with --only roce): the speed issue's scale run instead, every
+// host sending BYTES to another (a random permutation) at time 0, with DCQCN and PFC,
+// run until the last flow ends (bench/fat-tree-scale: k=8, 16 and 32).
 #include "in-child.h"
 
 #include "ns3/applications-module.h"
@@ -18,6 +22,7 @@
 #include "ns3/rdma-workload.h"
 #include "ns3/roce-fabric-helper.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -41,6 +46,9 @@ struct Figures
     long peakRssKb{0};
     uint64_t events{0};
     uint64_t creditPackets{0}; ///< InfiniBand: flow-control packets sent
+    double buildSeconds{0};    ///< building the fabric and its flows, before the run
+    bool allDone{false};       ///< a permutation's flows all ended before the duration
+    double simulatedMs{0};
 };
 
 struct Params
@@ -50,6 +58,7 @@ struct Params
     Time duration{MilliSeconds(2)};
     LinkParams host{DataRate("100Gbps"), MicroSeconds(1)};
     LinkParams fabric{DataRate("400Gbps"), MicroSeconds(1)};
+    uint64_t permutation{0}; ///< bytes per flow of a permutation; 0: web-search at load
 };
 
 std::vector<FlowSpec>
@@ -62,12 +71,17 @@ Flows(const Params& p, uint32_t hosts)
     {
         all[i] = i;
     }
+    if (p.permutation > 0)
+    {
+        return workload::Permutation(all, p.permutation, Time(0), rng);
+    }
     const auto cdf =
         FlowSizeCdf::Load(std::string(FABEMU_SOURCE_DIR) + "/scenarios/cdf/websearch.txt");
     return workload::Poisson(all, p.load, cdf, p.host.rate, Time(0), p.duration, rng);
 }
 
 uint64_t g_hops = 0;
+bool g_allDone = false;
 uint64_t g_fcps = 0;
 std::string g_scheduler; ///< an ns-3 scheduler TypeId for both runs; empty: ns-3's default
 
@@ -89,11 +103,21 @@ CountFcp(uint8_t, uint16_t, uint16_t)
     ++g_fcps;
 }
 
+/// A permutation's last flow ended: the run is over.
+void
+AllDone()
+{
+    g_allDone = true;
+    Simulator::Stop();
+}
+
 Figures
 Measure(const std::function<void()>& build, Time duration)
 {
     g_hops = 0;
     g_fcps = 0;
+    g_allDone = false;
+    const auto b0 = std::chrono::steady_clock::now();
     build();
     Simulator::Stop(duration);
     const auto t0 = std::chrono::steady_clock::now();
@@ -102,8 +126,11 @@ Measure(const std::function<void()>& build, Time duration)
     Figures f;
     f.hops = g_hops;
     f.creditPackets = g_fcps;
+    f.allDone = g_allDone;
+    f.buildSeconds = std::chrono::duration<double>(t0 - b0).count();
     f.wallSeconds = std::chrono::duration<double>(t1 - t0).count();
     f.events = Simulator::GetEventCount();
+    f.simulatedMs = Simulator::Now().GetSeconds() * 1e3;
     Simulator::Destroy();
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);
@@ -115,6 +142,10 @@ Figures
 RunRoce(const Params& p)
 {
     Config::SetDefault("ns3::RoceNic::ComputeIcrc", BooleanValue(false));
+    if (p.permutation > 0)
+    {
+        Config::SetDefault("ns3::RoceNic::CongestionControl", StringValue("ns3::DcqcnRateControl"));
+    }
     RoceFabricHelper fabric;
     std::unique_ptr<FlowRunner> runner;
     return Measure(
@@ -126,6 +157,10 @@ RunRoce(const Params& p)
             }
             runner = std::make_unique<FlowRunner>(fabric);
             runner->Add(Flows(p, fabric.GetNHosts()));
+            if (p.permutation > 0)
+            {
+                runner->SetAllDoneCallback(MakeCallback(&AllDone));
+            }
             runner->Start();
         },
         p.duration);
@@ -273,6 +308,8 @@ Report(const char* name, uint32_t k, const Figures& f)
                 name, k, static_cast<unsigned long long>(f.hops), f.wallSeconds,
                 f.wallSeconds * 1e9 / f.hops, f.hops / f.wallSeconds,
                 static_cast<unsigned long long>(f.events), f.peakRssKb / 1024.0);
+    std::printf("%-6s k=%u  build %.2f s, simulated to %.3f ms%s\n", name, k, f.buildSeconds,
+                f.simulatedMs, f.allDone ? ", every flow ended" : "");
     if (f.creditPackets > 0)
     {
         // Each flow-control packet is two events: sent, received.
@@ -309,6 +346,10 @@ main(int argc, char** argv)
         {
             g_scheduler = argv[++i];
         }
+        else if (std::strcmp(argv[i], "--permutation") == 0 && i + 1 < argc)
+        {
+            p.permutation = std::stoull(argv[++i]);
+        }
         else if (std::strcmp(argv[i], "--big-k") == 0 && i + 1 < argc)
         {
             bigK = static_cast<uint32_t>(std::stoul(argv[++i]));
@@ -317,7 +358,7 @@ main(int argc, char** argv)
         {
             std::cerr
                 << "usage: fat-tree-bench [--duration-us N] [--big-k K] [--scheduler TYPEID]\n"
-                   "                      [--only roce|ib|stock --k K]\n";
+                   "                      [--only roce|ib|stock --k K [--permutation BYTES]]\n";
             return 2;
         }
     }
