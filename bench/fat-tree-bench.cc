@@ -49,6 +49,7 @@ struct Figures
     double buildSeconds{0};    ///< building the fabric and its flows, before the run
     bool allDone{false};       ///< a permutation's flows all ended before the duration
     double simulatedMs{0};
+    size_t failed{0}; ///< flows that ended failed (a permutation)
 };
 
 struct Params
@@ -148,7 +149,7 @@ RunRoce(const Params& p)
     }
     RoceFabricHelper fabric;
     std::unique_ptr<FlowRunner> runner;
-    return Measure(
+    Figures f = Measure(
         [&]() {
             fabric.Install(TopologySpec::FatTree(p.k, p.host, p.fabric));
             for (const auto& dev : fabric.GetDevices())
@@ -164,6 +165,8 @@ RunRoce(const Params& p)
             runner->Start();
         },
         p.duration);
+    f.failed = runner ? runner->Failed() : 0;
+    return f;
 }
 
 /// The same fat tree and flows as an InfiniBand subnet (credits per VL, cut-through
@@ -308,8 +311,8 @@ Report(const char* name, uint32_t k, const Figures& f)
                 name, k, static_cast<unsigned long long>(f.hops), f.wallSeconds,
                 f.wallSeconds * 1e9 / f.hops, f.hops / f.wallSeconds,
                 static_cast<unsigned long long>(f.events), f.peakRssKb / 1024.0);
-    std::printf("%-6s k=%u  build %.2f s, simulated to %.3f ms%s\n", name, k, f.buildSeconds,
-                f.simulatedMs, f.allDone ? ", every flow ended" : "");
+    std::printf("%-6s k=%u  build %.2f s, simulated to %.3f ms%s, %zu failed\n", name, k,
+                f.buildSeconds, f.simulatedMs, f.allDone ? ", every flow ended" : "", f.failed);
     if (f.creditPackets > 0)
     {
         // Each flow-control packet is two events: sent, received.

@@ -2,6 +2,7 @@
 
 #include "ns3/abort.h"
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <stdexcept>

@@ -92,9 +92,10 @@ class TopologySpec
      * paths from \p node toward host number \p host; hosts forward for no one.
      */
     std::vector<std::vector<std::vector<uint32_t>>> NextHops() const;
-    /// NextHops one host at a time: \p fn(host, hops) with hops[node] as NextHops()[node][host].
-    /// A builder that installs routes a host at a time holds one column, not the whole
-    /// table (nodes x hosts lists: gigabytes at 8,192 hosts).
+    /// NextHops one host at a time: \p fn(host, hops) with hops[node] as NextHops()[node][host],
+    /// valid during that call only (the next host reuses it). A builder that installs
+    /// routes a host at a time holds one column, not the whole table (nodes x hosts
+    /// lists: gigabytes at 8,192 hosts).
     void ForEachHostNextHops(
         const std::function<void(uint32_t, const std::vector<std::vector<uint32_t>>&)>& fn) const;
 
