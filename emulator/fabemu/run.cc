@@ -988,10 +988,19 @@ LaunchRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     {
         args.push_back(a);
     }
-    if (std::getenv("TMPDIR"))
+    // mpirun (its session folder) and the ranks other than 0 work in a folder of this
+    // launch, removed when mpirun is done, so that a rank MPI killed (a fatal MPI error
+    // ends every rank at once) leaves nothing behind.
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string ranksDir =
+        std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/fabemu-ranks-XXXXXX";
+    if (!mkdtemp(ranksDir.data()))
     {
-        args.insert(args.end(), {"-x", "TMPDIR"}); // where the ranks other than 0 work
+        err << fmt::format("{}: cannot make a folder {}: {}\n", what, ranksDir, strerror(errno));
+        return kExitFailure;
     }
+    const RemovedOnExit cleanup{ranksDir};
+    args.insert(args.end(), {"-x", "TMPDIR"});
     args.insert(args.end(),
                 {"-np", std::to_string(opt.ranks), fs::read_symlink("/proc/self/exe").string(),
                  "run", opt.file, "--engine", opt.engine});
@@ -1025,6 +1034,7 @@ LaunchRanks(const Scenario& s, const RunOptions& opt, std::ostream& out, std::os
     const pid_t pid = fork();
     if (pid == 0)
     {
+        setenv("TMPDIR", ranksDir.c_str(), 1);
         execvp("mpirun", argv.data());
         _exit(127);
     }

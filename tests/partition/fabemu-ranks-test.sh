@@ -106,6 +106,30 @@ for engine in gtw null; do
   fi
 done
 
+# A rank killed mid-run (as a fatal MPI error ends them): the launch fails, says so, and
+# leaves no folder of its ranks behind.
+"$fabemu" run "$file" --quiet --ranks 2 --set 'workloads=[{type: permutation, hosts: all, bytes: 20MB}]' \
+  --out "$tmp/killed" >"$tmp/killed.log" 2>&1 &
+launcher=$!
+rank=
+for _ in $(seq 100); do
+  rank=$(pgrep -f -- "--engine gtw --out $tmp/killed" | head -1 || true)
+  [[ -n $rank && -n $(ls "$TMPDIR") ]] && break
+  sleep 0.1
+done
+if [[ -z $rank ]]; then
+  fail "a rank of the run to kill never started"
+else
+  sleep 0.5
+  kill -9 "$rank"
+  code=0
+  wait "$launcher" || code=$?
+  ((code != 0)) || fail "a run with a rank killed exited 0"
+  left=$(ls "$TMPDIR")
+  [[ -z $left ]] || fail "a killed rank's run left in TMPDIR: $left"
+  echo "a rank killed: exit $code, left in TMPDIR: ${left:-nothing}"
+fi
+
 # A plain run (ns-3's map scheduler) breaks ties by the order events were scheduled in:
 # said, not required.
 "$fabemu" run "$file" --quiet --out "$tmp/plain" || fail "the plain run exited $?"
