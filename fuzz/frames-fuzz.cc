@@ -62,17 +62,16 @@ L3End(const uint8_t* frame, const ParsedFrame& f)
                             : f.l3Offset + 40 + (size_t(ip[4]) << 8 | ip[5]);
 }
 
-/// What EdgePort::Inject does with an admitted frame, up to the uplink.
+/// What EdgePort::Take does with an admitted frame, parsed by the filter, up to the uplink.
 void
-Inject(const std::vector<uint8_t>& frame)
+Take(const std::vector<uint8_t>& frame, const ParsedFrame& f)
 {
     static const fabemu::NeighbourResponder neighbours(CaptureHosts());
-    const ParsedFrame f = ParseEthernetFrame(frame.data(), frame.size(), false);
     if (f.vlan)
     {
         return; // tagged_from_endpoint
     }
-    const auto out = neighbours.Handle(frame, f);
+    const auto out = neighbours.Handle(frame.data(), frame.size(), f);
     if (out.verdict == fabemu::NeighbourResponder::Verdict::Keep)
     {
         FUZZ_CHECK(!out.reason.empty(), "a frame kept at the edge without a reason");
@@ -106,7 +105,7 @@ Classify(fabemu::EdgeFrameFilter& filter, const std::vector<uint8_t>& frame)
     if (v.admit)
     {
         CheckOffsets(v.frame, frame.size());
-        Inject(frame);
+        Take(frame, v.frame);
     }
 }
 

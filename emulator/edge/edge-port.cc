@@ -37,7 +37,7 @@ EdgePort::EdgePort(std::string name, std::unique_ptr<EdgeUplink> uplink,
       m_context(m_uplink->Context()),
       m_filter(mtu)
 {
-    m_uplink->SetDeliver([this](const std::vector<uint8_t>& frame) { WriteToEndpoint(frame); });
+    m_uplink->SetDeliver([this](std::vector<uint8_t> frame) { WriteToEndpoint(std::move(frame)); });
 }
 
 EdgePort::~EdgePort()
@@ -58,12 +58,15 @@ EdgePort::Start()
 void
 EdgePort::StartReading()
 {
-    auto handler = [this](const uint8_t* frame, size_t len) { OnTapFrame(frame, len); };
+    auto handler = [this](uint8_t* frame, size_t len) { OnTapFrame(frame, len); };
     if (auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
     {
         // The simulation thread reads the tap itself: no hand-over per frame.
         m_watching = sim;
-        sim->Watch(m_tap->Fd(), [this, handler] { m_tap->ReadAvailable(handler); });
+        // Each frame runs the model as it is read: a few batches a turn, so that a
+        // fast sender cannot keep the events due (and MaxBacklog's check) waiting.
+        sim->Watch(m_tap->Fd(),
+                   [this, handler] { m_tap->ReadAvailable(handler, kReadBatchesPerTurn); });
         // And writes what a burst of events produced with one system call.
         m_idleHook = sim->AddIdleHook([this] { FlushQueued(); });
         return;
@@ -88,14 +91,23 @@ EdgePort::Stop()
 }
 
 void
-EdgePort::OnTapFrame(const uint8_t* frame, size_t len)
+EdgePort::OnTapFrame(uint8_t* frame, size_t len)
 {
+    ParsedFrame f;
     {
         std::lock_guard<std::mutex> lock(m_filterMutex);
-        if (!m_filter.Classify(frame, len).admit)
+        auto verdict = m_filter.Classify(frame, len);
+        if (!verdict.admit)
         {
             return;
         }
+        f = verdict.frame;
+    }
+    if (m_watching)
+    {
+        // On the simulation thread, at the time the frame arrived: straight in.
+        m_watching->RunInContext(m_context, [&] { Take(frame, len, f); });
+        return;
     }
     auto copy = std::make_shared<std::vector<uint8_t>>(frame, frame + len);
     // Thread-safe in the real-time simulator: runs "now" on the simulation thread.
@@ -105,13 +117,18 @@ EdgePort::OnTapFrame(const uint8_t* frame, size_t len)
 void
 EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
 {
-    const ParsedFrame f = ParseEthernetFrame(frame->data(), frame->size(), false);
+    Take(frame->data(), frame->size(), ParseEthernetFrame(frame->data(), frame->size(), false));
+}
+
+void
+EdgePort::Take(uint8_t* frame, size_t len, const ParsedFrame& f)
+{
     if (f.vlan)
     {
         ++m_counters.drops["tagged_from_endpoint"]; // rxe and siw do not tag
         return;
     }
-    auto neighbour = m_neighbours.Handle(*frame, f);
+    auto neighbour = m_neighbours.Handle(frame, len, f);
     switch (neighbour.verdict)
     {
     case NeighbourResponder::Verdict::Keep:
@@ -128,7 +145,7 @@ EdgePort::Inject(std::shared_ptr<std::vector<uint8_t>> frame)
         break;
     }
     ++m_counters.fromTap;
-    m_uplink->Send(*frame, f, EdgePriority(f, m_rocePriority));
+    m_uplink->Send(frame, len, f, EdgePriority(f, m_rocePriority));
 }
 
 void

@@ -62,6 +62,8 @@ class EdgePort
     static constexpr uint64_t kHoldXoff = 256 << 10;
     static constexpr uint64_t kHoldXon = 128 << 10;
     static constexpr uint64_t kHoldLimit = 16 << 20;
+    /// Read system calls per wake-up when the simulation thread reads the tap.
+    static constexpr unsigned kReadBatchesPerTurn = 4;
 
     using Counters = EdgeCounters;
     /// Read after the simulation has stopped.
@@ -70,8 +72,13 @@ class EdgePort
 
   private:
     void StartReading();
-    void OnTapFrame(const uint8_t* frame, size_t len); ///< whichever thread reads the tap
+    void OnTapFrame(uint8_t* frame, size_t len); ///< whichever thread reads the tap
+    /// A copy for the simulation thread, when another thread reads the tap.
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
+    /// Takes an endpoint's frame, parsed as \p f, into the fabric, on the simulation
+    /// thread. Read by the simulation thread, the frame is the reader's buffer, which
+    /// the RoCEv2 uplink copies once, into its packet.
+    void Take(uint8_t* frame, size_t len, const ns3::ParsedFrame& f);
     void WriteToEndpoint(std::vector<uint8_t> frame);
     void FlushQueued(); ///< writes the frames a burst of events queued, holds what the tap refuses
     void Hold(std::vector<uint8_t> frame);

@@ -47,12 +47,12 @@ class EdgeUplink
 {
   public:
     virtual ~EdgeUplink() = default;
-    /// Takes an endpoint's frame (untagged Ethernet, parsed as \p f) into the fabric
-    /// at priority \p prio. Runs on the simulation thread.
-    virtual void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f,
-                      uint8_t prio) = 0;
-    /// Where frames for the endpoint go (untagged Ethernet, bit-exact as sent).
-    virtual void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) = 0;
+    /// Takes an endpoint's frame (untagged Ethernet, \p len bytes, parsed as \p f) into
+    /// the fabric at priority \p prio. Runs on the simulation thread. The frame is the
+    /// tap reader's buffer: the uplink may change it in place, and copies what it keeps.
+    virtual void Send(uint8_t* frame, size_t len, const ns3::ParsedFrame& f, uint8_t prio) = 0;
+    /// Where frames for the endpoint go (untagged Ethernet, bit-exact as sent), handed over.
+    virtual void SetDeliver(std::function<void(std::vector<uint8_t>)> deliver) = 0;
     /// The ns-3 node the uplink's events run under.
     virtual uint32_t Context() const = 0;
     /// The endpoint is not reading (true) or reads again (false): a fabric that can

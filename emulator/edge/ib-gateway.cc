@@ -189,7 +189,7 @@ IbGateway::Encapsulate(const std::vector<uint8_t>& frame, const ParsedFrame& f, 
 }
 
 void
-IbGateway::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t prio)
+IbGateway::Send(uint8_t* bytes, size_t len, const ParsedFrame& f, uint8_t prio)
 {
     if (f.ipVersion != 4 && f.ipVersion != 6)
     {
@@ -204,13 +204,14 @@ IbGateway::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t
         return;
     }
     const uint8_t sl = prio & 0xf;
+    std::vector<uint8_t> frame(bytes, bytes + len); // the tunnel keeps it, bit-exact
     std::vector<uint8_t> pkt = Encapsulate(frame, f, sl, dlid);
     if (pkt.empty())
     {
         ++m_drops["ib_malformed_roce"];
         return;
     }
-    m_tunnel->Push(m_lid, dlid, sl, frame);
+    m_tunnel->Push(m_lid, dlid, sl, std::move(frame));
     ++m_sent;
     m_port->Enqueue(Create<Packet>(pkt.data(), static_cast<uint32_t>(pkt.size())),
                     sl % m_port->GetNumDataVls(), Simulator::Now());
@@ -239,7 +240,7 @@ IbGateway::Deliver(Ptr<Packet> p, uint8_t vl)
     ++m_received;
     if (m_deliver)
     {
-        m_deliver(*frame);
+        m_deliver(std::move(*frame));
     }
 }
 

@@ -53,10 +53,10 @@ class IbGateway : public EdgeUplink
               std::vector<uint16_t> lids);
     ~IbGateway() override;
 
-    void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f, uint8_t prio) override;
-    void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) override
+    void Send(uint8_t* frame, size_t len, const ns3::ParsedFrame& f, uint8_t prio) override;
+    void SetDeliver(std::function<void(std::vector<uint8_t>)> deliver) override
     {
-        m_deliver = deliver;
+        m_deliver = std::move(deliver);
     }
     uint32_t Context() const override { return m_context; }
     void AddCounters(EdgeCounters& c) const override;
@@ -79,7 +79,7 @@ class IbGateway : public EdgeUplink
     std::shared_ptr<IbTunnel> m_tunnel;
     std::vector<EndpointAddress> m_directory;
     std::vector<uint16_t> m_lids;
-    std::function<void(const std::vector<uint8_t>&)> m_deliver;
+    std::function<void(std::vector<uint8_t>)> m_deliver;
     std::map<std::string, uint64_t> m_drops;
     uint64_t m_sent{0};
     uint64_t m_received{0};

@@ -66,13 +66,14 @@ NeighbourResponder::NeighbourResponder(std::vector<EndpointAddress> directory)
 }
 
 NeighbourResponder::Outcome
-NeighbourResponder::Handle(const std::vector<uint8_t>& frame, const ParsedFrame& f) const
+NeighbourResponder::Handle(const uint8_t* frame, size_t len, const ParsedFrame& f) const
 {
+    // Every frame comes here; only ARP and neighbour discovery, rare, are copied.
     if (f.kind == FrameKind::Arp)
     {
-        return AnswerArp(frame);
+        return AnswerArp(std::vector<uint8_t>(frame, frame + len));
     }
-    if (f.ipVersion != 6 || f.ipProtocol != kIcmpv6 || frame.size() < f.l4Offset + 24)
+    if (f.ipVersion != 6 || f.ipProtocol != kIcmpv6 || len < f.l4Offset + 24)
     {
         return {};
     }
@@ -81,7 +82,7 @@ NeighbourResponder::Handle(const std::vector<uint8_t>& frame, const ParsedFrame&
     {
         return {}; // echo and the rest are routed like any IPv6
     }
-    return AnswerSolicitation(frame, f);
+    return AnswerSolicitation(std::vector<uint8_t>(frame, frame + len), f);
 }
 
 NeighbourResponder::Outcome

@@ -48,7 +48,11 @@ class NeighbourResponder
         bool arp{false};            ///< the reply is an ARP reply (else a neighbour advert)
     };
     /// What to do with an endpoint's untagged Ethernet \p frame, parsed as \p f.
-    Outcome Handle(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f) const;
+    Outcome Handle(const uint8_t* frame, size_t len, const ns3::ParsedFrame& f) const;
+    Outcome Handle(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f) const
+    {
+        return Handle(frame.data(), frame.size(), f);
+    }
 
   private:
     Outcome AnswerArp(const std::vector<uint8_t>& request) const;

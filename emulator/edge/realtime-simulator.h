@@ -25,6 +25,7 @@
 #ifndef FABEMU_REALTIME_SIMULATOR_H
 #define FABEMU_REALTIME_SIMULATOR_H
 
+#include "ns3/assert.h"
 #include "ns3/event-impl.h"
 #include "ns3/nstime.h"
 #include "ns3/scheduler.h"
@@ -125,6 +126,26 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
      */
     void Watch(int fd, std::function<void()> onReadable);
     void Unwatch(int fd);
+    /**
+     * \brief From a Watch callback: runs \p fn at once, at the simulated time the
+     * callback sees, as an event of node \p context would (what it schedules is
+     * scheduled from that node). A frame read from a tap goes into the model this
+     * way, without an event of its own.
+     */
+    template <typename F>
+    void RunInContext(uint32_t context, F&& fn)
+    {
+        NS_ASSERT_MSG(m_running && std::this_thread::get_id() == m_main,
+                      "RunInContext: only from a Watch callback, on the simulation thread");
+        struct Restore
+        {
+            uint32_t& current;
+            uint32_t saved;
+            ~Restore() { current = saved; }
+        } restore{m_currentContext, m_currentContext};
+        m_currentContext = context;
+        fn();
+    }
     /// Calls \p hook on the simulation thread whenever the events due now have
     /// run and it is about to wait (or, while busy, every few events), and at
     /// least every 100 ms: where work gathered during a burst (frames to write) is

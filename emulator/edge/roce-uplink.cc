@@ -1,12 +1,14 @@
 #include "emulator/edge/roce-uplink.h"
 
 #include "ns3/boolean.h"
+#include "ns3/byte-header.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/node.h"
 #include "ns3/pfc-header.h"
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 
+#include <array>
 #include <cstring>
 
 namespace fabemu
@@ -92,28 +94,31 @@ RoceUplink::FlowOf(uint32_t dstIpv4, uint32_t destQp)
 }
 
 void
-RoceUplink::Send(const std::vector<uint8_t>& frame, const ParsedFrame& f, uint8_t prio)
+RoceUplink::Send(uint8_t* frame, size_t len, const ParsedFrame& f, uint8_t prio)
 {
-    // 802.1Q: the fabric reads the priority from the PCP; the far uplink removes it.
-    std::vector<uint8_t> tagged(frame.size() + kVlanTagSize);
-    std::memcpy(tagged.data(), frame.data(), 12);
-    tagged[12] = 0x81;
-    tagged[13] = 0x00;
-    tagged[14] = static_cast<uint8_t>(prio << 5);
-    tagged[15] = 0;
-    std::memcpy(tagged.data() + 16, frame.data() + 12, frame.size() - 12);
+    NS_ASSERT_MSG(len >= kEthernetHeaderSize, "RoceUplink::Send: a runt (the filter drops them)");
     if (m_np && f.kind == FrameKind::Roce && f.ipVersion == 4 && f.ecn == 0 && Paced(f.opcode))
     {
         // A NIC with DCQCN on sends its RoCEv2 data ECN-capable (as ConnectX does with
         // RoCE ECN enabled), whatever traffic class the application chose: rxe sends
         // Not-ECT unless told --tclass=2, and a switch may not mark those. The data
         // only, the frames DCQCN paces: a CE-marked ACK would slow the wrong sender.
-        uint8_t* ip = tagged.data() + f.l3Offset + kVlanTagSize;
+        uint8_t* ip = frame + f.l3Offset;
         ip[1] = static_cast<uint8_t>((ip[1] & ~0x3) | 0x2); // ECT(0); the ICRC masks it
         FixIpv4Checksum(ip);
         ++m_counters.framesMadeEct;
     }
-    Ptr<Packet> p = Create<Packet>(tagged.data(), static_cast<uint32_t>(tagged.size()));
+    // The frame's one copy: all but its addresses into the packet, then the addresses
+    // and an 802.1Q tag in front (the fabric reads the priority from the PCP; the far
+    // uplink removes the tag).
+    Ptr<Packet> p = Create<Packet>(frame + 12, static_cast<uint32_t>(len - 12));
+    std::array<uint8_t, 12 + kVlanTagSize> head;
+    std::memcpy(head.data(), frame, 12);
+    head[12] = 0x81;
+    head[13] = 0x00;
+    head[14] = static_cast<uint8_t>(prio << 5);
+    head[15] = 0;
+    p->AddHeader(ByteHeader(head.data(), head.size()));
     if (!m_np || f.kind != FrameKind::Roce || f.ipVersion != 4 || !Paced(f.opcode))
     {
         m_port->Enqueue(p, prio);
@@ -210,7 +215,7 @@ RoceUplink::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame&
         std::memmove(bytes.data() + 12, bytes.data() + 16, bytes.size() - 16);
         bytes.resize(bytes.size() - kVlanTagSize);
     }
-    m_deliver(bytes);
+    m_deliver(std::move(bytes));
 }
 
 void

@@ -48,8 +48,8 @@ class RoceUplink : public EdgeUplink
     using RateObserver = std::function<void(uint32_t, uint32_t, uint64_t)>;
     void SetRateObserver(RateObserver observer) { m_rateObserver = std::move(observer); }
 
-    void Send(const std::vector<uint8_t>& frame, const ns3::ParsedFrame& f, uint8_t prio) override;
-    void SetDeliver(std::function<void(const std::vector<uint8_t>&)> deliver) override
+    void Send(uint8_t* frame, size_t len, const ns3::ParsedFrame& f, uint8_t prio) override;
+    void SetDeliver(std::function<void(std::vector<uint8_t>)> deliver) override
     {
         m_deliver = std::move(deliver);
     }
@@ -80,7 +80,7 @@ class RoceUplink : public EdgeUplink
     uint8_t m_rocePriority;
     uint32_t m_context;
     bool m_portPfc{false}; ///< the port honours and may send PFC
-    std::function<void(const std::vector<uint8_t>&)> m_deliver;
+    std::function<void(std::vector<uint8_t>)> m_deliver;
     ns3::DataRate m_lineRate;
     ns3::Ptr<ns3::DcqcnNotificationPoint> m_np; ///< null: no DCQCN
     std::map<FlowKey, Flow> m_flows;            ///< reaction point: the endpoint's flows

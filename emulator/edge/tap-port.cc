@@ -163,7 +163,7 @@ TapPort::ReadLoop(Handler handler)
 }
 
 void
-TapPort::ReadAvailable(const Handler& handler)
+TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
 {
     // Up to kBatch frames a system call; a short batch means the socket is empty,
     // so an idle tap costs one call per wake-up, not two.
@@ -172,7 +172,7 @@ TapPort::ReadAvailable(const Handler& handler)
     std::array<mmsghdr, kBatch> msgs{};
     std::array<iovec, kBatch> iov{};
     std::array<sockaddr_ll, kBatch> from{};
-    for (;;)
+    for (unsigned batch = 0; batch < maxBatches; ++batch)
     {
         for (unsigned i = 0; i < kBatch; ++i)
         {
@@ -200,7 +200,7 @@ TapPort::ReadAvailable(const Handler& handler)
                 continue;
             }
             ++m_read;
-            handler(static_cast<const uint8_t*>(iov[i].iov_base), msgs[i].msg_len);
+            handler(static_cast<uint8_t*>(iov[i].iov_base), msgs[i].msg_len);
         }
         if (static_cast<unsigned>(n) < kBatch)
         {

@@ -29,8 +29,9 @@ class TapError : public std::runtime_error
 class TapPort
 {
   public:
-    /// Called with each frame read (no FCS), on the thread that reads.
-    using Handler = std::function<void(const uint8_t* frame, size_t len)>;
+    /// Called with each frame read (no FCS), on the thread that reads. The frame is in
+    /// the reader's buffer: valid, and the handler's to change, until it returns.
+    using Handler = std::function<void(uint8_t* frame, size_t len)>;
 
     /// Opens \p ifname; throws TapError naming it on failure. Reading starts with Start.
     /// Our side of every tap takes frames up to this MTU: any the guests send at any
@@ -45,9 +46,11 @@ class TapPort
     /// Reads on a thread of its own, calling \p handler there.
     void Start(Handler handler);
     void Stop();
-    /// Or, without that thread: reads every frame waiting now (non-blocking), for
-    /// a caller that polls Fd() itself.
-    void ReadAvailable(const Handler& handler);
+    /// Or, without that thread: reads the frames waiting now (non-blocking), for a
+    /// caller that polls Fd() itself; at most \p maxBatches system calls' worth, so a
+    /// handler that does real work cannot be kept reading by a fast sender (the
+    /// descriptor stays readable, and the next poll returns for the rest).
+    void ReadAvailable(const Handler& handler, unsigned maxBatches = ~0u);
     int Fd() const { return m_fd; }
 
     enum class WriteStatus

@@ -117,7 +117,9 @@ TEST_CASE(
         sent[1 - from].push_back(frame);
         ipoib += f.kind != FrameKind::Roce;
         const uint8_t prio = f.kind == FrameKind::Roce ? 3 : 0;
-        Simulator::Schedule(at, &IbGateway::Send, p.g[from].get(), frame, f, prio);
+        Simulator::Schedule(at, [gateway = p.g[from].get(), bytes = frame, f, prio]() mutable {
+            gateway->Send(bytes.data(), bytes.size(), f, prio);
+        });
         at += NanoSeconds(50); // faster than the link: the frames queue and wait for credit
     }
     Simulator::Stop(MilliSeconds(5));

@@ -82,8 +82,9 @@ Build(Pair& p, bool dcqcn)
 void
 SendAt(Pair& p, Time at, const std::vector<uint8_t>& frame)
 {
-    Simulator::Schedule(at, [&p, frame] {
-        p.a->Send(frame, ParseEthernetFrame(frame.data(), frame.size(), false), 3);
+    Simulator::Schedule(at, [&p, bytes = frame]() mutable {
+        const ParsedFrame f = ParseEthernetFrame(bytes.data(), bytes.size(), false);
+        p.a->Send(bytes.data(), bytes.size(), f, 3);
     });
 }
 
