@@ -203,3 +203,54 @@ TEST_CASE("between events simulated time is the wall clock's, not the last event
     CHECK(midRun < 150.0);
     Simulator::Destroy();
 }
+
+TEST_CASE("a watched descriptor's reader runs model code at once, as an event of a node would")
+{
+    // What EdgePort does with a frame: no event of its own, the node's context, the
+    // time of the read; what it schedules is the node's, and the context is restored.
+    const auto sim = FreshSimulator();
+    int fds[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    uint32_t contextInside = 0;
+    uint32_t contextAfter = 0;
+    uint32_t contextOfFollowUp = 0;
+    double readAtMs = -1;
+    double followUpAtMs = -1;
+    uint64_t eventsBeforeRead = 0;
+    uint64_t eventsAfterRead = 0;
+    sim->Watch(fds[0], [&] {
+        char byte;
+        while (read(fds[0], &byte, 1) == 1)
+        {
+        }
+        eventsBeforeRead = Simulator::GetEventCount();
+        sim->RunInContext(7, [&] {
+            contextInside = Simulator::GetContext();
+            readAtMs = Simulator::Now().GetSeconds() * 1e3;
+            Simulator::Schedule(MicroSeconds(10), [&] {
+                contextOfFollowUp = Simulator::GetContext();
+                followUpAtMs = Simulator::Now().GetSeconds() * 1e3;
+            });
+        });
+        eventsAfterRead = Simulator::GetEventCount();
+        contextAfter = Simulator::GetContext();
+    });
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        (void)!write(fds[1], "x", 1);
+    });
+    Simulator::Stop(MilliSeconds(100));
+    Simulator::Run();
+    writer.join();
+    sim->Unwatch(fds[0]);
+    close(fds[0]);
+    close(fds[1]);
+    CHECK(contextInside == 7);
+    CHECK(contextAfter == Simulator::NO_CONTEXT);
+    CHECK(contextOfFollowUp == 7);
+    CHECK(eventsAfterRead == eventsBeforeRead); // ran inline, not as an event
+    CHECK(readAtMs >= 25.0);                    // the wall clock's time of the read
+    CHECK(readAtMs < 100.0);
+    CHECK(followUpAtMs == doctest::Approx(readAtMs + 0.010).epsilon(1e-9));
+    Simulator::Destroy();
+}
