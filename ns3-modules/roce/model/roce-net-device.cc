@@ -104,6 +104,7 @@ RoceNetDevice::GetTypeId()
 }
 
 RoceNetDevice::RoceNetDevice()
+    : m_transmitComplete(MakeEvent(&RoceNetDevice::TransmitComplete, this), false)
 {
     NS_LOG_FUNCTION(this);
 }
@@ -318,7 +319,7 @@ RoceNetDevice::StartTransmission(Ptr<Packet> frame)
     const Time tx = WireTime(frame->GetSize());
     m_snifferTrace(frame);
     m_channel->Transmit(frame, this, tx);
-    Simulator::Schedule(tx, &RoceNetDevice::TransmitComplete, this);
+    Simulator::Schedule(tx, m_transmitComplete); // takes a reference, drops it once run
 }
 
 void

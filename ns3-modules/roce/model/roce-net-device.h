@@ -186,6 +186,9 @@ class RoceNetDevice : public NetDevice
     uint64_t m_pfcStorms{0};
     EventId m_resumeEvent;
     bool m_busy{false};
+    /// TransmitComplete's event, scheduled again for every frame: one serialisation at a
+    /// time, so one event, where a new one was allocated per frame (issue 22).
+    Ptr<EventImpl> m_transmitComplete;
 
     std::array<int64_t, kPriorities> m_deficit{};
     std::array<uint32_t, kPriorities> m_weight{1, 1, 1, 1, 1, 1, 1, 1};
