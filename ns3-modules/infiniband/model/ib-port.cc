@@ -89,13 +89,16 @@ IbPort::GetTypeId()
     return tid;
 }
 
-IbPort::IbPort() = default;
+IbPort::IbPort() : m_txDone(MakeEvent(&IbPort::TxDone, this), false)
+{
+}
 
 void
 IbPort::DoDispose()
 {
     m_retry.Cancel();
     m_fcpTimer.Cancel();
+    m_onWire = Entry{nullptr, 0, Time(0), nullptr, 0}; // its holder may be a port that holds us
     m_peer = nullptr;
     for (auto& t : m_tx)
     {
@@ -365,7 +368,8 @@ IbPort::TrySend()
     const Time wire = m_rate.CalculateBytesTxTime(e.packet->GetSize());
     m_sniffer(e.packet);
     ToPeer(e.packet, static_cast<uint8_t>(vl), wire, nullptr, m_delay);
-    Simulator::Schedule(wire, &IbPort::TxDone, this, e);
+    m_onWire = std::move(e);
+    Simulator::Schedule(wire, m_txDone); // takes a reference, drops it once run
     if (!m_dequeued.IsNull())
     {
         m_dequeued(static_cast<uint8_t>(vl));
@@ -373,8 +377,10 @@ IbPort::TrySend()
 }
 
 void
-IbPort::TxDone(Entry e)
+IbPort::TxDone()
 {
+    const Entry e = std::move(m_onWire); // TrySend may put the next one on the wire
+    m_onWire = Entry{nullptr, 0, Time(0), nullptr, 0};
     m_busy = false;
     if (e.holder)
     {
@@ -396,7 +402,8 @@ IbPort::SendFcp(uint8_t vl, uint8_t op)
     m_busy = true;
     const Time wire = m_rate.CalculateBytesTxTime(kIbFcpBytes);
     ToPeer(nullptr, vl, wire, &h, wire + m_delay);
-    Simulator::Schedule(wire, &IbPort::TxDone, this, Entry{nullptr, 0, Time(0), nullptr, 0});
+    m_onWire = Entry{nullptr, 0, Time(0), nullptr, 0};
+    Simulator::Schedule(wire, m_txDone);
 }
 
 void

@@ -165,7 +165,7 @@ class IbPort : public Object
     int Pick(ArbTable& table);
     int Arbitrate();
     void SendFcp(uint8_t vl, uint8_t op);
-    void TxDone(Entry e);
+    void TxDone(); ///< the tail of m_onWire has left
     void OnFcpTimer();
     uint16_t Fccl(uint8_t vl) const;
     void NoteStall(uint8_t vl);
@@ -192,6 +192,10 @@ class IbPort : public Object
     ArbTable m_low;
     uint64_t m_highSent{0}; ///< high-priority bytes since the last low-priority packet
     bool m_busy{false};
+    Entry m_onWire{nullptr, 0, Time(0), nullptr, 0}; ///< what is serialising (FCPs: empty)
+    /// TxDone's event, scheduled again for every packet and FCP: one serialisation at a
+    /// time, so one event, where a new one was allocated per packet (issue 22).
+    Ptr<EventImpl> m_txDone;
     bool m_started{false};
     EventId m_retry;
     EventId m_fcpTimer;
