@@ -1136,7 +1136,7 @@ PrepareRealtimeNs3(const Scenario& s)
     GlobalValue::Bind("SimulatorImplementationType",
                       StringValue("ns3::FabemuRealtimeSimulatorImpl"));
     // The heap keeps its events in one vector: no allocation per event, where the map
-    // allocates a node for each (emulator-capacity: 7 allocations a frame, not 11). A
+    // allocates a node for each (4 a frame through the emulator, emulator-capacity). A
     // real-time run holds few events at once, so the heap's cost at large sets (slower
     // than the map in big simulations, docs/performance.md) does not arise.
     GlobalValue::Bind("SchedulerType", StringValue("ns3::HeapScheduler"));

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 namespace ns3
 {
@@ -98,7 +99,7 @@ IbPort::DoDispose()
 {
     m_retry.Cancel();
     m_fcpTimer.Cancel();
-    m_onWire = Entry{nullptr, 0, Time(0), nullptr, 0}; // its holder may be a port that holds us
+    m_onWire = {}; // its holder may be a port that holds us
     m_peer = nullptr;
     for (auto& t : m_tx)
     {
@@ -379,8 +380,7 @@ IbPort::TrySend()
 void
 IbPort::TxDone()
 {
-    const Entry e = std::move(m_onWire); // TrySend may put the next one on the wire
-    m_onWire = Entry{nullptr, 0, Time(0), nullptr, 0};
+    const Entry e = std::exchange(m_onWire, {}); // TrySend may put the next one on the wire
     m_busy = false;
     if (e.holder)
     {
@@ -402,7 +402,7 @@ IbPort::SendFcp(uint8_t vl, uint8_t op)
     m_busy = true;
     const Time wire = m_rate.CalculateBytesTxTime(kIbFcpBytes);
     ToPeer(nullptr, vl, wire, &h, wire + m_delay);
-    m_onWire = Entry{nullptr, 0, Time(0), nullptr, 0};
+    m_onWire = {};
     Simulator::Schedule(wire, m_txDone);
 }
 

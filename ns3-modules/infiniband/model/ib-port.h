@@ -192,7 +192,7 @@ class IbPort : public Object
     ArbTable m_low;
     uint64_t m_highSent{0}; ///< high-priority bytes since the last low-priority packet
     bool m_busy{false};
-    Entry m_onWire{nullptr, 0, Time(0), nullptr, 0}; ///< what is serialising (FCPs: empty)
+    Entry m_onWire{}; ///< what is serialising (FCPs: empty)
     /// TxDone's event, scheduled again for every packet and FCP: one serialisation at a
     /// time, so one event, where a new one was allocated per packet (issue 22).
     Ptr<EventImpl> m_txDone;
