@@ -12,6 +12,13 @@ function(fabemu_warnings target)
   target_compile_definitions(${target} PRIVATE $<$<CONFIG:Debug>:NS3_LOG_ENABLE NS3_ASSERT_ENABLE>)
 endfunction()
 
+# A program that runs simulations (fabemu, the benchmarks) links FABEMU_ALLOCATOR's malloc.
+function(fabemu_allocator target)
+  if(FABEMU_ALLOCATOR STREQUAL "tcmalloc")
+    target_link_libraries(${target} PRIVATE PkgConfig::TCMALLOC)
+  endif()
+endfunction()
+
 # fabemu_ns3_module(NAME <name> SOURCES <files...> LIBRARIES <targets...>)
 # An ns-3 module of ours: a shared library named fabemu-<name>, laid out as
 # ns-3 modules are (model/, helper/), linking Debian's imported ns3:: targets.
