@@ -102,3 +102,40 @@ TEST_CASE("the ICRC ignores the fields switches rewrite and covers everything el
         CHECK(ParseEthernetFrame(frame.data(), frame.size()).error == FrameError::BadIcrc);
     }
 }
+
+TEST_CASE("the ICRC over a payload of zeros equals the ICRC over those zeros written out")
+{
+    // A simulated frame's payload is zeros that are never written; its ICRC appends
+    // their CRC by zlib's combine, kept per length. Lengths that share a slot of that
+    // cache (1024 and 1032), lengths past the 4 KiB of zeros kept, and each twice.
+    std::vector<uint8_t> headers;
+    ParsedFrame f;
+    for (const auto& frame : ReadPcapFrames(TestData("rxe-rc-write-ipv4.pcap")))
+    {
+        f = ParseEthernetFrame(frame.data(), frame.size(), false);
+        if (f.kind == FrameKind::Roce && f.payloadLength > 0)
+        {
+            headers.assign(frame.begin() + f.l3Offset, frame.begin() + f.payloadOffset);
+            break;
+        }
+    }
+    REQUIRE(!headers.empty());
+    for (int round = 0; round < 2; ++round)
+    {
+        for (size_t zeros : {0, 1, 4, 1024, 1032, 1028, 4096, 4100, 9000, 1024})
+        {
+            CAPTURE(round);
+            CAPTURE(zeros);
+            std::vector<uint8_t> whole(headers);
+            whole.resize(headers.size() + zeros, 0);
+            const auto written = ComputeRoceIcrc(whole.data(), whole.size());
+            const auto combined = ComputeRoceIcrcWithZeros(headers.data(), headers.size(), zeros);
+            REQUIRE(written.has_value());
+            REQUIRE(combined.has_value());
+            CHECK(*combined == *written);
+        }
+    }
+    // The payload is covered: the same headers with 1024 and 1025 zeros differ.
+    CHECK(*ComputeRoceIcrcWithZeros(headers.data(), headers.size(), 1024) !=
+          *ComputeRoceIcrcWithZeros(headers.data(), headers.size(), 1025));
+}

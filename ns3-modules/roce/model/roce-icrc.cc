@@ -106,14 +106,35 @@ ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros)
     }
     auto [crc, maskedLen] = *start;
     crc = crc32(crc, l3 + maskedLen, static_cast<uInt>(headerLen - maskedLen));
-    static const std::array<uint8_t, 4096> kZeros{};
-    while (zeros > 0)
+    if (zeros == 0)
     {
-        const size_t n = std::min(zeros, kZeros.size());
-        crc = crc32(crc, kZeros.data(), static_cast<uInt>(n));
-        zeros -= n;
+        return static_cast<uint32_t>(crc);
     }
-    return static_cast<uint32_t>(crc);
+    // zlib appends a CRC computed apart: crc(A || Z) = combine(crc(A), crc(Z), |Z|). The
+    // CRC of |Z| zeros and the combining operator for |Z| are made once per length, and
+    // payloads come in a few lengths: a frame costs its headers and one combine, not a
+    // pass over its kilobyte of zeros.
+    struct Zeros
+    {
+        size_t length = 0; // 0: empty
+        uLong crc = 0;
+        uLong combine = 0;
+    };
+    thread_local std::array<Zeros, 8> cache;
+    Zeros& z = cache[zeros % cache.size()];
+    if (z.length != zeros)
+    {
+        static const std::array<uint8_t, 4096> kZeros{};
+        uLong zerosCrc = crc32(0L, Z_NULL, 0);
+        for (size_t left = zeros; left > 0;)
+        {
+            const size_t n = std::min(left, kZeros.size());
+            zerosCrc = crc32(zerosCrc, kZeros.data(), static_cast<uInt>(n));
+            left -= n;
+        }
+        z = {zeros, zerosCrc, crc32_combine_gen(static_cast<z_off_t>(zeros))};
+    }
+    return static_cast<uint32_t>(crc32_combine_op(crc, z.crc, z.combine));
 }
 
 uint32_t
