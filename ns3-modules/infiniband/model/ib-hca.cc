@@ -225,8 +225,7 @@ IbHca::TrySend()
         if (!control && c.ccti > 0)
         {
             // The table's inter-packet delay, counted from the end of this packet.
-            c.nextSend = now + m_port->GetDataRate().CalculateBytesTxTime(packet->GetSize()) +
-                         c.ccti * m_cctStep;
+            c.nextSend = now + m_port->WireTime(packet->GetSize()) + c.ccti * m_cctStep;
         }
         m_port->Enqueue(packet, vl, now);
         m_rrQpn = c.qp->GetQpn() + 1;

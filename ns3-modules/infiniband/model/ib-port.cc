@@ -366,7 +366,7 @@ IbPort::TrySend()
     t.fctbs = static_cast<uint16_t>((t.fctbs + e.blocks) & kIbCounterMask);
     t.bytesSent += e.packet->GetSize();
     m_busy = true;
-    const Time wire = m_rate.CalculateBytesTxTime(e.packet->GetSize());
+    const Time wire = WireTime(e.packet->GetSize());
     m_sniffer(e.packet);
     ToPeer(e.packet, static_cast<uint8_t>(vl), wire, nullptr, m_delay);
     m_onWire = std::move(e);
@@ -400,7 +400,7 @@ IbPort::SendFcp(uint8_t vl, uint8_t op)
     ++m_fcpsSent;
     m_fcpTxTrace(vl, h.fctbs, h.fccl);
     m_busy = true;
-    const Time wire = m_rate.CalculateBytesTxTime(kIbFcpBytes);
+    const Time wire = WireTime(kIbFcpBytes);
     ToPeer(nullptr, vl, wire, &h, wire + m_delay);
     m_onWire = {};
     Simulator::Schedule(wire, m_txDone);

@@ -38,6 +38,7 @@
 #include "ns3/object.h"
 #include "ns3/packet.h"
 #include "ns3/traced-callback.h"
+#include "ns3/tx-time-cache.h"
 
 #include <array>
 #include <deque>
@@ -95,6 +96,8 @@ class IbPort : public Object
     void Release(uint8_t vl, uint32_t blocks);
 
     DataRate GetDataRate() const { return m_rate; }
+    /// The time this port takes to send \p bytes.
+    Time WireTime(uint32_t bytes) const { return m_txTimes.Get(m_rate, bytes); }
     uint8_t GetNumDataVls() const { return m_numVls; }
     uint32_t GetBufferBlocks() const { return m_bufferBlocks; }
     Time GetDelay() const { return m_delay; }
@@ -173,6 +176,7 @@ class IbPort : public Object
 
     // Attributes
     DataRate m_rate;
+    TxTimeCache m_txTimes; ///< WireTime of the last few sizes
     uint8_t m_numVls;
     uint32_t m_bufferBlocks;
     Time m_fcpInterval;

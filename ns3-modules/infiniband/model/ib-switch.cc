@@ -133,7 +133,7 @@ IbSwitch::Receive(uint32_t in, Ptr<IbPort> port, Ptr<Packet> p, uint8_t vl, Time
     }
     // Cut-through: not before the latency, and not so early that a faster output
     // would catch up with a tail still arriving.
-    const Time wireOut = outPort->GetDataRate().CalculateBytesTxTime(p->GetSize());
+    const Time wireOut = outPort->WireTime(p->GetSize());
     const Time notBefore = std::max(Simulator::Now() + m_latency, tail - wireOut);
     outPort->Enqueue(p, outVl, notBefore, port, vl);
 }

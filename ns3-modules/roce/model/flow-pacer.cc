@@ -40,7 +40,7 @@ FlowPacer::GetRate() const
 void
 FlowPacer::OnSent(uint32_t frameBytes)
 {
-    const Time gap = GetRate().CalculateBytesTxTime(RoceNetDevice::WireBytes(frameBytes));
+    const Time gap = m_txTimes.Get(GetRate(), RoceNetDevice::WireBytes(frameBytes));
     m_nextSend = std::max(Simulator::Now(), m_nextSend) + gap;
     if (m_cc)
     {

@@ -13,6 +13,7 @@
 #include "ns3/dcqcn-rate-control.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/tx-time-cache.h"
 
 namespace ns3
 {
@@ -45,6 +46,7 @@ class FlowPacer : public Object
     DataRate m_lineRate;
     Ptr<DcqcnRateControl> m_cc;
     Time m_nextSend;
+    TxTimeCache m_txTimes; ///< gaps of the last few frame sizes at the current rate
 };
 
 } // namespace ns3

@@ -136,7 +136,7 @@ RoceNetDevice::WireBytes(uint32_t frameBytes)
 Time
 RoceNetDevice::WireTime(uint32_t frameBytes) const
 {
-    return m_rate.CalculateBytesTxTime(WireBytes(frameBytes));
+    return m_txTimes.Get(m_rate, WireBytes(frameBytes));
 }
 
 void

@@ -23,6 +23,7 @@
 #include "ns3/node.h"
 #include "ns3/roce-frame.h"
 #include "ns3/traced-callback.h"
+#include "ns3/tx-time-cache.h"
 
 #include <boost/container/deque.hpp>
 
@@ -157,6 +158,7 @@ class RoceNetDevice : public NetDevice
     uint32_t m_ifIndex{0};
     uint16_t m_mtu{9000};
     DataRate m_rate;
+    TxTimeCache m_txTimes;               ///< WireTime of the last few frame sizes
     Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
     uint64_t m_bitErrorDrops{0};
     TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;

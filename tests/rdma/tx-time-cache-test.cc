@@ -1,0 +1,33 @@
+#include "ns3/tx-time-cache.h"
+
+#include <doctest/doctest.h>
+
+using namespace ns3;
+
+TEST_CASE("a TxTimeCache answers what DataRate::CalculateBytesTxTime answers")
+{
+    // Sizes that share a slot (1086 and 1090; 64 and 68), rates that change between
+    // calls of one size, and each pair asked again once cached.
+    const TxTimeCache cache;
+    const std::vector<DataRate> rates{DataRate("100Gbps"), DataRate("400Gbps"), DataRate("25Gbps"),
+                                      DataRate("1Mbps"), DataRate(123456789)};
+    const std::vector<uint32_t> sizes{1086, 64, 1090, 68, 1, 9000, 1086, 0, 64};
+    for (int round = 0; round < 2; ++round)
+    {
+        for (const auto& rate : rates)
+        {
+            for (uint32_t bytes : sizes)
+            {
+                CAPTURE(rate.GetBitRate());
+                CAPTURE(bytes);
+                CHECK(cache.Get(rate, bytes) == rate.CalculateBytesTxTime(bytes));
+            }
+        }
+    }
+    // A pacer's rate moves between its frames of one size.
+    for (uint64_t bps = 1'000'000'000; bps <= 100'000'000'000; bps += 7'000'000'000)
+    {
+        CHECK(cache.Get(DataRate(bps), 1086) == DataRate(bps).CalculateBytesTxTime(1086));
+    }
+    CHECK(cache.Get(DataRate("100Gbps"), 1086) == PicoSeconds(86880)); // 1086 bytes at 100 Gb/s
+}
