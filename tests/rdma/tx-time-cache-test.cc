@@ -6,12 +6,13 @@ using namespace ns3;
 
 TEST_CASE("a TxTimeCache answers what DataRate::CalculateBytesTxTime answers")
 {
-    // Sizes that share a slot (1086 and 1090; 64 and 68), rates that change between
-    // calls of one size, and each pair asked again once cached.
+    // Each pair asked twice in a row (the second is answered from the cache), sizes of one
+    // residue as frames have (1106, 86, 98 are all 2 mod 4), more sizes than entries so
+    // that entries are replaced, and rates that change between calls of one size.
     const TxTimeCache cache;
     const std::vector<DataRate> rates{DataRate("100Gbps"), DataRate("400Gbps"), DataRate("25Gbps"),
                                       DataRate("1Mbps"), DataRate(123456789)};
-    const std::vector<uint32_t> sizes{1086, 64, 1090, 68, 1, 9000, 1086, 0, 64};
+    const std::vector<uint32_t> sizes{1106, 86, 98, 1106, 84, 9000, 1, 86, 0, 1106};
     for (int round = 0; round < 2; ++round)
     {
         for (const auto& rate : rates)
@@ -20,7 +21,9 @@ TEST_CASE("a TxTimeCache answers what DataRate::CalculateBytesTxTime answers")
             {
                 CAPTURE(rate.GetBitRate());
                 CAPTURE(bytes);
-                CHECK(cache.Get(rate, bytes) == rate.CalculateBytesTxTime(bytes));
+                const Time want = rate.CalculateBytesTxTime(bytes);
+                CHECK(cache.Get(rate, bytes) == want);
+                CHECK(cache.Get(rate, bytes) == want);
             }
         }
     }

@@ -17,8 +17,8 @@ namespace ns3
  * DataRate::CalculateBytesTxTime, remembered. It divides 128-bit numbers (int64x64_t),
  * some 500 instructions, and a port asks it at every frame, of a few sizes (data, ACKs,
  * pause and credit frames) at one rate. A port, or a pacer whose rate changes now and
- * then, keeps one of these: four entries, each found by the size and checked against
- * the rate, so the answer is always the division's own.
+ * then, keeps one of these: four (rate, size) entries, searched whole and replaced in
+ * turn, so the answer is always the division's own.
  */
 class TxTimeCache
 {
@@ -35,6 +35,7 @@ class TxTimeCache
     };
 
     mutable std::array<Entry, 4> m_entries;
+    mutable uint8_t m_next = 0; ///< the entry to replace next
 };
 
 } // namespace ns3

@@ -121,9 +121,14 @@ ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros)
         uLong combine = 0;
     };
     thread_local std::array<Zeros, 8> cache;
-    Zeros& z = cache[zeros % cache.size()];
-    if (z.length != zeros)
+    thread_local size_t next = 0; // lengths are multiples of 4: searched whole, replaced in turn
+    auto hit = std::find_if(cache.begin(), cache.end(),
+                            [zeros](const Zeros& c) { return c.length == zeros; });
+    if (hit == cache.end())
     {
+        hit = cache.begin() + next;
+        next = (next + 1) % cache.size();
+        Zeros& z = *hit;
         static const std::array<uint8_t, 4096> kZeros{};
         uLong zerosCrc = crc32(0L, Z_NULL, 0);
         for (size_t left = zeros; left > 0;)
@@ -134,7 +139,7 @@ ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros)
         }
         z = {zeros, zerosCrc, crc32_combine_gen(static_cast<z_off_t>(zeros))};
     }
-    return static_cast<uint32_t>(crc32_combine_op(crc, z.crc, z.combine));
+    return static_cast<uint32_t>(crc32_combine_op(crc, hit->crc, hit->combine));
 }
 
 uint32_t
