@@ -8,7 +8,8 @@
 // and, for the emulator, how far simulated time lagged the wall clock. The
 // capacity is the highest rate with nothing lost and the lag under 1 ms. Needs root.
 // For the emulator, also what a frame costs its simulation thread: events run and
-// memory allocations made (plain operator new, counted on that thread) per frame.
+// memory allocations made (operator new and new[], counted on that thread) per frame
+// offered in the second half of each rate's time, once the edges' stores are full.
 #include "emulator/edge/edge-port.h"
 #include "emulator/edge/lag-monitor.h"
 #include "emulator/edge/owned-tap.h"
@@ -45,18 +46,38 @@ using Clock = std::chrono::steady_clock;
 
 namespace
 {
-thread_local uint64_t tAllocations = 0; ///< operator new calls on this thread
+thread_local bool tCounted = false;       ///< this is the simulation thread
+std::atomic<uint64_t> gSimAllocations{0}; ///< operator new calls on that thread
 } // namespace
 
-void*
-operator new(std::size_t n)
+namespace
 {
-    ++tAllocations;
+void*
+CountedAllocation(std::size_t n)
+{
+    if (tCounted)
+    {
+        gSimAllocations.fetch_add(1, std::memory_order_relaxed);
+    }
     if (void* p = std::malloc(n ? n : 1))
     {
         return p;
     }
     throw std::bad_alloc();
+}
+} // namespace
+
+void*
+operator new(std::size_t n)
+{
+    return CountedAllocation(n);
+}
+
+// ns-3's buffers and packet metadata are arrays: counted too.
+void*
+operator new[](std::size_t n)
+{
+    return CountedAllocation(n);
 }
 
 void
@@ -67,6 +88,18 @@ operator delete(void* p) noexcept
 
 void
 operator delete(void* p, std::size_t) noexcept
+{
+    std::free(p);
+}
+
+void
+operator delete[](void* p) noexcept
+{
+    std::free(p);
+}
+
+void
+operator delete[](void* p, std::size_t) noexcept
 {
     std::free(p);
 }
@@ -90,8 +123,10 @@ struct Trial
     double lagP99Ms{0};
     double transitMedianUs{0};
     double transitP99Us{0};
-    double eventsPerFrame{0};      ///< emulator: events its simulation thread ran
-    double allocationsPerFrame{0}; ///< emulator: operator new calls on that thread
+    double eventsPerFrame{0}; ///< emulator: events its simulation thread ran
+    /// emulator: operator new and new[] calls on that thread per frame offered in the second
+    /// half of the time (the first fills the edges' stores of packets and buffers)
+    double allocationsPerFrame{0};
 };
 
 std::vector<EndpointAddress>
@@ -147,8 +182,16 @@ Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds,
     });
     const auto start = Clock::now();
     const auto end = start + std::chrono::duration<double>(seconds);
+    const auto half = start + std::chrono::duration<double>(seconds / 2);
+    uint64_t sentAtHalf = 0;
+    uint64_t allocationsAtHalf = 0;
     for (auto now = start; now < end; now = Clock::now())
     {
+        if (now >= half && sentAtHalf == 0)
+        {
+            sentAtHalf = t.sent;
+            allocationsAtHalf = gSimAllocations;
+        }
         const auto due =
             static_cast<uint64_t>(std::chrono::duration<double>(now - start).count() * rate);
         while (t.sent < due)
@@ -164,6 +207,11 @@ Offer(OwnedTap& in, OwnedTap& out, double rate, double seconds,
     stop = true;
     sink.join();
     t.received = received;
+    if (t.sent > sentAtHalf)
+    {
+        t.allocationsPerFrame =
+            double(gSimAllocations - allocationsAtHalf) / double(t.sent - sentAtHalf);
+    }
 }
 
 /// One frame at a time: the wall time from writing it into \p in to reading it
@@ -277,19 +325,16 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         eb.Start();
         LagMonitor lag;
         lag.Start();
-        uint64_t allocations = 0;
-        std::thread sim([&allocations] {
+        std::thread sim([] {
             TuneRealtimeThread();
-            const uint64_t before = tAllocations;
+            tCounted = true;
             Simulator::Run();
-            allocations = tAllocations - before;
         });
         Measure(a, b, rate, seconds, frames, t);
         Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
         sim.join();
         const double frameCount = std::max<double>(1, t.received);
         t.eventsPerFrame = Simulator::GetEventCount() / frameCount;
-        t.allocationsPerFrame = allocations / frameCount;
         ea.Stop();
         eb.Stop();
         const LagMonitor::Summary lagSummary = lag.Summarize();
