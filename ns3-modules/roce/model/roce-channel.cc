@@ -3,13 +3,38 @@
 #include "ns3/abort.h"
 #include "ns3/deterministic-scheduler.h"
 #include "ns3/node.h"
+#include "ns3/pooled-event.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/simulator.h"
+
+#include <utility>
 
 namespace ns3
 {
 
 NS_OBJECT_ENSURE_REGISTERED(RoceChannel);
+
+namespace
+{
+
+/// A frame's arrival at the far end: one per packet-hop, so its memory is reused.
+class FrameArrival : public PooledEvent<FrameArrival>
+{
+  public:
+    FrameArrival(Ptr<RoceNetDevice> dst, Ptr<Packet> p)
+        : m_dst(std::move(dst)),
+          m_packet(std::move(p))
+    {
+    }
+
+  private:
+    void Notify() override { m_dst->Receive(std::move(m_packet)); }
+
+    Ptr<RoceNetDevice> m_dst;
+    Ptr<Packet> m_packet;
+};
+
+} // namespace
 
 TypeId
 RoceChannel::GetTypeId()
@@ -43,7 +68,7 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
     // port and the time sent, the same on every rank of a partitioned run.
     DeterministicScheduler::ScheduleArrival(
         Simulator::Now(), src->GetNode()->GetId(), src->GetIfIndex(), dst->GetNode()->GetId(),
-        txTime + GetLinkDelay(), &RoceNetDevice::Receive, dst, p);
+        txTime + GetLinkDelay(), static_cast<EventImpl*>(new FrameArrival(dst, std::move(p))));
 }
 
 std::size_t

@@ -21,11 +21,10 @@
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
+#include "ns3/ring-queue.h"
 #include "ns3/roce-frame.h"
 #include "ns3/traced-callback.h"
 #include "ns3/tx-time-cache.h"
-
-#include <boost/container/deque.hpp>
 
 #include <array>
 #include <optional>
@@ -166,11 +165,11 @@ class RoceNetDevice : public NetDevice
     Scheduler m_scheduler{Scheduler::StrictPriority};
     uint32_t m_dwrrQuantum{9000};
 
-    // boost's deque allocates nothing until used (libstdc++'s takes ~600 bytes each):
-    // most of a large fabric's queues stay empty.
-    std::array<boost::container::deque<Ptr<Packet>>, kPriorities> m_queues;
+    // Rings that allocate nothing until used (most of a large fabric's queues stay
+    // empty) and keep their room after (no allocation per frame).
+    std::array<RingQueue<Ptr<Packet>>, kPriorities> m_queues;
     std::array<uint64_t, kPriorities> m_queueBytes{};
-    boost::container::deque<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
+    RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     std::array<Time, kPriorities> m_pausedUntil{};
     std::array<std::optional<Time>, kPriorities>
         m_pauseStart; ///< since when paused without a break

@@ -25,11 +25,11 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/random-variable-stream.h"
+#include "ns3/ring-queue.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/switch-mmu.h"
 #include "ns3/traced-callback.h"
 
-#include <boost/container/deque.hpp>
 #include <boost/container/flat_map.hpp>
 
 #include <map>
@@ -118,9 +118,8 @@ class RoceSwitch : public Object
     struct Port
     {
         Ptr<RoceNetDevice> device;
-        std::array<boost::container::deque<Queued>, SwitchMmu::kPriorities>
-            queued;                                         ///< FIFO as the device's
-        std::array<bool, SwitchMmu::kPriorities> pausing{}; ///< XOFF in force upstream
+        std::array<RingQueue<Queued>, SwitchMmu::kPriorities> queued; ///< FIFO as the device's
+        std::array<bool, SwitchMmu::kPriorities> pausing{};           ///< XOFF in force upstream
         std::array<EventId, SwitchMmu::kPriorities> refresh;
     };
 
