@@ -1,5 +1,6 @@
 #include "emulator/edge/edge-port.h"
 
+#include "emulator/edge/frame-buffers.h"
 #include "emulator/edge/realtime-simulator.h"
 
 #include "ns3/nstime.h"
@@ -163,6 +164,7 @@ EdgePort::WriteToEndpoint(std::vector<uint8_t> bytes)
         case TapPort::WriteStatus::Written:
             ++m_counters.toTap;
             m_counters.bytesToTap += bytes.size();
+            FrameBuffers::Give(std::move(bytes));
             return;
         case TapPort::WriteStatus::Failed:
             return; // counted by the tap
@@ -228,6 +230,7 @@ EdgePort::DrainHeld()
             m_counters.bytesToTap += bytes.size();
         }
         m_heldBytes -= bytes.size();
+        FrameBuffers::Give(std::move(m_held.front()));
         m_held.pop_front();
     }
     UpdateHold();

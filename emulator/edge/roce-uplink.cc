@@ -1,7 +1,8 @@
 #include "emulator/edge/roce-uplink.h"
 
+#include "emulator/edge/frame-buffers.h"
+
 #include "ns3/boolean.h"
-#include "ns3/byte-header.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/node.h"
 #include "ns3/pfc-header.h"
@@ -111,14 +112,14 @@ RoceUplink::Send(uint8_t* frame, size_t len, const ParsedFrame& f, uint8_t prio)
     // The frame's one copy: all but its addresses into the packet, then the addresses
     // and an 802.1Q tag in front (the fabric reads the priority from the PCP; the far
     // uplink removes the tag).
-    Ptr<Packet> p = Create<Packet>(frame + 12, static_cast<uint32_t>(len - 12));
     std::array<uint8_t, 12 + kVlanTagSize> head;
     std::memcpy(head.data(), frame, 12);
     head[12] = 0x81;
     head[13] = 0x00;
     head[14] = static_cast<uint8_t>(prio << 5);
     head[15] = 0;
-    p->AddHeader(ByteHeader(head.data(), head.size()));
+    Ptr<Packet> p = m_packets.Make(head.data(), static_cast<uint32_t>(head.size()), frame + 12,
+                                   static_cast<uint32_t>(len - 12));
     if (!m_np || f.kind != FrameKind::Roce || f.ipVersion != 4 || !Paced(f.opcode))
     {
         m_port->Enqueue(p, prio);
@@ -190,7 +191,7 @@ RoceUplink::SendCnp(const ParsedFrame& f, const std::vector<uint8_t>& marked)
 void
 RoceUplink::FromFabric(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
 {
-    std::vector<uint8_t> bytes(frame->GetSize());
+    std::vector<uint8_t> bytes = FrameBuffers::Take(frame->GetSize());
     frame->CopyData(bytes.data(), static_cast<uint32_t>(bytes.size()));
     if (m_np && f.kind == FrameKind::Roce && f.ipVersion == 4)
     {

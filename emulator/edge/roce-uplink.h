@@ -18,6 +18,7 @@
 #define FABEMU_ROCE_UPLINK_H
 
 #include "emulator/edge/edge-uplink.h"
+#include "emulator/edge/packet-recycler.h"
 
 #include "ns3/dcqcn-notification-point.h"
 #include "ns3/event-id.h"
@@ -87,7 +88,8 @@ class RoceUplink : public EdgeUplink
     RateObserver m_rateObserver;
     bool m_pausing{false};
     ns3::EventId m_pauseRefresh;
-    EdgeCounters m_counters; ///< the DCQCN and PFC ones, and drops
+    EdgeCounters m_counters;  ///< the DCQCN and PFC ones, and drops
+    PacketRecycler m_packets; ///< the packets of frames from the endpoint
 };
 
 } // namespace fabemu

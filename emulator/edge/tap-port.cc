@@ -1,5 +1,6 @@
 #include "emulator/edge/tap-port.h"
 
+#include "emulator/edge/frame-buffers.h"
 #include "emulator/edge/realtime-thread.h"
 
 #include <arpa/inet.h>
@@ -252,6 +253,7 @@ TapPort::Flush(std::vector<std::vector<uint8_t>>& refused)
             for (int i = 0; i < sent; ++i)
             {
                 bytes += m_outgoing[next + i].size();
+                FrameBuffers::Give(std::move(m_outgoing[next + i]));
             }
             frames += sent;
             m_written += sent;

@@ -1,0 +1,80 @@
+#include "emulator/edge/packet-recycler.h"
+
+#include "ns3/abort.h"
+#include "ns3/header.h"
+
+namespace fabemu
+{
+
+namespace
+{
+
+/// Bytes copied into a packet by AddHeader (ns-3's one way to write into a buffer in
+/// place); never read back as a header.
+class RawBytes : public ns3::Header
+{
+  public:
+    RawBytes(const uint8_t* bytes, uint32_t n)
+        : m_bytes(bytes),
+          m_size(n)
+    {
+    }
+
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid =
+            ns3::TypeId("fabemu::RawBytes").SetParent<ns3::Header>().SetGroupName("Fabemu");
+        return tid;
+    }
+
+    ns3::TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+
+    uint32_t GetSerializedSize() const override { return m_size; }
+
+    void Serialize(ns3::Buffer::Iterator start) const override { start.Write(m_bytes, m_size); }
+
+    uint32_t Deserialize(ns3::Buffer::Iterator) override
+    {
+        NS_ABORT_MSG("fabemu::RawBytes is written, never read");
+        return 0;
+    }
+
+    void Print(std::ostream& os) const override { os << m_size << " bytes"; }
+
+  private:
+    const uint8_t* m_bytes;
+    uint32_t m_size;
+};
+
+} // namespace
+
+PacketRecycler::PacketRecycler(std::size_t ring)
+    : m_ring(ring)
+{
+    NS_ABORT_MSG_IF(ring == 0, "PacketRecycler: a ring of no packets");
+}
+
+ns3::Ptr<ns3::Packet>
+PacketRecycler::Make(const uint8_t* head, uint32_t headLen, const uint8_t* body, uint32_t bodyLen)
+{
+    ns3::Ptr<ns3::Packet>& slot = m_ring[m_next];
+    m_next = (m_next + 1) % m_ring.size();
+    if (slot && slot->GetReferenceCount() == 1)
+    {
+        // Nobody else holds it: empty it and write the frame into the same buffer.
+        slot->RemoveAtStart(slot->GetSize());
+        slot->RemoveAllPacketTags();
+        slot->RemoveAllByteTags();
+        slot->AddHeader(RawBytes(body, bodyLen));
+        ++m_reused;
+    }
+    else
+    {
+        slot = ns3::Create<ns3::Packet>(body, bodyLen);
+        ++m_made;
+    }
+    slot->AddHeader(RawBytes(head, headLen));
+    return slot;
+}
+
+} // namespace fabemu
