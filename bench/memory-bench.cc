@@ -1,0 +1,331 @@
+// What the RoCEv2 model's memory goes to (issue 22, "Memory"): the heap bytes per
+// host, per switch port, per route, per flow, per queued packet and per scheduled
+// event, each measured in a fresh child process as the bytes the program asked
+// operator new (and new[]) for, and still holds, across one step.
+//
+// - Fabric: RoceFabricHelper builds trees and the bytes
+//   held after each build are fitted (least squares) to a host term, a switch-port
+//   term, a route term (each switch keeps 8 bytes per destination host) and a
+//   constant, over leaf-spine trees of five shapes; fat trees of k = 8 and 16, which
+//   the fit has not seen, are measured against its prediction.
+// - Flows: 2,048 one-GB writes between random hosts of a k=4 tree, all starting at 0,
+//   run for 1 ns (every queue pair made, at most a frame per priority at each NIC).
+// - A queued packet: 20,000 RoCEv2 data frames (1,024-byte payload) put on one port's
+//   queue.
+// - An event: 20,000 events scheduled, each holding a packet pointer, as a frame's
+//   arrival does (ns-3's map scheduler).
+//
+// The allocator's own rounding and caches come on top (see docs/performance.md).
+#include "in-child.h"
+
+#include "ns3/boolean.h"
+#include "ns3/config.h"
+#include "ns3/rdma-workload.h"
+#include "ns3/roce-channel.h"
+#include "ns3/roce-fabric-helper.h"
+#include "ns3/roce-packet.h"
+#include "ns3/simulator.h"
+
+#include <array>
+#include <functional>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+
+namespace
+{
+
+// Every block carries its size in front, 16 bytes to keep the alignment.
+constexpr std::size_t kTag = 16;
+std::size_t g_liveBytes = 0;
+
+void*
+Allocate(std::size_t n)
+{
+    auto* p = static_cast<unsigned char*>(std::malloc(n + kTag));
+    if (!p)
+    {
+        throw std::bad_alloc();
+    }
+    *reinterpret_cast<std::size_t*>(p) = n;
+    g_liveBytes += n;
+    return p + kTag;
+}
+
+void
+Release(void* q) noexcept
+{
+    if (q)
+    {
+        auto* p = static_cast<unsigned char*>(q) - kTag;
+        g_liveBytes -= *reinterpret_cast<std::size_t*>(p);
+        std::free(p);
+    }
+}
+
+} // namespace
+
+void*
+operator new(std::size_t n)
+{
+    return Allocate(n);
+}
+
+void*
+operator new[](std::size_t n)
+{
+    return Allocate(n);
+}
+
+void
+operator delete(void* p) noexcept
+{
+    Release(p);
+}
+
+void
+operator delete[](void* p) noexcept
+{
+    Release(p);
+}
+
+void
+operator delete(void* p, std::size_t) noexcept
+{
+    Release(p);
+}
+
+void
+operator delete[](void* p, std::size_t) noexcept
+{
+    Release(p);
+}
+
+namespace
+{
+
+const LinkParams kHostLink{DataRate("100Gbps"), MicroSeconds(1)};
+const LinkParams kFabricLink{DataRate("400Gbps"), MicroSeconds(1)};
+
+struct FabricFigures
+{
+    double hosts;
+    double switches;
+    double switchPorts;
+    double routes; ///< switches x hosts
+    double bytes;
+};
+
+constexpr int kTerms = 5; ///< per host, switch, switch port, route; fixed
+
+FabricFigures
+MeasureFabric(const std::function<TopologySpec()>& topology)
+{
+    return InChild<FabricFigures>([&topology] {
+        const TopologySpec spec = topology();
+        const std::size_t before = g_liveBytes;
+        RoceFabricHelper fabric;
+        fabric.Install(spec);
+        double ports = 0;
+        for (const auto& sw : fabric.GetSwitches())
+        {
+            ports += sw->GetNPorts();
+        }
+        const double switches = double(fabric.GetSwitches().size());
+        return FabricFigures{double(fabric.GetNHosts()), switches, ports,
+                             switches * fabric.GetNHosts(), double(g_liveBytes - before)};
+    });
+}
+
+std::array<double, kTerms>
+Terms(const FabricFigures& p)
+{
+    return {p.hosts, p.switches, p.switchPorts, p.routes, 1.0};
+}
+
+/// Least squares of bytes over Terms (normal equations).
+std::array<double, kTerms>
+Fit(const std::vector<FabricFigures>& points)
+{
+    std::array<std::array<double, kTerms + 1>, kTerms> a{};
+    for (const auto& p : points)
+    {
+        const auto x = Terms(p);
+        for (int r = 0; r < kTerms; ++r)
+        {
+            for (int c = 0; c < kTerms; ++c)
+            {
+                a[r][c] += x[r] * x[c];
+            }
+            a[r][kTerms] += x[r] * p.bytes;
+        }
+    }
+    for (int c = 0; c < kTerms; ++c) // Gauss-Jordan with partial pivoting
+    {
+        int pivot = c;
+        for (int r = c + 1; r < kTerms; ++r)
+        {
+            if (std::abs(a[r][c]) > std::abs(a[pivot][c]))
+            {
+                pivot = r;
+            }
+        }
+        std::swap(a[c], a[pivot]);
+        for (int r = 0; r < kTerms; ++r)
+        {
+            if (r != c)
+            {
+                const double f = a[r][c] / a[c][c];
+                for (int j = c; j <= kTerms; ++j)
+                {
+                    a[r][j] -= f * a[c][j];
+                }
+            }
+        }
+    }
+    std::array<double, kTerms> fit{};
+    for (int r = 0; r < kTerms; ++r)
+    {
+        fit[r] = a[r][kTerms] / a[r][r];
+    }
+    return fit;
+}
+
+double
+Predict(const std::array<double, kTerms>& fit, const FabricFigures& p)
+{
+    const auto x = Terms(p);
+    double bytes = 0;
+    for (int i = 0; i < kTerms; ++i)
+    {
+        bytes += fit[i] * x[i];
+    }
+    return bytes;
+}
+
+double
+BytesPerFlow(uint32_t flows)
+{
+    return InChild<double>([flows] {
+        RoceFabricHelper fabric;
+        fabric.Install(TopologySpec::FatTree(4, kHostLink, kFabricLink));
+        std::vector<FlowSpec> specs;
+        for (uint32_t i = 0; i < flows; ++i)
+        {
+            const uint32_t src = i % fabric.GetNHosts();
+            const uint32_t dst = (src + 1 + (i / fabric.GetNHosts()) % 15) % fabric.GetNHosts();
+            specs.push_back(FlowSpec{src, dst, 1'000'000'000, Time(0)});
+        }
+        const std::size_t before = g_liveBytes;
+        FlowRunner runner(fabric);
+        runner.Add(specs);
+        runner.Start();
+        Simulator::Stop(NanoSeconds(1));
+        Simulator::Run();
+        return double(g_liveBytes - before) / flows;
+    });
+}
+
+double
+BytesPerQueuedPacket(uint32_t packets)
+{
+    return InChild<double>([packets] {
+        RoceFabricHelper fabric;
+        fabric.Install(TopologySpec::FatTree(4, kHostLink, kFabricLink));
+        Ptr<RoceNetDevice> port = fabric.GetPort(0); // host 0's NIC port
+        RoceFrameSpec spec;
+        spec.transport.opcode = 0x0a; // RDMA WRITE middle
+        spec.transport.payload = 1024;
+        const std::size_t before = g_liveBytes;
+        for (uint32_t i = 0; i < packets; ++i)
+        {
+            spec.transport.psn = i;
+            port->Enqueue(MakeRoceV2Packet(spec, false), 3);
+        }
+        return double(g_liveBytes - before) / packets;
+    });
+}
+
+void
+Nothing(Ptr<Packet>)
+{
+}
+
+double
+BytesPerEvent(uint32_t events)
+{
+    return InChild<double>([events] {
+        Ptr<Packet> p = Create<Packet>(64);
+        const std::size_t before = g_liveBytes;
+        for (uint32_t i = 0; i < events; ++i)
+        {
+            Simulator::Schedule(NanoSeconds(1 + i), &Nothing, p);
+        }
+        return double(g_liveBytes - before) / events;
+    });
+}
+
+} // namespace
+
+int
+main()
+{
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // nothing buffered for the children to repeat
+    Config::SetDefault("ns3::RoceNic::ComputeIcrc", BooleanValue(false));
+    std::printf("heap bytes held (asked of operator new and new[]; the allocator's rounding "
+                "comes on top)\n\n");
+    std::printf("%-22s %7s %9s %12s %14s %14s\n", "topology", "hosts", "switches",
+                "switch ports", "switch-routes", "bytes");
+    auto row = [](const std::string& name, const FabricFigures& f) {
+        std::printf("%-22s %7.0f %9.0f %12.0f %14.0f %14.0f", name.c_str(), f.hosts, f.switches,
+                    f.switchPorts, f.routes, f.bytes);
+    };
+    // Leaf-spine trees of several shapes vary the terms apart; the fit is theirs.
+    const std::vector<std::array<uint32_t, 3>> shapes{{4, 4, 8},    {4, 4, 32},  {16, 16, 8},
+                                                      {16, 8, 32},  {32, 16, 16}, {64, 8, 16},
+                                                      {48, 4, 8}, {8, 32, 4}};
+    std::vector<FabricFigures> points;
+    for (const auto& [leaves, spines, perLeaf] : shapes)
+    {
+        points.push_back(MeasureFabric([=] {
+            return TopologySpec::LeafSpine(leaves, spines, perLeaf, kHostLink, kFabricLink);
+        }));
+        const std::string name = "leaf-spine " + std::to_string(leaves) + "x" +
+                                 std::to_string(spines) + "x" + std::to_string(perLeaf);
+        row(name, points.back());
+        std::printf("\n");
+    }
+    const auto fit = Fit(points);
+    // Fat trees, which the fit has not seen, check it.
+    for (uint32_t k : {8u, 16u})
+    {
+        const FabricFigures f =
+            MeasureFabric([k] { return TopologySpec::FatTree(k, kHostLink, kFabricLink); });
+        const double predicted = Predict(fit, f);
+        row("fat tree k=" + std::to_string(k), f);
+        std::printf("  the fit: %.0f (%+.1f %%)\n", predicted,
+                    100.0 * (predicted - f.bytes) / f.bytes);
+    }
+    std::printf("\nper host (node, NIC, its port and cable): %8.0f bytes\n", fit[0]);
+    std::printf("per switch (node, MMU, tables):           %8.0f bytes\n", fit[1]);
+    std::printf("per switch port (device, cable):          %8.0f bytes\n", fit[2]);
+    std::printf("per route (a switch's entry for a host):  %8.1f bytes\n", fit[3]);
+    std::printf("fixed:                                    %8.0f bytes\n", fit[4]);
+    std::printf("the objects themselves: RoceNetDevice %zu, RoceChannel %zu, RoceNic %zu, "
+                "RoceSwitch %zu, Node %zu bytes\n",
+                sizeof(RoceNetDevice), sizeof(RoceChannel), sizeof(RoceNic), sizeof(RoceSwitch),
+                sizeof(Node));
+    std::printf("per flow (both queue pairs, its pacer, the runner's record): %8.0f bytes\n",
+                BytesPerFlow(2048));
+    std::printf("per queued packet (1,024-byte payload, on a port's queue):   %8.0f bytes "
+                "(ns3::Packet itself: %zu)\n",
+                BytesPerQueuedPacket(20000), sizeof(Packet));
+    std::printf("per scheduled event holding a packet (map scheduler):        %8.0f bytes\n",
+                BytesPerEvent(20000));
+    return 0;
+}
