@@ -11,7 +11,7 @@
 // - Flows: 2,048 one-GB writes between random hosts of a k=4 tree, all starting at 0,
 //   run for 1 ns (every queue pair made, at most a frame per priority at each NIC).
 // - A queued packet: 20,000 RoCEv2 data frames (1,024-byte payload) put on one port's
-//   queue.
+//   queue, and the three commonest block sizes they hold.
 // - An event: 20,000 events scheduled, each holding a packet pointer, as a frame's
 //   arrival does (ns-3's map scheduler).
 //
@@ -26,11 +26,13 @@
 #include "ns3/roce-packet.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
 #include <array>
-#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <iterator>
 #include <new>
 #include <string>
 #include <vector>
@@ -43,6 +45,11 @@ namespace
 // Every block carries its size in front, 16 bytes to keep the alignment.
 constexpr std::size_t kTag = 16;
 std::size_t g_liveBytes = 0;
+// Blocks held, by size (up to kSizes bytes), counted while g_bySize is set: what a step's
+// bytes are made of.
+constexpr std::size_t kSizes = 4096;
+bool g_bySize = false;
+std::array<long, kSizes + 1> g_held{};
 
 void*
 Allocate(std::size_t n)
@@ -54,6 +61,10 @@ Allocate(std::size_t n)
     }
     *reinterpret_cast<std::size_t*>(p) = n;
     g_liveBytes += n;
+    if (g_bySize)
+    {
+        ++g_held[std::min(n, kSizes)];
+    }
     return p + kTag;
 }
 
@@ -63,7 +74,12 @@ Release(void* q) noexcept
     if (q)
     {
         auto* p = static_cast<unsigned char*>(q) - kTag;
-        g_liveBytes -= *reinterpret_cast<std::size_t*>(p);
+        const std::size_t n = *reinterpret_cast<std::size_t*>(p);
+        g_liveBytes -= n;
+        if (g_bySize)
+        {
+            --g_held[std::min(n, kSizes)];
+        }
         std::free(p);
     }
 }
@@ -231,10 +247,17 @@ BytesPerFlow(uint32_t flows)
     });
 }
 
-double
+/// Bytes per queued packet, and the three largest kinds of block held for each.
+struct PacketFigures
+{
+    double bytes;
+    std::array<std::array<double, 2>, 3> blocks; ///< (size, blocks per packet)
+};
+
+PacketFigures
 BytesPerQueuedPacket(uint32_t packets)
 {
-    return InChild<double>([packets] {
+    return InChild<PacketFigures>([packets] {
         RoceFabricHelper fabric;
         fabric.Install(TopologySpec::FatTree(4, kHostLink, kFabricLink));
         Ptr<RoceNetDevice> port = fabric.GetPort(0); // host 0's NIC port
@@ -242,12 +265,22 @@ BytesPerQueuedPacket(uint32_t packets)
         spec.transport.opcode = 0x0a; // RDMA WRITE middle
         spec.transport.payload = 1024;
         const std::size_t before = g_liveBytes;
+        g_bySize = true;
         for (uint32_t i = 0; i < packets; ++i)
         {
             spec.transport.psn = i;
             port->Enqueue(MakeRoceV2Packet(spec, false), 3);
         }
-        return double(g_liveBytes - before) / packets;
+        g_bySize = false;
+        PacketFigures f{double(g_liveBytes - before) / packets, {}};
+        for (auto& block : f.blocks)
+        {
+            const auto most = std::max_element(g_held.begin(), g_held.end());
+            const auto size = std::distance(g_held.begin(), most);
+            block = {double(size), double(*most) / packets};
+            *most = 0;
+        }
+        return f;
     });
 }
 
@@ -279,16 +312,16 @@ main()
     Config::SetDefault("ns3::RoceNic::ComputeIcrc", BooleanValue(false));
     std::printf("heap bytes held (asked of operator new and new[]; the allocator's rounding "
                 "comes on top)\n\n");
-    std::printf("%-22s %7s %9s %12s %14s %14s\n", "topology", "hosts", "switches",
-                "switch ports", "switch-routes", "bytes");
+    std::printf("%-22s %7s %9s %12s %14s %14s\n", "topology", "hosts", "switches", "switch ports",
+                "switch-routes", "bytes");
     auto row = [](const std::string& name, const FabricFigures& f) {
         std::printf("%-22s %7.0f %9.0f %12.0f %14.0f %14.0f", name.c_str(), f.hosts, f.switches,
                     f.switchPorts, f.routes, f.bytes);
     };
     // Leaf-spine trees of several shapes vary the terms apart; the fit is theirs.
-    const std::vector<std::array<uint32_t, 3>> shapes{{4, 4, 8},    {4, 4, 32},  {16, 16, 8},
-                                                      {16, 8, 32},  {32, 16, 16}, {64, 8, 16},
-                                                      {48, 4, 8}, {8, 32, 4}};
+    const std::vector<std::array<uint32_t, 3>> shapes{{4, 4, 8},   {4, 4, 32},   {16, 16, 8},
+                                                      {16, 8, 32}, {32, 16, 16}, {64, 8, 16},
+                                                      {48, 4, 8},  {8, 32, 4}};
     std::vector<FabricFigures> points;
     for (const auto& [leaves, spines, perLeaf] : shapes)
     {
@@ -322,9 +355,14 @@ main()
                 sizeof(Node));
     std::printf("per flow (both queue pairs, its pacer, the runner's record): %8.0f bytes\n",
                 BytesPerFlow(2048));
+    const PacketFigures packet = BytesPerQueuedPacket(20000);
     std::printf("per queued packet (1,024-byte payload, on a port's queue):   %8.0f bytes "
                 "(ns3::Packet itself: %zu)\n",
-                BytesPerQueuedPacket(20000), sizeof(Packet));
+                packet.bytes, sizeof(Packet));
+    for (const auto& [size, perPacket] : packet.blocks)
+    {
+        std::printf("    blocks of %4.0f bytes: %.2f per packet\n", size, perPacket);
+    }
     std::printf("per scheduled event holding a packet (map scheduler):        %8.0f bytes\n",
                 BytesPerEvent(20000));
     return 0;
