@@ -14,11 +14,7 @@ namespace
 class RawBytes : public ns3::Header
 {
   public:
-    RawBytes(const uint8_t* bytes, uint32_t n)
-        : m_bytes(bytes),
-          m_size(n)
-    {
-    }
+    RawBytes(const uint8_t* bytes, uint32_t n) : m_bytes(bytes), m_size(n) {}
 
     static ns3::TypeId GetTypeId()
     {
@@ -48,8 +44,7 @@ class RawBytes : public ns3::Header
 
 } // namespace
 
-PacketRecycler::PacketRecycler(std::size_t ring)
-    : m_ring(ring)
+PacketRecycler::PacketRecycler(std::size_t ring) : m_ring(ring)
 {
     NS_ABORT_MSG_IF(ring == 0, "PacketRecycler: a ring of no packets");
 }

@@ -17,10 +17,7 @@ int g_ran = 0;
 class CountingEvent : public PooledEvent<CountingEvent>
 {
   public:
-    explicit CountingEvent(int add)
-        : m_add(add)
-    {
-    }
+    explicit CountingEvent(int add) : m_add(add) {}
 
   private:
     void Notify() override { g_ran += m_add; }
