@@ -12,14 +12,16 @@
 //   run for 1 ns (every queue pair made, at most a frame per priority at each NIC).
 // - A queued packet: 20,000 RoCEv2 data frames (1,024-byte payload) put on one port's
 //   queue, and the three commonest block sizes they hold.
-// - An event: 20,000 events scheduled, each holding a packet pointer, as a frame's
-//   arrival does (ns-3's map scheduler).
+// - An event: 20,000 pooled events scheduled (ns-3's map scheduler), each holding a
+//   device and a packet pointer as a frame's arrival (RoceChannel's FrameArrival)
+//   does; and 20,000 of the events ns-3's Schedule makes (MakeEvent), as the timers do.
 //
 // The allocator's own rounding and caches come on top (see docs/performance.md).
 #include "in-child.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
+#include "ns3/pooled-event.h"
 #include "ns3/rdma-workload.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-fabric-helper.h"
@@ -289,15 +291,43 @@ Nothing(Ptr<Packet>)
 {
 }
 
-double
-BytesPerEvent(uint32_t events)
+/// The layout of RoceChannel's FrameArrival: a pooled event holding the far end and the frame.
+class ArrivalLike : public PooledEvent<ArrivalLike>
 {
-    return InChild<double>([events] {
+  public:
+    ArrivalLike(Ptr<Object> dst, Ptr<Packet> p)
+        : m_dst(dst),
+          m_packet(p)
+    {
+    }
+
+  private:
+    void Notify() override {}
+
+    Ptr<Object> m_dst;
+    Ptr<Packet> m_packet;
+};
+
+/// Heap bytes per scheduled event holding a packet: pooled as an arrival, or made by
+/// ns-3's Schedule.
+double
+BytesPerEvent(uint32_t events, bool pooled)
+{
+    return InChild<double>([events, pooled] {
         Ptr<Packet> p = Create<Packet>(64);
+        Ptr<Object> dst = CreateObject<Object>();
         const std::size_t before = g_liveBytes;
         for (uint32_t i = 0; i < events; ++i)
         {
-            Simulator::Schedule(NanoSeconds(1 + i), &Nothing, p);
+            if (pooled)
+            {
+                Simulator::ScheduleWithContext(0, NanoSeconds(1 + i),
+                                               static_cast<EventImpl*>(new ArrivalLike(dst, p)));
+            }
+            else
+            {
+                Simulator::Schedule(NanoSeconds(1 + i), &Nothing, p);
+            }
         }
         return double(g_liveBytes - before) / events;
     });
@@ -363,7 +393,9 @@ main()
     {
         std::printf("    blocks of %4.0f bytes: %.2f per packet\n", size, perPacket);
     }
-    std::printf("per scheduled event holding a packet (map scheduler):        %8.0f bytes\n",
-                BytesPerEvent(20000));
+    std::printf("per frame arrival (pooled event, map scheduler):             %8.0f bytes\n",
+                BytesPerEvent(20000, true));
+    std::printf("per event from Simulator::Schedule holding a packet:         %8.0f bytes\n",
+                BytesPerEvent(20000, false));
     return 0;
 }

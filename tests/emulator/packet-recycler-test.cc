@@ -74,6 +74,37 @@ TEST_CASE("the PacketRecycler writes a frame into a packet nobody holds, never i
     CHECK(!d->FindFirstMatchingByteTag(tag));
 }
 
+TEST_CASE("the PacketRecycler never writes over the bytes of a copy made of a packet it reuses")
+{
+    PacketRecycler recycler(1);
+    const auto head = Frame(1, 16);
+    const auto body = Frame(100, 1000);
+    Ptr<Packet> a = recycler.Make(head.data(), 16, body.data(), 1000);
+    const std::vector<uint8_t> old = Bytes(a);
+    // A copy (as a pcap writer or a flooding switch makes) shares a's buffer; a let go.
+    Ptr<Packet> copy = a->Copy();
+    a = nullptr;
+    // The slot's packet is nobody else's now, so it is reused; its buffer is the copy's too.
+    const auto head2 = Frame(40, 16);
+    const auto body2 = Frame(200, 1000);
+    Ptr<Packet> b = recycler.Make(head2.data(), 16, body2.data(), 1000);
+    CHECK(recycler.Reused() == 1);
+    CHECK(Bytes(copy) == old);
+    std::vector<uint8_t> want = head2;
+    want.insert(want.end(), body2.begin(), body2.end());
+    CHECK(Bytes(b) == want);
+
+    // A longer frame than the buffer held before: written whole.
+    b = nullptr;
+    const auto body3 = Frame(3, 9000);
+    Ptr<Packet> c = recycler.Make(head.data(), 16, body3.data(), 9000);
+    CHECK(recycler.Reused() == 2);
+    std::vector<uint8_t> want3 = head;
+    want3.insert(want3.end(), body3.begin(), body3.end());
+    CHECK(Bytes(c) == want3);
+    CHECK(Bytes(copy) == old);
+}
+
 TEST_CASE("FrameBuffers gives back what was given, at the size asked")
 {
     while (FrameBuffers::Kept() > 0)

@@ -6,6 +6,7 @@
 
 #include <deque>
 #include <set>
+#include <vector>
 
 using namespace ns3;
 
@@ -30,6 +31,7 @@ class CountingEvent : public PooledEvent<CountingEvent>
 TEST_CASE("a PooledEvent runs as an ns-3 event and its memory is reused, not reallocated")
 {
     g_ran = 0;
+    const std::size_t kept = CountingEvent::FreeBlocks(); // other cases' leftovers
     std::set<const void*> first;
     for (int i = 0; i < 100; ++i)
     {
@@ -37,10 +39,14 @@ TEST_CASE("a PooledEvent runs as an ns-3 event and its memory is reused, not rea
         first.insert(ev);
         Simulator::ScheduleWithContext(0, NanoSeconds(i), ev);
     }
+    CHECK(CountingEvent::FreeBlocks() == (kept >= 100 ? kept - 100 : 0));
     Simulator::Run();
     CHECK(g_ran == 4950);
-    // Every block freed by the run is on the free list: the next hundred events take
-    // exactly those blocks back.
+    // Every block freed by the run is on the free list (not given back to malloc, whose
+    // own reuse of same-sized chunks would also hand the addresses back): the next
+    // hundred events take exactly those blocks back, and the list is empty again.
+    REQUIRE(CountingEvent::FreeBlocks() >= 100);
+    const std::size_t afterRun = CountingEvent::FreeBlocks();
     std::set<const void*> second;
     for (int i = 0; i < 100; ++i)
     {
@@ -48,6 +54,7 @@ TEST_CASE("a PooledEvent runs as an ns-3 event and its memory is reused, not rea
         second.insert(ev);
         Simulator::ScheduleWithContext(0, NanoSeconds(i), ev);
     }
+    CHECK(CountingEvent::FreeBlocks() == afterRun - 100);
     CHECK(second == first);
     Simulator::Run();
     CHECK(g_ran == 5050);
@@ -56,6 +63,22 @@ TEST_CASE("a PooledEvent runs as an ns-3 event and its memory is reused, not rea
     CHECK(first.count(again) == 1);
     delete again;
     Simulator::Destroy();
+}
+
+TEST_CASE("a PooledEvent's free list is bounded: past kMaxFree, blocks go back to the allocator")
+{
+    std::vector<EventImpl*> evs;
+    const std::size_t n = CountingEvent::kMaxFree + 50;
+    for (std::size_t i = 0; i < n; ++i)
+    {
+        evs.push_back(new CountingEvent(0));
+    }
+    CHECK(CountingEvent::FreeBlocks() == 0);
+    for (EventImpl* ev : evs)
+    {
+        ev->Unref(); // the one reference: deletes it
+    }
+    CHECK(CountingEvent::FreeBlocks() == CountingEvent::kMaxFree);
 }
 
 TEST_CASE("a RingQueue is a FIFO through growth and wrap-around, and keeps its room")

@@ -53,7 +53,7 @@ class PooledEvent : public EventImpl
         if (n == sizeof(Derived) && !t_gone)
         {
             auto& blocks = Blocks().blocks;
-            if (blocks.size() < kMaxFree)
+            if (blocks.size() < kMaxFree) // room reserved: push_back never allocates here
             {
                 blocks.push_back(p);
                 return;
@@ -62,10 +62,15 @@ class PooledEvent : public EventImpl
         ::operator delete(p);
     }
 
+    /// How many freed blocks this thread keeps for the next events of this class.
+    static std::size_t FreeBlocks() { return t_gone ? 0 : Blocks().blocks.size(); }
+
   private:
     /// This thread's free blocks, returned to the allocator when the thread ends.
     struct FreeList
     {
+        FreeList() { blocks.reserve(kMaxFree); }
+
         std::vector<void*> blocks;
 
         ~FreeList()
