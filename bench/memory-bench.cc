@@ -295,11 +295,7 @@ Nothing(Ptr<Packet>)
 class ArrivalLike : public PooledEvent<ArrivalLike>
 {
   public:
-    ArrivalLike(Ptr<Object> dst, Ptr<Packet> p)
-        : m_dst(dst),
-          m_packet(p)
-    {
-    }
+    ArrivalLike(Ptr<Object> dst, Ptr<Packet> p) : m_dst(dst), m_packet(p) {}
 
   private:
     void Notify() override {}
