@@ -84,7 +84,7 @@ Flows(const Params& p, uint32_t hosts)
 uint64_t g_hops = 0;
 bool g_allDone = false;
 uint64_t g_fcps = 0;
-std::string g_scheduler; ///< an ns-3 scheduler TypeId for both runs; empty: ns-3's default
+std::string g_scheduler = "ns3::BucketScheduler"; ///< for every run; as `fabemu run` simulates
 
 void
 CountHop(Ptr<const Packet>)
@@ -289,18 +289,23 @@ RunStock(const Params& p)
         p.duration);
 }
 
+/// The scheduler --scheduler names, for the simulation about to be built.
+void
+UseScheduler()
+{
+    if (!g_scheduler.empty())
+    {
+        ObjectFactory factory;
+        factory.SetTypeId(g_scheduler);
+        Simulator::SetScheduler(factory);
+    }
+}
+
 /// Runs \p fn in a child process and returns its figures through a pipe.
 Figures
 InChild(const std::function<Figures()>& fn)
 {
-    return ::InChild<Figures>(fn, [] {
-        if (!g_scheduler.empty())
-        {
-            ObjectFactory factory;
-            factory.SetTypeId(g_scheduler);
-            Simulator::SetScheduler(factory);
-        }
-    });
+    return ::InChild<Figures>(fn, UseScheduler);
 }
 
 void
@@ -368,6 +373,7 @@ main(int argc, char** argv)
     if (!only.empty())
     {
         Time::SetResolution(Time::PS);
+        UseScheduler(); // --only runs here, not in a child
         const Figures f = only == "roce" ? RunRoce(p)
                           : only == "ib" ? RunInfiniband(p)
                                          : RunStock(p);

@@ -447,6 +447,8 @@ Simulate(const Scenario& s, const fs::path& dir, ProgressMode mode, std::ostream
     Simulator::Destroy();
     Config::Reset();
     UsePicoseconds();
+    // ns-3's one event order, with the least work (docs/performance.md); ranks bind theirs.
+    GlobalValue::Bind("SchedulerType", StringValue("ns3::BucketScheduler"));
     // A partitioned run (engine gtw or null): MPI and the engine before anything is
     // built; `--ranks 1` (engine "alone"): this process, with the ranks' tie-breaking
     // and, as they do, without the deadlock watch (no rank sees the whole fabric).
