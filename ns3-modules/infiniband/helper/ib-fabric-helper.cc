@@ -244,18 +244,32 @@ IbFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
     // LRH 8, BTH 12, ICRC 4, VCRC 2; RETH 16 on the first packet.
     const uint32_t headers = kIbLrhBytes + 12 + kIbIcrcBytes + kIbVcrcBytes;
     auto tx = [](uint64_t wire, DataRate rate) { return Seconds(wire * 8.0 / rate.GetBitRate()); };
+    // A packet's time on each link depends on its size alone: three sizes at most (the
+    // first with its RETH, the middle ones, the last), each computed once.
+    auto txTimes = [&](uint64_t k) {
+        const uint64_t payload = k + 1 < packets ? mtu : bytes - (packets - 1) * mtu;
+        const uint64_t wire = payload + (4 - payload % 4) % 4 + headers + (k == 0 ? 16 : 0);
+        std::vector<Time> t(path.size());
+        for (size_t i = 0; i < path.size(); ++i)
+        {
+            t[i] = tx(wire, m_spec.Links()[path[i]].params.rate);
+        }
+        return t;
+    };
+    const std::vector<Time> firstTx = txTimes(0);
+    const std::vector<Time> middleTx = packets > 2 ? txTimes(1) : firstTx;
+    const std::vector<Time> lastTx = packets > 1 ? txTimes(packets - 1) : firstTx;
     std::vector<Time> linkFree(path.size());
     Time arrival;
     for (uint64_t k = 0; k < packets; ++k)
     {
-        const uint64_t payload = k + 1 < packets ? mtu : bytes - (packets - 1) * mtu;
-        const uint64_t wire = payload + (4 - payload % 4) % 4 + headers + (k == 0 ? 16 : 0);
+        const std::vector<Time>& txk = k == 0 ? firstTx : k + 1 == packets ? lastTx : middleTx;
         Time head; // the packet's head at the start of link i
         for (size_t i = 0; i < path.size(); ++i)
         {
             const auto& p = m_spec.Links()[path[i]].params;
             const Time start = std::max(head, linkFree[i]);
-            linkFree[i] = start + tx(wire, p.rate);
+            linkFree[i] = start + txk[i];
             head = start + p.delay + latency;
             arrival = linkFree[i] + p.delay;
         }

@@ -375,15 +375,29 @@ RoceFabricHelper::IdealFct(uint32_t a, uint32_t b, uint64_t bytes) const
         return Seconds(wire * 8.0 / rate.GetBitRate());
     };
     const size_t hops = p.rates.size();
+    // A frame's time on each link depends on its size alone, and a flow's frames have
+    // three sizes at most (the first carries the RETH, the last the rest): each size's
+    // times are computed once, not once a frame.
+    auto txTimes = [&](uint32_t wire) {
+        std::vector<Time> t(hops);
+        for (size_t i = 0; i < hops; ++i)
+        {
+            t[i] = txTime(wire, p.rates[i]);
+        }
+        return t;
+    };
+    const std::vector<Time> firstTx = txTimes(frameBytes(0));
+    const std::vector<Time> middleTx = packets > 2 ? txTimes(frameBytes(1)) : firstTx;
+    const std::vector<Time> lastTx = packets > 1 ? txTimes(frameBytes(packets - 1)) : firstTx;
     std::vector<Time> linkFree(hops); // when each link finishes its previous frame
     Time arrival;                     // when the last frame has fully arrived at b
     for (uint64_t k = 0; k < packets; ++k)
     {
-        const uint32_t wire = frameBytes(k);
+        const std::vector<Time>& tx = k == 0 ? firstTx : k + 1 == packets ? lastTx : middleTx;
         Time at; // the frame is at the start of link i, whole
         for (size_t i = 0; i < hops; ++i)
         {
-            linkFree[i] = std::max(at, linkFree[i]) + txTime(wire, p.rates[i]);
+            linkFree[i] = std::max(at, linkFree[i]) + tx[i];
             at = linkFree[i] + p.delays[i];
         }
         arrival = at;
