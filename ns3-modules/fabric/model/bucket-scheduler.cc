@@ -214,6 +214,12 @@ BucketScheduler::RemoveNext()
         Empty(b);
         MarkEmpty(bucket);
     }
+    else
+    {
+        // The next event is most likely the next of this bucket: start loading it now,
+        // while this one runs, rather than when the simulator invokes it.
+        __builtin_prefetch(b.events[b.head].impl);
+    }
     --m_near;
     return ev;
 }
