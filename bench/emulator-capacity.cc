@@ -17,6 +17,7 @@
 #include "emulator/edge/realtime-thread.h"
 #include "emulator/edge/roce-uplink.h"
 #include "emulator/edge/tap-relay.h"
+#include "replaced-new.h"
 
 #include "ns3/global-value.h"
 #include "ns3/nstime.h"
@@ -50,10 +51,8 @@ thread_local bool tCounted = false;       ///< this is the simulation thread
 std::atomic<uint64_t> gSimAllocations{0}; ///< operator new calls on that thread
 } // namespace
 
-namespace
-{
 void*
-CountedAllocation(std::size_t n)
+BenchAllocate(std::size_t n)
 {
     if (tCounted)
     {
@@ -65,41 +64,9 @@ CountedAllocation(std::size_t n)
     }
     throw std::bad_alloc();
 }
-} // namespace
-
-void*
-operator new(std::size_t n)
-{
-    return CountedAllocation(n);
-}
-
-// ns-3's buffers and packet metadata are arrays: counted too.
-void*
-operator new[](std::size_t n)
-{
-    return CountedAllocation(n);
-}
 
 void
-operator delete(void* p) noexcept
-{
-    std::free(p);
-}
-
-void
-operator delete(void* p, std::size_t) noexcept
-{
-    std::free(p);
-}
-
-void
-operator delete[](void* p) noexcept
-{
-    std::free(p);
-}
-
-void
-operator delete[](void* p, std::size_t) noexcept
+BenchRelease(void* p) noexcept
 {
     std::free(p);
 }

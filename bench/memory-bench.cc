@@ -19,6 +19,7 @@
 //
 // The allocator's own rounding and caches come on top (see docs/performance.md).
 #include "in-child.h"
+#include "replaced-new.h"
 
 #include "ns3/boolean.h"
 #include "ns3/config.h"
@@ -55,8 +56,10 @@ constexpr std::size_t kSizes = 4096;
 bool g_bySize = false;
 std::array<long, kSizes + 1> g_held{};
 
+} // namespace
+
 void*
-Allocate(std::size_t n)
+BenchAllocate(std::size_t n)
 {
     auto* p = static_cast<unsigned char*>(std::malloc(n + kTag));
     if (!p)
@@ -73,7 +76,7 @@ Allocate(std::size_t n)
 }
 
 void
-Release(void* q) noexcept
+BenchRelease(void* q) noexcept
 {
     if (q)
     {
@@ -86,44 +89,6 @@ Release(void* q) noexcept
         }
         std::free(p);
     }
-}
-
-} // namespace
-
-void*
-operator new(std::size_t n)
-{
-    return Allocate(n);
-}
-
-void*
-operator new[](std::size_t n)
-{
-    return Allocate(n);
-}
-
-void
-operator delete(void* p) noexcept
-{
-    Release(p);
-}
-
-void
-operator delete[](void* p) noexcept
-{
-    Release(p);
-}
-
-void
-operator delete(void* p, std::size_t) noexcept
-{
-    Release(p);
-}
-
-void
-operator delete[](void* p, std::size_t) noexcept
-{
-    Release(p);
 }
 
 namespace
