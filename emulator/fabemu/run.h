@@ -31,7 +31,8 @@ struct RunOptions
     std::string cache; ///< image cache for VM endpoints
     /// A partitioned run: `mpirun -np ranks` of this command, on \p engine ("gtw" or
     /// "null"); 1: this process alone, breaking ties between events as the ranks do
-    /// (ns3::DeterministicScheduler); 0 (not given): this process, ns-3's map scheduler.
+    /// (ns3::DeterministicScheduler); 0 (not given): this process, in ns-3's own event
+    /// order (ns3::BucketScheduler).
     uint32_t ranks{0};
     std::string engine{"gtw"};
 };

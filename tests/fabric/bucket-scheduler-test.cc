@@ -71,7 +71,9 @@ CompareWithMap(const Mix& mix, uint32_t seed, int steps)
         case 6:
             return window + rng() % (4 * window);
         default:
-            return rng() % (1000 * window);
+            // Far, and now and then as far as a stop at the end of time.
+            return rng() % 64 == 0 ? (uint64_t(1) << 62) + rng() % window
+                                   : rng() % (1000 * window);
         }
     };
     uint32_t uid = 0;
@@ -150,6 +152,7 @@ TEST_CASE("BucketScheduler runs events in MapScheduler's order, with removals, t
         {"256 buckets of 1000 steps (rounded to 1024)", 256, TimeStep(1000), false},
         {"the defaults' shape, 4096 buckets of 1024 steps", 4096, TimeStep(1024), false},
         {"64 buckets, events earlier than the last removed too", 64, TimeStep(4), true},
+        {"512 buckets (8 bitmap words), events earlier too", 512, TimeStep(2), true},
     };
     for (const auto& mix : mixes)
     {

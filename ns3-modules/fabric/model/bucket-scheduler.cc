@@ -43,9 +43,10 @@ BucketScheduler::Layout()
     NS_ABORT_MSG_IF(steps < 1, "BucketScheduler: BucketWidth must be at least one time step");
     const auto u = static_cast<uint64_t>(steps);
     m_shift = static_cast<uint32_t>(63 - __builtin_clzll(u)) + ((u & (u - 1)) != 0 ? 1 : 0);
-    m_mask = m_count - 1;
-    m_buckets.resize(m_count);
-    m_filled.assign(m_count / 64, 0);
+    m_slots = m_count; // the ring's size from now on, whatever the attribute says later
+    m_mask = m_slots - 1;
+    m_buckets.resize(m_slots);
+    m_filled.assign(m_slots / 64, 0);
 }
 
 void
@@ -69,6 +70,13 @@ BucketScheduler::Place(const Event& ev, uint64_t bucket)
 {
     Bucket& b = At(bucket);
     auto& v = b.events;
+    if (b.head >= kKeptRoom && b.head * 2 >= v.size())
+    {
+        // A bucket kept busy (events scheduled with no delay, run and scheduled again):
+        // the entries already removed go, so it holds no more than it has pending.
+        v.erase(v.begin(), v.begin() + b.head);
+        b.head = 0;
+    }
     // New events are mostly the latest of their bucket: look for the place from the end.
     auto pos = v.end();
     const auto first = v.begin() + b.head;
@@ -96,7 +104,7 @@ BucketScheduler::Insert(const Event& ev)
     {
         Rewind(bucket);
     }
-    if (bucket - m_cursor >= m_count)
+    if (bucket - m_cursor >= m_slots)
     {
         m_far.emplace(ev.key, ev.impl);
         return;
@@ -156,7 +164,7 @@ BucketScheduler::Advance(uint64_t bucket)
     {
         const auto first = m_far.begin();
         const uint64_t b = BucketOf(first->first.m_ts);
-        if (b - m_cursor >= m_count)
+        if (b - m_cursor >= m_slots)
         {
             break;
         }
@@ -170,7 +178,7 @@ BucketScheduler::Rewind(uint64_t bucket)
 {
     // Not met under ns-3's simulators (an event is never earlier than the last one
     // run), but kept correct: the window's end comes in with its start.
-    const uint64_t end = bucket + m_count;
+    const uint64_t end = bucket + m_slots;
     for (size_t w = 0; w < m_filled.size(); ++w)
     {
         for (uint64_t bits = m_filled[w]; bits != 0; bits &= bits - 1)
@@ -228,7 +236,7 @@ void
 BucketScheduler::Remove(const Event& ev)
 {
     const uint64_t bucket = BucketOf(ev.key.m_ts);
-    if (bucket >= m_cursor && bucket - m_cursor < m_count)
+    if (bucket >= m_cursor && bucket - m_cursor < m_slots)
     {
         Bucket& b = At(bucket);
         for (auto i = b.events.begin() + b.head; i != b.events.end(); ++i)

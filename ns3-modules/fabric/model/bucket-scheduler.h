@@ -76,6 +76,7 @@ class BucketScheduler : public Scheduler
 
     Time m_width{NanoSeconds(1)}; ///< attribute BucketWidth
     uint32_t m_count{4096};       ///< attribute Buckets
+    uint64_t m_slots{0};          ///< buckets, fixed when the first event comes (Layout)
     uint32_t m_shift{0};          ///< log2 of a bucket's width in time steps
     uint64_t m_mask{0};           ///< buckets - 1
     std::vector<Bucket> m_buckets;
