@@ -72,8 +72,7 @@ CompareWithMap(const Mix& mix, uint32_t seed, int steps)
             return window + rng() % (4 * window);
         default:
             // Far, and now and then as far as a stop at the end of time.
-            return rng() % 64 == 0 ? (uint64_t(1) << 62) + rng() % window
-                                   : rng() % (1000 * window);
+            return rng() % 64 == 0 ? (uint64_t(1) << 62) + rng() % window : rng() % (1000 * window);
         }
     };
     uint32_t uid = 0;
