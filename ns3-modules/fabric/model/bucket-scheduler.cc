@@ -50,8 +50,9 @@ BucketScheduler::Layout()
 }
 
 void
-BucketScheduler::Empty(Bucket& b)
+BucketScheduler::Empty(uint64_t bucket)
 {
+    Bucket& b = At(bucket);
     // A bucket keeps room for a few events for its next turn; a burst's room is given
     // back, or every bucket would come to hold the most it ever held.
     if (b.events.capacity() > kKeptRoom)
@@ -63,6 +64,7 @@ BucketScheduler::Empty(Bucket& b)
         b.events.clear();
     }
     b.head = 0;
+    MarkEmpty(bucket);
 }
 
 void
@@ -195,8 +197,7 @@ BucketScheduler::Rewind(uint64_t bucket)
                 m_far.emplace(b.events[i].key, b.events[i].impl);
             }
             m_near -= b.events.size() - b.head;
-            Empty(b);
-            MarkEmpty(abs);
+            Empty(abs);
         }
     }
     m_cursor = bucket;
@@ -219,8 +220,7 @@ BucketScheduler::RemoveNext()
     const Event ev = b.events[b.head++];
     if (b.head == b.events.size())
     {
-        Empty(b);
-        MarkEmpty(bucket);
+        Empty(bucket);
     }
     else
     {
@@ -247,8 +247,7 @@ BucketScheduler::Remove(const Event& ev)
                 --m_near;
                 if (b.head == b.events.size())
                 {
-                    Empty(b);
-                    MarkEmpty(bucket);
+                    Empty(bucket);
                 }
                 return;
             }

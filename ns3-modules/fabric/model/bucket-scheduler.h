@@ -59,7 +59,8 @@ class BucketScheduler : public Scheduler
     static constexpr size_t kKeptRoom = 16;
 
     void Layout();
-    void Empty(Bucket& b);
+    /// Empties \p bucket's vector (room for a few events kept) and clears its bit.
+    void Empty(uint64_t bucket);
     uint64_t BucketOf(uint64_t ts) const { return ts >> m_shift; }
     Bucket& At(uint64_t bucket) { return m_buckets[bucket & m_mask]; }
     /// The first filled bucket at or after the cursor (there must be one).
