@@ -33,6 +33,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <regex>
@@ -50,13 +52,18 @@ namespace
 {
 
 /// Progress of a simulation: a live bar on a terminal, a line every few seconds otherwise.
+/// A run ends at its horizon (the scenario's duration) or once its work is done, whichever
+/// comes first: \p work gives the share of the work done (0 to 1), or a negative number
+/// while there is none to measure. The bar shows the larger share, and the ETA the sooner
+/// end: "ETA ~" from the work's pace, "ETA <=" from the horizon.
 class SimProgress
 {
   public:
-    SimProgress(ProgressMode mode, std::ostream& out, Time horizon)
+    SimProgress(ProgressMode mode, std::ostream& out, Time horizon, std::function<double()> work)
         : m_mode(mode),
           m_out(out),
           m_horizon(horizon),
+          m_work(std::move(work)),
           m_step(std::max(horizon / 1000, NanoSeconds(100))),
           m_wall0(std::chrono::steady_clock::now()),
           m_last(m_wall0)
@@ -93,14 +100,23 @@ class SimProgress
     {
         const auto now = std::chrono::steady_clock::now();
         const double wall = std::chrono::duration<double>(now - m_wall0).count();
-        const double frac = std::min(1.0, Simulator::Now().GetSeconds() / m_horizon.GetSeconds());
+        const double simFrac =
+            std::min(1.0, Simulator::Now().GetSeconds() / m_horizon.GetSeconds());
+        const double work = m_work ? std::min(1.0, m_work()) : -1;
+        const double frac = std::max(simFrac, work);
         const uint64_t events = Simulator::GetEventCount();
         const double rate = wall > 0 ? events / wall : 0;
-        const double eta = frac > 0 ? wall * (1 - frac) / frac : 0;
-        const std::string stats =
-            fmt::format("sim {:.3f}/{:.3f} ms  wall {:.1f} s  ETA <= {:.0f} s  {:.2f} M events/s",
-                        Simulator::Now().GetSeconds() * 1e3, m_horizon.GetSeconds() * 1e3, wall,
-                        eta, rate / 1e6);
+        const auto remaining = [wall](double f) {
+            return f > 0 ? wall * (1 - f) / f : std::numeric_limits<double>::infinity();
+        };
+        const bool byWork = work > 0 && remaining(work) < remaining(simFrac);
+        const double eta = std::min(remaining(simFrac), remaining(work));
+        const std::string stats = fmt::format(
+            "sim {:.3f}/{:.3f} ms  {}wall {:.1f} s  ETA {}{}  {:.2f} M events/s",
+            Simulator::Now().GetSeconds() * 1e3, m_horizon.GetSeconds() * 1e3,
+            work >= 0 ? fmt::format("work {:.0f}%  ", work * 100) : "", wall,
+            byWork ? "~" : "<= ", std::isfinite(eta) ? fmt::format("{:.0f} s", eta) : "?",
+            rate / 1e6);
         if (m_mode == ProgressMode::Bar)
         {
             const int width = 30;
@@ -118,6 +134,7 @@ class SimProgress
     ProgressMode m_mode;
     std::ostream& m_out;
     Time m_horizon;
+    std::function<double()> m_work;
     Time m_step;
     std::chrono::steady_clock::time_point m_wall0;
     std::chrono::steady_clock::time_point m_last;
@@ -125,12 +142,13 @@ class SimProgress
 };
 
 /// Where the throughput sampler reads a flow: when it starts, its bytes so far, whether it
-/// has ended.
+/// has ended, and its size.
 struct SampledFlow
 {
     Time start;
     std::function<uint64_t()> delivered;
     std::function<bool()> ended;
+    uint64_t bytes;
 };
 
 /// Throughput of each running flow, every interval: "time_ns flow gbps". A flow's last
@@ -149,6 +167,24 @@ class ThroughputSampler
         m_flows.push_back(std::move(f));
         m_last.push_back(0);
         m_done.push_back(false);
+    }
+
+    /// The share of the sampled flows' bytes delivered so far (an ended flow's whole), or
+    /// -1 where there are none. A flow sampled on another rank (start Time::Max()) is left out.
+    double DeliveredShare() const
+    {
+        uint64_t total = 0;
+        uint64_t got = 0;
+        for (const SampledFlow& f : m_flows)
+        {
+            if (f.start == Time::Max())
+            {
+                continue;
+            }
+            total += f.bytes;
+            got += f.ended() ? f.bytes : std::min(f.delivered(), f.bytes);
+        }
+        return total == 0 ? -1.0 : static_cast<double>(got) / total;
     }
 
   private:
@@ -315,7 +351,7 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
             const FlowSpec& f = runner->Flows()[id];
             const bool here = rank.Local(f.op == RdmaWorkRequest::Op::Read ? f.src : f.dst);
             tput.Add({here ? f.start : Time::Max(), [&runner, id] { return runner->Delivered(id); },
-                      [&runner, id] { return runner->Ended(id); }});
+                      [&runner, id] { return runner->Ended(id); }, f.bytes});
         }
         // A rank sees only its own flows end: the ranks stop together (StopWhenAllDone).
         if (!rank.run)
@@ -347,7 +383,7 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
         for (uint32_t id = first; id < first + n; ++id, ++flows)
         {
             tput.Add({own[id - first].spec.start, [f, id] { return f->Delivered(id); },
-                      [f, id] { return f->Ended(id); }});
+                      [f, id] { return f->Ended(id); }, own[id - first].spec.bytes});
         }
     }
     if (collectives)
@@ -355,7 +391,12 @@ RunFlows(RdmaFabric* fabric, std::vector<std::unique_ptr<NodeFabric>>& nodes,
         collectives->Start(done.Add(collectives->Count()));
     }
     const Time horizon = PicoSeconds(s.durationPs);
-    SimProgress progress(mode, out, horizon);
+    // The run waits for both its flows and its collectives: the work done is the lesser share.
+    SimProgress progress(mode, out, horizon, [&tput, collectives] {
+        const double bytes = tput.DeliveredShare();
+        const double colls = collectives && collectives->Count() > 0 ? collectives->Progress() : -1;
+        return bytes < 0 ? colls : colls < 0 ? bytes : std::min(bytes, colls);
+    });
     Simulator::Stop(horizon);
     Simulator::Run();
     progress.Finish();

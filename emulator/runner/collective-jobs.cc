@@ -367,6 +367,29 @@ CollectiveJobs::Count() const
     return m_jobs.size();
 }
 
+double
+CollectiveJobs::Progress() const
+{
+    double done = 0;
+    for (const auto& job : m_jobs)
+    {
+        const size_t n = job.results.size();
+        const bool over =
+            job.next == n || (job.next > 0 && job.results[job.next - 1].state != "completed");
+        if (over)
+        {
+            done += 1;
+        }
+        else if (n > 0)
+        {
+            const bool running =
+                job.running && job.running->GetState() == Collective::State::Running;
+            done += (job.next + (running ? job.running->GetProgress() : 0.0)) / n;
+        }
+    }
+    return m_jobs.empty() ? 0.0 : done / m_jobs.size();
+}
+
 void
 CollectiveJobs::Start(Callback<void> allDone)
 {

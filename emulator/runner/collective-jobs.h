@@ -65,6 +65,9 @@ class CollectiveJobs
                    const std::vector<std::unique_ptr<NodeFabric>>& nodes);
     ~CollectiveJobs();
     size_t Count() const;
+    /// Packet mode, while it runs: the share of every job's iterations done, 0 to 1 (an
+    /// iteration partly, by its transfers; a job that failed or ended, whole).
+    double Progress() const;
     /// Packet mode: schedules every job at its start; \p allDone once each has run every
     /// iteration (or failed).
     void Start(ns3::Callback<void> allDone);

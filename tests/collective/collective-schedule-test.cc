@@ -735,6 +735,29 @@ TEST_CASE("a collective completes only when every transfer arrived; a failed one
     }
 }
 
+TEST_CASE("a collective's progress: the share of its transfers arrived, 0 to 1")
+{
+    Ptr<FakeTransport> t = Create<FakeTransport>();
+    Ptr<Collective> c = CreateObject<Collective>();
+    c->SetTransport(t);
+    c->SetSchedule(
+        CollectiveSchedule::Build(CollectiveOp::AllReduce, CollectiveAlgorithm::Ring, 4, 4000));
+    CHECK(c->GetProgress() == 0.0);
+    // 6 steps of 4 transfers of 1000 bytes, 1 us each, from 1 us: half arrived at 4.5 us.
+    std::vector<double> seen;
+    for (const double us : {1.5, 4.5, 6.5})
+    {
+        Simulator::Schedule(NanoSeconds(us * 1000),
+                            [c, &seen] { seen.push_back(c->GetProgress()); });
+    }
+    Simulator::Schedule(MicroSeconds(1), &Collective::Start, c);
+    Simulator::Run();
+    CHECK(seen == std::vector<double>{0.0, 0.5, 20.0 / 24});
+    CHECK(c->GetProgress() == 1.0);
+    c->Dispose();
+    Simulator::Destroy();
+}
+
 TEST_CASE("reductions take ReduceRate's time on the receiving rank")
 {
     Ptr<FakeTransport> t = Create<FakeTransport>();

@@ -24,12 +24,12 @@ function(fabemu_rping_teardown_race output result)
   endif()
 endfunction()
 
-# fabemu_run_once_more_on_rping_race(LABEL RC COMMAND...)
+# fabemu_run_once_more_on_rping_race(LABEL RC OUT COMMAND...)
 #
 # Runs COMMAND and prints what it said. Where that shows rping's teardown race (above),
 # says so under LABEL and runs it once more; the second run's exit code is final. RC is
-# set to the exit code.
-function(fabemu_run_once_more_on_rping_race label rc_var)
+# set to the exit code, OUT to what the run said (standard output, then error).
+function(fabemu_run_once_more_on_rping_race label rc_var out_var)
   foreach(attempt 1 2)
     execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     message("${out}${err}")
@@ -41,4 +41,5 @@ function(fabemu_run_once_more_on_rping_race label rc_var)
       "ping (tests/scenarios/rping-teardown-race.cmake); running once more")
   endforeach()
   set(${rc_var} ${rc} PARENT_SCOPE)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
 endfunction()

@@ -232,6 +232,13 @@ Collective::GetBytesReceived() const
     return m_bytesIn;
 }
 
+double
+Collective::GetProgress() const
+{
+    const size_t n = m_schedule ? m_schedule->transfers.size() : 0;
+    return n == 0 ? 0.0 : static_cast<double>(m_ready) / n;
+}
+
 void
 Collective::DoDispose()
 {

@@ -71,6 +71,8 @@ class Collective : public Object
     const std::vector<CollectiveTransferRecord>& GetTransfers() const { return m_records; }
     /// Bytes every rank has received, by rank.
     std::vector<uint64_t> GetBytesReceived() const;
+    /// The share of its transfers that have arrived (and been reduced where they are), 0 to 1.
+    double GetProgress() const;
 
   protected:
     void DoDispose() override;
