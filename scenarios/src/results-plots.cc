@@ -224,23 +224,29 @@ Axes(const Figure& f, const Extent& all, double& x0, double& x1, double& y0, dou
     return {};
 }
 
-/// Runs gnuplot on \p script in folder \p in, no shell between (the folder's name is the
-/// user's and may hold any character); its output and errors in \p out. Its exit code,
-/// or -1 when it could not run.
-int
-RunGnuplot(const fs::path& in, const std::string& script, std::string& out)
+/// A gnuplot started on one script: its process and the read end of its output.
+struct GnuplotRun
+{
+    pid_t pid{-1};
+    int fd{-1};
+};
+
+/// Starts gnuplot on \p script in folder \p in, no shell between (the folder's name is the
+/// user's and may hold any character); pid -1 when it could not start.
+GnuplotRun
+StartGnuplot(const fs::path& in, const std::string& script)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
     {
-        return -1;
+        return {};
     }
     const pid_t pid = fork();
     if (pid < 0)
     {
         close(fds[0]);
         close(fds[1]);
-        return -1;
+        return {};
     }
     if (pid == 0)
     {
@@ -255,8 +261,20 @@ RunGnuplot(const fs::path& in, const std::string& script, std::string& out)
         _exit(127);
     }
     close(fds[1]);
+    return {pid, fds[0]};
+}
+
+/// Waits for \p run to end; its output and errors in \p out. Its exit code, or -1 when it
+/// did not start or did not exit.
+int
+FinishGnuplot(GnuplotRun run, std::string& out)
+{
+    if (run.pid < 0)
+    {
+        return -1;
+    }
     char buf[256];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;)
+    for (ssize_t n; (n = read(run.fd, buf, sizeof buf)) != 0;)
     {
         if (n > 0)
         {
@@ -267,18 +285,19 @@ RunGnuplot(const fs::path& in, const std::string& script, std::string& out)
             break;
         }
     }
-    close(fds[0]);
+    close(run.fd);
     int status = 0;
     pid_t waited = 0;
-    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+    while ((waited = waitpid(run.pid, &status, 0)) < 0 && errno == EINTR)
     {
     }
-    return waited == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return waited == run.pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/// Writes plots/NAME.gp and renders it. Returns "" when drawn, else why not.
+/// Writes plots/NAME.gp (and removes an older NAME.png). Returns "" when written, else why
+/// there is nothing to draw.
 std::string
-Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
+WriteScript(const Figure& f, const fs::path& dir)
 {
     Extent all;
     json check = {{"name", f.name}, {"logx", f.logx}, {"logy", f.logy}, {"series", json::array()}};
@@ -402,18 +421,46 @@ Draw(const Figure& f, const fs::path& dir, bool haveGnuplot, std::ostream& err)
         s << "\n";
     }
     fs::remove(png);
-    if (!haveGnuplot)
-    {
-        return "gnuplot is not installed";
-    }
-    std::string out;
-    const int rc = RunGnuplot(dir / "plots", f.name + ".gp", out);
-    if (rc != 0 || !fs::exists(png))
-    {
-        err << "fabemu: gnuplot failed on plots/" << f.name << ".gp: " << out << "\n";
-        return "gnuplot failed";
-    }
     return {};
+}
+
+/// Draws \p figs: writes each one's script, then renders them all at once, a gnuplot each
+/// (they are independent processes: on several cores they take the time of the slowest).
+/// Returns, by figure, "" when drawn, else why not.
+std::vector<std::string>
+Draw(const std::vector<Figure>& figs, const fs::path& dir, bool haveGnuplot, std::ostream& err)
+{
+    std::vector<std::string> why;
+    std::vector<GnuplotRun> runs(figs.size());
+    for (size_t i = 0; i < figs.size(); ++i)
+    {
+        why.push_back(WriteScript(figs[i], dir));
+        if (!why[i].empty())
+        {
+            continue;
+        }
+        if (!haveGnuplot)
+        {
+            why[i] = "gnuplot is not installed";
+            continue;
+        }
+        runs[i] = StartGnuplot(dir / "plots", figs[i].name + ".gp");
+    }
+    for (size_t i = 0; i < figs.size(); ++i)
+    {
+        if (!why[i].empty())
+        {
+            continue;
+        }
+        std::string out;
+        const int rc = FinishGnuplot(runs[i], out);
+        if (rc != 0 || !fs::exists(dir / "plots" / (figs[i].name + ".png")))
+        {
+            err << "fabemu: gnuplot failed on plots/" << figs[i].name << ".gp: " << out << "\n";
+            why[i] = "gnuplot failed";
+        }
+    }
+    return why;
 }
 
 bool
@@ -1532,7 +1579,7 @@ DrawLinePlot(const LinePlot& p, const fs::path& dir, std::ostream& err)
         f.extra = fmt::format("set xtics ({})\n", fmt::join(tics, ", "));
     }
     fs::create_directories(dir / "plots");
-    return Draw(f, dir, GnuplotAvailable(), err);
+    return Draw({f}, dir, GnuplotAvailable(), err).front();
 }
 
 PlotOutcome
@@ -1609,17 +1656,18 @@ RenderPlots(const fs::path& dir, const json& summary, std::ostream& err)
             }
         }
     }
-    for (const auto& f : figs)
+    const std::vector<std::string> why = Draw(figs, dir, gnuplot, err);
+    for (size_t i = 0; i < figs.size(); ++i)
     {
-        const std::string why = Draw(f, dir, gnuplot, err);
-        if (why.empty())
+        const Figure& f = figs[i];
+        if (why[i].empty())
         {
             out.made.push_back("plots/" + f.name + ".png");
             out.captions.push_back(f.caption);
         }
-        else if (why != "gnuplot is not installed" && why != "gnuplot failed")
+        else if (why[i] != "gnuplot is not installed" && why[i] != "gnuplot failed")
         {
-            out.omitted.push_back(fmt::format("plots/{}.png: left out, {}", f.name, why));
+            out.omitted.push_back(fmt::format("plots/{}.png: left out, {}", f.name, why[i]));
         }
     }
     return out;

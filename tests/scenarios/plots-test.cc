@@ -115,6 +115,55 @@ TEST_CASE("queue samples left out are an empty queue; a plot of zeros is left ou
     CHECK(md.find("| 0.999983 |") != std::string::npos);
 }
 
+TEST_CASE("plots rendered together: one gnuplot failing leaves the others drawn, and is named")
+{
+    if (!HaveGnuplot())
+    {
+        MESSAGE("gnuplot is not installed: plots are not rendered, nothing to check");
+        return;
+    }
+    const ScratchDir dir("plots-together");
+    const fs::path out = dir / "run";
+    RunInProcess(kScenarios / "roce-incast-pfc.yaml", out, {});
+    const auto plots = CheckPlots(out);
+    REQUIRE(plots.size() >= 3);
+    // A gnuplot on PATH that fails on the queue plot and runs the real one on the others.
+    const fs::path bin = dir / "bin";
+    fs::create_directories(bin);
+    const std::string path = std::getenv("PATH");
+    const std::string real = [&] {
+        std::string p;
+        for (size_t at = 0, end; at <= path.size(); at = end + 1)
+        {
+            end = std::min(path.find(':', at), path.size());
+            const fs::path g = fs::path(path.substr(at, end - at)) / "gnuplot";
+            if (p.empty() && fs::exists(g))
+            {
+                p = g.string();
+            }
+        }
+        return p;
+    }();
+    REQUIRE(!real.empty());
+    Write(bin / "gnuplot", "#!/bin/sh\nif [ \"$1\" = queue.gp ]; then echo 'no queue today' >&2; "
+                           "exit 1; fi\nexec '" +
+                               real + "' \"$@\"\n");
+    fs::permissions(bin / "gnuplot", fs::perms::owner_all);
+    setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
+    std::ostringstream err;
+    const auto made = RenderReport(out, err);
+    setenv("PATH", path.c_str(), 1);
+    CAPTURE(err.str());
+    CHECK(err.str().find("gnuplot failed on plots/queue.gp: no queue today") != std::string::npos);
+    CHECK(made.size() == plots.size() - 1);
+    CHECK(!fs::exists(out / "plots" / "queue.png"));
+    for (const auto& p : made)
+    {
+        CHECK(p != "plots/queue.png");
+        CHECK(fs::exists(out / p));
+    }
+}
+
 TEST_CASE("DCQCN rates named by flow; identical senders drawn as one line, labelled by all")
 {
     const ScratchDir dir("plots-rates");
