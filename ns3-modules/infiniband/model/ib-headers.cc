@@ -1,7 +1,8 @@
 #include "ns3/ib-headers.h"
 
+#include "ns3/ieee-crc32.h"
+
 #include <algorithm>
-#include <zlib.h>
 
 namespace ns3
 {
@@ -150,10 +151,7 @@ IbIcrc(const uint8_t* packet, size_t len)
         g[7] = 0xff; // HopLmt
     }
     head[bth + 4] = 0xff; // resv8a: FECN, BECN and reserved bits
-    uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, head.data(), static_cast<uInt>(bth + 12));
-    crc = crc32(crc, packet + bth + 12, static_cast<uInt>(len - bth - 12));
-    return static_cast<uint32_t>(crc);
+    return IeeeCrc32(IeeeCrc32(0, head.data(), bth + 12), packet + bth + 12, len - bth - 12);
 }
 
 void

@@ -1,5 +1,7 @@
 #include "ns3/roce-icrc.h"
 
+#include "ns3/ieee-crc32.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -21,7 +23,7 @@ namespace
 {
 
 /// CRC over the masked LRH and masked IP/UDP/BTH; returns it and the bytes consumed.
-std::optional<std::pair<uLong, size_t>>
+std::optional<std::pair<uint32_t, size_t>>
 IcrcOverMaskedHeaders(const uint8_t* l3, size_t len)
 {
     if (len < 1)
@@ -76,9 +78,8 @@ IcrcOverMaskedHeaders(const uint8_t* l3, size_t len)
 
     static constexpr std::array<uint8_t, 8> kMaskedLrh{0xff, 0xff, 0xff, 0xff,
                                                        0xff, 0xff, 0xff, 0xff};
-    uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, kMaskedLrh.data(), kMaskedLrh.size());
-    crc = crc32(crc, hdr.data(), static_cast<uInt>(maskedLen));
+    const uint32_t crc =
+        IeeeCrc32(IeeeCrc32(0, kMaskedLrh.data(), kMaskedLrh.size()), hdr.data(), maskedLen);
     return std::make_pair(crc, maskedLen);
 }
 
@@ -93,7 +94,7 @@ ComputeRoceIcrc(const uint8_t* l3, size_t len)
         return std::nullopt;
     }
     const auto [crc, maskedLen] = *start;
-    return static_cast<uint32_t>(crc32(crc, l3 + maskedLen, static_cast<uInt>(len - maskedLen)));
+    return IeeeCrc32(crc, l3 + maskedLen, len - maskedLen);
 }
 
 std::optional<uint32_t>
@@ -105,10 +106,10 @@ ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros)
         return std::nullopt;
     }
     auto [crc, maskedLen] = *start;
-    crc = crc32(crc, l3 + maskedLen, static_cast<uInt>(headerLen - maskedLen));
+    crc = IeeeCrc32(crc, l3 + maskedLen, headerLen - maskedLen);
     if (zeros == 0)
     {
-        return static_cast<uint32_t>(crc);
+        return crc;
     }
     // zlib appends a CRC computed apart: crc(A || Z) = combine(crc(A), crc(Z), |Z|). The
     // CRC of |Z| zeros and the combining operator for |Z| are made once per length, and
@@ -130,11 +131,11 @@ ComputeRoceIcrcWithZeros(const uint8_t* l3, size_t headerLen, size_t zeros)
         next = (next + 1) % cache.size();
         Zeros& z = *hit;
         static const std::array<uint8_t, 4096> kZeros{};
-        uLong zerosCrc = crc32(0L, Z_NULL, 0);
+        uint32_t zerosCrc = 0;
         for (size_t left = zeros; left > 0;)
         {
             const size_t n = std::min(left, kZeros.size());
-            zerosCrc = crc32(zerosCrc, kZeros.data(), static_cast<uInt>(n));
+            zerosCrc = IeeeCrc32(zerosCrc, kZeros.data(), n);
             left -= n;
         }
         z = {zeros, zerosCrc, crc32_combine_gen(static_cast<z_off_t>(zeros))};
