@@ -2,11 +2,11 @@
 #include "ns3/ieee-crc32.h"
 
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <cstring>
 #include <random>
 #include <vector>
+#include <zlib.h>
 
 using namespace ns3;
 
