@@ -76,6 +76,16 @@ TEST_CASE("CRC32c: RFC 3720 appendix B.4 vectors, octets in the order they are s
     CHECK(wire(v) == std::vector<uint8_t>{0x5c, 0xdb, 0x3f, 0x11});
     const std::string check = "123456789";
     CHECK(Crc32c(reinterpret_cast<const uint8_t*>(check.data()), check.size()) == 0xe3069283u);
+    // A running register in pieces (an FPDU's CRC over its header, payload and pad).
+    std::vector<uint8_t> big(3000);
+    std::iota(big.begin(), big.end(), 7);
+    for (const size_t cut : {0, 1, 13, 64, 1459, 2999, 3000})
+    {
+        CAPTURE(cut);
+        const uint32_t reg = Crc32cUpdate(0xffffffffu, big.data(), cut);
+        CHECK(~Crc32cUpdate(reg, big.data() + cut, big.size() - cut) ==
+              Crc32c(big.data(), big.size()));
+    }
 }
 
 TEST_CASE("MPA request and reply are byte for byte what siw sent (revision 2, IRD/ORD 1/1)")

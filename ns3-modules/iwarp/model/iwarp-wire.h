@@ -23,7 +23,7 @@ namespace ns3
 
 /// CRC32c (Castagnoli, iSCSI's CRC, RFC 3720): the standard value (preset and final inversion).
 uint32_t Crc32c(const uint8_t* data, size_t len);
-/// Continues a running CRC32c register (start from 0xffffffff; invert at the end).
+/// Continues a running CRC32c register (start from 0xffffffff; invert at the end), by ISA-L.
 uint32_t Crc32cUpdate(uint32_t reg, const uint8_t* data, size_t len);
 
 enum class RdmapOpcode : uint8_t
