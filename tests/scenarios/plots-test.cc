@@ -4,6 +4,7 @@
 #include "../run-in-process.h"
 #include "../scratch-dir.h"
 #include "emulator/fabemu/exit-codes.h"
+#include "emulator/fabemu/host-command.h"
 #include "scenarios/src/results.h"
 #include "tests/scenarios/plot-checks.h"
 
@@ -131,23 +132,11 @@ TEST_CASE("plots rendered together: one gnuplot failing leaves the others drawn,
     const fs::path bin = dir / "bin";
     fs::create_directories(bin);
     const std::string path = std::getenv("PATH");
-    const std::string real = [&] {
-        std::string p;
-        for (size_t at = 0, end; at <= path.size(); at = end + 1)
-        {
-            end = std::min(path.find(':', at), path.size());
-            const fs::path g = fs::path(path.substr(at, end - at)) / "gnuplot";
-            if (p.empty() && fs::exists(g))
-            {
-                p = g.string();
-            }
-        }
-        return p;
-    }();
+    const std::string real = FindOnPath("gnuplot");
     REQUIRE(!real.empty());
     Write(bin / "gnuplot", "#!/bin/sh\nif [ \"$1\" = queue.gp ]; then echo 'no queue today' >&2; "
-                           "exit 1; fi\nexec '" +
-                               real + "' \"$@\"\n");
+                           "exit 1; fi\nexec " +
+                               ShellQuote(real) + " \"$@\"\n");
     fs::permissions(bin / "gnuplot", fs::perms::owner_all);
     setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
     std::ostringstream err;
