@@ -91,6 +91,13 @@ CompareWithMap(const Mix& mix, uint32_t seed, int steps)
             }
             const Scheduler::Event ev{FakeImpl(uid), {ts, uid, static_cast<uint32_t>(rng() % 4)}};
             ++uid;
+            if (rng() % 2 == 0)
+            {
+                // A prefetch hint: never read through (these point at nothing), and no
+                // change to the order.
+                BucketScheduler::TouchNext(reinterpret_cast<const void*>(uintptr_t(rng()) << 4),
+                                           reinterpret_cast<const void*>(uintptr_t(1)));
+            }
             bucket->Insert(ev);
             map->Insert(ev);
             pending.push_back(ev);
@@ -142,8 +149,8 @@ CompareWithMap(const Mix& mix, uint32_t seed, int steps)
 
 } // namespace
 
-TEST_CASE("BucketScheduler runs events in MapScheduler's order, with removals, ties and far "
-          "events")
+TEST_CASE("BucketScheduler runs events in MapScheduler's order, with removals, ties, far "
+          "events and prefetch hints")
 {
     const std::vector<Mix> mixes = {
         {"64 buckets of 1 step", 64, TimeStep(1), false},

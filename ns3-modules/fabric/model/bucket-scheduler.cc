@@ -9,6 +9,14 @@ namespace ns3
 
 NS_OBJECT_ENSURE_REGISTERED(BucketScheduler);
 
+thread_local BucketScheduler::Touch BucketScheduler::t_touch;
+
+void
+BucketScheduler::TouchNext(const void* first, const void* second)
+{
+    t_touch = Touch{first, second};
+}
+
 TypeId
 BucketScheduler::GetTypeId()
 {
@@ -57,7 +65,7 @@ BucketScheduler::Empty(uint64_t bucket)
     // back, or every bucket would come to hold the most it ever held.
     if (b.events.capacity() > kKeptRoom)
     {
-        std::vector<Event>().swap(b.events);
+        std::vector<Entry>().swap(b.events);
     }
     else
     {
@@ -68,7 +76,7 @@ BucketScheduler::Empty(uint64_t bucket)
 }
 
 void
-BucketScheduler::Place(const Event& ev, uint64_t bucket)
+BucketScheduler::Place(const Event& ev, uint64_t bucket, const Touch& touch)
 {
     Bucket& b = At(bucket);
     auto& v = b.events;
@@ -82,11 +90,11 @@ BucketScheduler::Place(const Event& ev, uint64_t bucket)
     // New events are mostly the latest of their bucket: look for the place from the end.
     auto pos = v.end();
     const auto first = v.begin() + b.head;
-    while (pos != first && ev.key < (pos - 1)->key)
+    while (pos != first && ev.key < (pos - 1)->ev.key)
     {
         --pos;
     }
-    v.insert(pos, ev);
+    v.insert(pos, Entry{ev, touch});
     if (v.size() - b.head == 1)
     {
         MarkFilled(bucket);
@@ -101,6 +109,8 @@ BucketScheduler::Insert(const Event& ev)
     {
         Layout();
     }
+    const Touch touch = t_touch;
+    t_touch = Touch{};
     const uint64_t bucket = BucketOf(ev.key.m_ts);
     if (bucket < m_cursor)
     {
@@ -108,10 +118,10 @@ BucketScheduler::Insert(const Event& ev)
     }
     if (bucket - m_cursor >= m_slots)
     {
-        m_far.emplace(ev.key, ev.impl);
+        m_far.emplace(ev.key, ev.impl); // far: its memory would be evicted before it runs
         return;
     }
-    Place(ev, bucket);
+    Place(ev, bucket, touch);
 }
 
 bool
@@ -154,7 +164,7 @@ BucketScheduler::PeekNext() const
     }
     // Every event in the map is later than every event in the window.
     const Bucket& b = m_buckets[FirstFilled() & m_mask];
-    return b.events[b.head];
+    return b.events[b.head].ev;
 }
 
 void
@@ -170,7 +180,7 @@ BucketScheduler::Advance(uint64_t bucket)
         {
             break;
         }
-        Place(Event{first->second, first->first}, b);
+        Place(Event{first->second, first->first}, b, Touch{});
         m_far.erase(first);
     }
 }
@@ -194,7 +204,7 @@ BucketScheduler::Rewind(uint64_t bucket)
             Bucket& b = At(abs);
             for (size_t i = b.head; i < b.events.size(); ++i)
             {
-                m_far.emplace(b.events[i].key, b.events[i].impl);
+                m_far.emplace(b.events[i].ev.key, b.events[i].ev.impl);
             }
             m_near -= b.events.size() - b.head;
             Empty(abs);
@@ -217,16 +227,20 @@ BucketScheduler::RemoveNext()
         Advance(bucket);
     }
     Bucket& b = At(bucket);
-    const Event ev = b.events[b.head++];
+    const Event ev = b.events[b.head++].ev;
     if (b.head == b.events.size())
     {
         Empty(bucket);
     }
     else
     {
-        // The next event is most likely the next of this bucket: start loading it now,
-        // while this one runs, rather than when the simulator invokes it.
-        __builtin_prefetch(b.events[b.head].impl);
+        // The next event is most likely the next of this bucket: start loading it, and
+        // what it will read first, now, while this one runs, rather than when the
+        // simulator invokes it. The three loads are independent: they overlap.
+        const Entry& next = b.events[b.head];
+        __builtin_prefetch(next.ev.impl);
+        __builtin_prefetch(next.touch.first);
+        __builtin_prefetch(next.touch.second);
     }
     --m_near;
     return ev;
@@ -241,7 +255,7 @@ BucketScheduler::Remove(const Event& ev)
         Bucket& b = At(bucket);
         for (auto i = b.events.begin() + b.head; i != b.events.end(); ++i)
         {
-            if (i->key.m_uid == ev.key.m_uid)
+            if (i->ev.key.m_uid == ev.key.m_uid)
             {
                 b.events.erase(i);
                 --m_near;

@@ -1,8 +1,10 @@
 #include "ns3/roce-channel.h"
 
 #include "ns3/abort.h"
+#include "ns3/bucket-scheduler.h"
 #include "ns3/deterministic-scheduler.h"
 #include "ns3/node.h"
+#include "ns3/packet-bytes-address.h"
 #include "ns3/pooled-event.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/simulator.h"
@@ -64,6 +66,9 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
 {
     Ptr<RoceNetDevice> dst = GetPeer(src);
     NS_ABORT_MSG_IF(!dst, "RoceChannel: transmit on a cable with one end free");
+    // The receiver reads the Packet and its headers first: by the time it runs, a frame
+    // that waited in a queue has left the caches, so the BucketScheduler loads them ahead.
+    BucketScheduler::TouchNext(PeekPointer(p), PacketBytesAddress(*p));
     // An arrival: under the DeterministicScheduler its ties are broken by the sending
     // port and the time sent, the same on every rank of a partitioned run.
     DeterministicScheduler::ScheduleArrival(
