@@ -100,10 +100,8 @@ IsKnownOperation(uint8_t op)
     return op <= 0x14 || op == 0x16 || op == 0x17;
 }
 
-} // namespace
-
 std::optional<IbOpcodeInfo>
-LookupIbOpcode(uint8_t opcode)
+Describe(uint8_t opcode)
 {
     if (opcode == kIbOpcodeCnp)
     {
@@ -142,6 +140,23 @@ LookupIbOpcode(uint8_t opcode)
     IbOpcodeInfo info{shape->name,      ud,         shape->reth, shape->atomicEth, shape->aeth,
                       shape->atomicAck, shape->imm, shape->ieth, shape->payload,   0};
     return info;
+}
+
+} // namespace
+
+std::optional<IbOpcodeInfo>
+LookupIbOpcode(uint8_t opcode)
+{
+    // Every frame's parse asks, at every hop: the 256 answers are worked out once.
+    static const std::array<std::optional<IbOpcodeInfo>, 256> kTable = [] {
+        std::array<std::optional<IbOpcodeInfo>, 256> table;
+        for (unsigned o = 0; o < table.size(); ++o)
+        {
+            table[o] = Describe(static_cast<uint8_t>(o));
+        }
+        return table;
+    }();
+    return kTable[opcode];
 }
 
 std::string
