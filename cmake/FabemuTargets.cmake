@@ -47,6 +47,10 @@ function(fabemu_ns3_module)
   endforeach()
   target_include_directories(${target} PUBLIC "${incdir}")
   target_link_libraries(${target} PUBLIC ${M_LIBRARIES})
+  # Thread-local state touched per packet (pooled events, the schedulers' hints) is read
+  # at a fixed offset from the thread pointer, not through __tls_get_addr (2 % of a
+  # fabric's instructions): these libraries are loaded with the program, never dlopen'd.
+  target_compile_options(${target} PRIVATE -ftls-model=initial-exec)
   fabemu_warnings(${target})
 endfunction()
 
