@@ -62,17 +62,34 @@ RoceChannel::Attach(Ptr<RoceNetDevice> device)
 }
 
 void
+RoceChannel::LearnIds() const
+{
+    for (std::size_t i = 0; i < 2; ++i)
+    {
+        Ptr<Node> node = m_ends[i]->GetNode();
+        NS_ABORT_MSG_IF(!node, "RoceChannel: transmit from a device on no node");
+        m_ids[i] = EndIds{node->GetId(), m_ends[i]->GetIfIndex()};
+    }
+    m_idsKnown = true;
+}
+
+void
 RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) const
 {
-    Ptr<RoceNetDevice> dst = GetPeer(src);
-    NS_ABORT_MSG_IF(!dst, "RoceChannel: transmit on a cable with one end free");
+    NS_ABORT_MSG_IF(m_attached < 2, "RoceChannel: transmit on a cable with one end free");
+    if (!m_idsKnown)
+    {
+        LearnIds();
+    }
+    const std::size_t from = m_ends[0] == src ? 0 : 1;
+    const Ptr<RoceNetDevice>& dst = m_ends[1 - from];
     // The receiver reads the Packet and its headers first: by the time it runs, a frame
     // that waited in a queue has left the caches, so the BucketScheduler loads them ahead.
     BucketScheduler::TouchNext(PeekPointer(p), PacketBytesAddress(*p));
     // An arrival: under the DeterministicScheduler its ties are broken by the sending
     // port and the time sent, the same on every rank of a partitioned run.
     DeterministicScheduler::ScheduleArrival(
-        Simulator::Now(), src->GetNode()->GetId(), src->GetIfIndex(), dst->GetNode()->GetId(),
+        Simulator::Now(), m_ids[from].node, m_ids[from].ifIndex, m_ids[1 - from].node,
         txTime + GetLinkDelay(), static_cast<EventImpl*>(new FrameArrival(dst, std::move(p))));
 }
 

@@ -9,6 +9,7 @@
 #include "ns3/packet.h"
 
 #include <array>
+#include <cstdint>
 
 namespace ns3
 {
@@ -41,9 +42,22 @@ class RoceChannel : public Channel
     Ptr<RoceNetDevice> GetPeer(Ptr<const RoceNetDevice> device) const;
 
   private:
+    /// Who an end's arrivals are for, and which port sent them: read from the devices at
+    /// the first transmit (each Node::GetId() is a call into ns-3, with its log check, at
+    /// every packet-hop otherwise).
+    struct EndIds
+    {
+        uint32_t node;
+        uint32_t ifIndex;
+    };
+
+    void LearnIds() const;
+
     Time m_delay;
     std::array<Ptr<RoceNetDevice>, 2> m_ends;
     std::size_t m_attached{0};
+    mutable std::array<EndIds, 2> m_ids{};
+    mutable bool m_idsKnown{false};
 };
 
 } // namespace ns3

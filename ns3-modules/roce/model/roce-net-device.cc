@@ -273,7 +273,10 @@ RoceNetDevice::TryTransmit()
     }
     // On the wire first: an owner may enqueue again from the callbacks below.
     StartTransmission(p);
-    m_macTxTrace(p, prio);
+    if (!m_macTxTrace.IsEmpty()) // an empty trace's call still copies a Ptr: two writes to p
+    {
+        m_macTxTrace(p, prio);
+    }
     if (!m_dequeueCallback.IsNull())
     {
         m_dequeueCallback(this, p, prio);
@@ -317,9 +320,16 @@ RoceNetDevice::StartTransmission(Ptr<Packet> frame)
 {
     m_busy = true;
     const Time tx = WireTime(frame->GetSize());
-    m_snifferTrace(frame);
+    if (!m_snifferTrace.IsEmpty())
+    {
+        m_snifferTrace(frame);
+    }
     m_channel->Transmit(frame, this, tx);
-    Simulator::Schedule(tx, m_transmitComplete); // takes a reference, drops it once run
+    // The port's one end-of-transmit event, referenced again for this run (the simulator
+    // drops the reference once it is run). With the running context, as Schedule would
+    // give it, but without the EventId that Schedule makes and nobody keeps.
+    m_transmitComplete->Ref();
+    Simulator::ScheduleWithContext(Simulator::GetContext(), tx, PeekPointer(m_transmitComplete));
 }
 
 void
@@ -339,14 +349,20 @@ RoceNetDevice::Receive(Ptr<Packet> frame)
         m_phyRxDropTrace(frame);
         return;
     }
-    m_snifferTrace(frame);
+    if (!m_snifferTrace.IsEmpty())
+    {
+        m_snifferTrace(frame);
+    }
     const ParsedFrame f = PeekFrame(frame);
     if (f.kind == FrameKind::Pfc)
     {
         HandlePfc(f);
         return;
     }
-    m_macRxTrace(frame);
+    if (!m_macRxTrace.IsEmpty())
+    {
+        m_macRxTrace(frame);
+    }
     if (!m_frameCallback.IsNull())
     {
         m_frameCallback(this, frame, f);

@@ -246,9 +246,22 @@ RoceSwitch::SelectPort(const std::vector<uint32_t>& ports, const ParsedFrame& f)
         return ports[0];
     }
     // FNV-1a over the 5-tuple, seeded per switch so tiers do not polarise.
-    uint32_t h = 2166136261u ^ (m_ecmpSeed + (m_ports.empty() || !m_ports[0].device->GetNode()
-                                                  ? 0
-                                                  : m_ports[0].device->GetNode()->GetId()));
+    if (!m_ecmpNodeId)
+    {
+        // The node's id, asked once: Node::GetId() is a call into ns-3 at every frame else.
+        Ptr<Node> node = m_ports.empty() ? nullptr : m_ports[0].device->GetNode();
+        if (!node)
+        {
+            return ports[Hash5Tuple(2166136261u ^ m_ecmpSeed, f) % ports.size()];
+        }
+        m_ecmpNodeId = node->GetId();
+    }
+    return ports[Hash5Tuple(2166136261u ^ (m_ecmpSeed + *m_ecmpNodeId), f) % ports.size()];
+}
+
+uint32_t
+RoceSwitch::Hash5Tuple(uint32_t h, const ParsedFrame& f)
+{
     auto mix = [&h](uint8_t b) {
         h ^= b;
         h *= 16777619u;
@@ -264,7 +277,7 @@ RoceSwitch::SelectPort(const std::vector<uint32_t>& ports, const ParsedFrame& f)
     mix(f.srcPort & 0xff);
     mix(f.dstPort >> 8);
     mix(f.dstPort & 0xff);
-    return ports[h % ports.size()];
+    return h;
 }
 
 void

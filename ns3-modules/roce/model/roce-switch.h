@@ -33,6 +33,7 @@
 #include <boost/container/flat_map.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -109,6 +110,8 @@ class RoceSwitch : public Object
     void DoDispose() override;
 
   private:
+    /// FNV-1a of \p f's 5-tuple from basis \p h.
+    static uint32_t Hash5Tuple(uint32_t h, const ParsedFrame& f);
     std::vector<uint64_t> Headroom() const;
     struct Queued
     {
@@ -147,6 +150,7 @@ class RoceSwitch : public Object
     std::unordered_map<std::string, std::vector<uint32_t>> m_routes6;
     Ptr<UniformRandomVariable> m_uniform;
     uint32_t m_ecmpSeed{0};
+    mutable std::optional<uint32_t> m_ecmpNodeId; ///< SelectPort's seed: the node's id
     uint16_t m_pauseQuanta{0xffff};
     Time m_watchdogRecovery; ///< given to every port (RoceNetDevice::PfcWatchdogRecovery)
     RoceNetDevice::WatchdogAction m_watchdogAction{RoceNetDevice::Forward}; ///< the same
