@@ -159,7 +159,8 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority)
 {
     NS_LOG_FUNCTION(this << frame << +priority);
     NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
-    if (m_dropUntil[priority] > Simulator::Now())
+    // (Simulator::Now() is a call into ns-3: asked only when a recovery was ever set.)
+    if (m_dropUntil[priority].IsStrictlyPositive() && m_dropUntil[priority] > Simulator::Now())
     {
         WatchdogDrop(frame, priority); // the watchdog's Drop action is still recovering
         return;
@@ -190,7 +191,9 @@ RoceNetDevice::SendPause(uint8_t priority, uint16_t quanta)
 bool
 RoceNetDevice::IsPaused(uint8_t priority) const
 {
-    return m_pausedUntil[priority] > Simulator::Now();
+    // Never paused (zero): no need to ask the simulator the time.
+    return m_pausedUntil[priority].IsStrictlyPositive() &&
+           m_pausedUntil[priority] > Simulator::Now();
 }
 
 uint8_t
