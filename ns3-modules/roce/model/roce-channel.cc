@@ -81,7 +81,7 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
     {
         LearnIds();
     }
-    const std::size_t from = m_ends[0] == src ? 0 : 1;
+    const std::size_t from = EndOf(src);
     const Ptr<RoceNetDevice>& dst = m_ends[1 - from];
     // The receiver reads the Packet and its headers first: by the time it runs, a frame
     // that waited in a queue has left the caches, so the BucketScheduler loads them ahead.
@@ -112,7 +112,13 @@ RoceChannel::GetPeer(Ptr<const RoceNetDevice> device) const
     {
         return nullptr;
     }
-    return m_ends[0] == device ? m_ends[1] : m_ends[0];
+    return m_ends[1 - EndOf(device)];
+}
+
+std::size_t
+RoceChannel::EndOf(Ptr<const RoceNetDevice> device) const
+{
+    return m_ends[0] == device ? 0 : 1;
 }
 
 } // namespace ns3

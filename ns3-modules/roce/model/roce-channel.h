@@ -52,6 +52,8 @@ class RoceChannel : public Channel
     };
 
     void LearnIds() const;
+    /// The end \p device is at: 0 or 1 (1 for a device at neither).
+    std::size_t EndOf(Ptr<const RoceNetDevice> device) const;
 
     Time m_delay;
     std::array<Ptr<RoceNetDevice>, 2> m_ends;

@@ -250,13 +250,13 @@ RoceSwitch::SelectPort(const std::vector<uint32_t>& ports, const ParsedFrame& f)
     {
         // The node's id, asked once: Node::GetId() is a call into ns-3 at every frame else.
         Ptr<Node> node = m_ports.empty() ? nullptr : m_ports[0].device->GetNode();
-        if (!node)
+        if (node)
         {
-            return ports[Hash5Tuple(2166136261u ^ m_ecmpSeed, f) % ports.size()];
+            m_ecmpNodeId = node->GetId();
         }
-        m_ecmpNodeId = node->GetId();
     }
-    return ports[Hash5Tuple(2166136261u ^ (m_ecmpSeed + *m_ecmpNodeId), f) % ports.size()];
+    const uint32_t h = Hash5Tuple(2166136261u ^ (m_ecmpSeed + m_ecmpNodeId.value_or(0)), f);
+    return ports[h % ports.size()];
 }
 
 uint32_t
