@@ -186,6 +186,13 @@ AgentClient::Wait(uint64_t id, Millis timeout)
     return r;
 }
 
+std::string
+AgentClient::OutputSoFar(uint64_t id) const
+{
+    const auto it = m_running.find(id);
+    return it == m_running.end() ? std::string() : it->second.out + it->second.err;
+}
+
 CommandResult
 AgentClient::Run(const std::string& cmd, Millis timeout)
 {

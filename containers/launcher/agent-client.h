@@ -61,6 +61,9 @@ class AgentClient
     uint64_t Start(const std::string& cmd, Millis timeout);
     /// Waits for a started command's exit.
     CommandResult Wait(uint64_t id, Millis timeout);
+    /// What a started command has printed so far (its output, then its errors), as
+    /// received up to now: what is left of it when Wait gave up.
+    std::string OutputSoFar(uint64_t id) const;
     CommandResult Run(const std::string& cmd, Millis timeout);
     void Kill(uint64_t id);
     /// A file's bytes from the guest.

@@ -291,6 +291,7 @@ Collect(AgentClient& agent, uint64_t id, std::chrono::seconds timeout)
             // The VM is gone: nothing left to kill.
         }
         CommandResult failed;
+        failed.out = agent.OutputSoFar(id); // what it said before it went quiet
         failed.err = std::string("fabemu: ") + e.what() + "\n";
         return failed;
     }
@@ -728,8 +729,11 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         const uint64_t id = *started;
         if (w.background)
         {
+            // As for a foreground command: the guest kills it at its timeout, and the
+            // host waits 5 s more for word of that, with what it printed until then.
             background.push_back(
-                {commands.size() - 1, w.on, id, std::chrono::steady_clock::now() + timeout});
+                {commands.size() - 1, w.on, id,
+                 std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5)});
             continue;
         }
         const auto c = WaitForeground(

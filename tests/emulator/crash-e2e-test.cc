@@ -46,6 +46,7 @@ workloads:
   - {type: command, on: h0, run: "ib_write_bw -d rxe0 -x 1 -F -n 100000", background: true, timeout: 2min}
   - {type: command, on: h1, run: "ib_write_bw -d rxe0 -x 1 -F -n 100000 {h0}", after: 1500ms, timeout: 20s}
   - {type: command, on: h1, run: "ibv_devices", timeout: 1min}
+  - {type: command, on: h1, run: "echo said-before-its-timeout; sleep 600", background: true, timeout: 3s}
 expect:
   faults.0.applied: 1
 )";
@@ -63,7 +64,7 @@ expect:
         CHECK(took < std::chrono::seconds(100));
         CHECK(said.find("h0: crashed on purpose (faults.0 at 5s: crash: vm)") != std::string::npos);
         const auto summary = nlohmann::json::parse(std::ifstream(dir / "out" / "summary.json"));
-        REQUIRE(summary["commands"].size() == 3);
+        REQUIRE(summary["commands"].size() == 4);
         const auto& server = summary["commands"][0];
         const auto& client = summary["commands"][1];
         const auto& last = summary["commands"][2];
@@ -88,6 +89,15 @@ expect:
         {
             CHECK(last["exit_code"] == 0); // the run went on: h1 is alive
             CHECK(last["stdout_tail"].get<std::string>().find("rxe0") != std::string::npos);
+            // A background command that outlives its timeout, collected just as the guest
+            // kills it: its record has what it printed and why it ended, not only that the
+            // host stopped waiting.
+            const auto& hung = summary["commands"][3];
+            const std::string tail = hung["stdout_tail"].get<std::string>();
+            CHECK(hung["exit_code"] == -1);
+            CHECK(tail.find("said-before-its-timeout") != std::string::npos);
+            CHECK(tail.find("killed at its timeout") != std::string::npos);
+            CHECK(tail.find("no answer from its agent") == std::string::npos);
         }
         // Recorded as a fault, and met as an expectation.
         CHECK(Slurp(dir / "out" / "faults.csv").find(",h0,crash,vm") != std::string::npos);
