@@ -351,6 +351,12 @@ PrintCommands(const std::vector<CommandOutcome>& commands, bool whole, std::ostr
         else
         {
             out << fmt::format("{}: {}: exit {}\n", c.on, c.cmd, c.exitCode);
+            const nlohmann::json metrics = PerftestMetrics(c.out);
+            if (metrics.contains("untimed"))
+            {
+                // Why its figures are missing, where the expectations would show only null.
+                out << "    | untimed: " << metrics["untimed"].get<std::string>() << "\n";
+            }
             if (c.exitCode != 0)
             {
                 // What a failed command last said, where a log of the run alone shows it.

@@ -321,3 +321,37 @@ faults:
               std::string::npos);
     }
 }
+
+TEST_CASE("a perftest that could not time itself is named on the terminal, under its command")
+{
+    if (const auto why = WhyNotHere(); !why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // The line perftest prints when its CPU-frequency sampling fails, and a plain command.
+    const Scenario s = ParseScenario(R"(name: untimed
+fabric: {type: roce}
+topology: {builder: star, hosts: 2}
+endpoints:
+  h0: {kind: netns, device: none}
+  h1: {kind: netns, device: none}
+workloads:
+  - {type: command, on: h1, run: "python3 -c \"print('Correlation coefficient r^2: 0.788725 < 0.9')\""}
+  - {type: command, on: h0, run: "python3 -c \"print(1)\""}
+)",
+                                     "untimed.yaml");
+    std::ostringstream out;
+    std::ostringstream err;
+    EmulateSetup setup;
+    setup.printOutputs = false; // as fabemu run: each command's line, not its whole output
+    const EmulateResult r = EmulateScenario(s, setup, out, err);
+    const std::string said = out.str();
+    INFO(said << err.str());
+    CHECK(r.exitCode == 0);
+    const std::string untimed =
+        "exit 0\n    | untimed: perftest could not sample the CPU frequency (correlation r^2 < "
+        "0.9); its figures are not measurements\n";
+    const auto first = said.find(untimed);
+    CHECK(first != std::string::npos);
+    CHECK(said.find(untimed, first + 1) == std::string::npos); // not under the plain one
+}
