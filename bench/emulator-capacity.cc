@@ -80,6 +80,8 @@ constexpr uint32_t kPayload = kFrameBytes - 14 - 20 - 8 - 12 - 4 - 2;
 size_t gFrameLen = 0; ///< what the sink counts: the built frames' length
 std::string gSimulator = "ns3::FabemuRealtimeSimulatorImpl";
 std::string gScheduler = "ns3::HeapScheduler"; ///< as `fabemu run` emulates
+/// The simulation thread's scheduling, as a scenario's `scheduling:` sets it.
+ThreadScheduling gScheduling = ThreadScheduling::Shared;
 int gTransits = 1000;
 
 struct Trial
@@ -293,7 +295,7 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         LagMonitor lag;
         lag.Start();
         std::thread sim([] {
-            TuneRealtimeThread();
+            TuneRealtimeThread(gScheduling);
             tCounted = true;
             Simulator::Run();
         });
@@ -348,10 +350,17 @@ main(int argc, char** argv)
         {
             gScheduler = argv[++i];
         }
+        else if (arg == "--scheduling" && i + 1 < argc &&
+                 (std::string(argv[i + 1]) == "shared" || std::string(argv[i + 1]) == "realtime"))
+        {
+            gScheduling = std::string(argv[++i]) == "realtime" ? ThreadScheduling::Realtime
+                                                               : ThreadScheduling::Shared;
+        }
         else
         {
             std::cerr << "usage: emulator-capacity [--simulator TYPE] [--scheduler TYPE] "
-                         "[--seconds S] [--transits N] [--rates R1,R2,...]  (frames/s)\n";
+                         "[--scheduling shared|realtime] [--seconds S] [--transits N] "
+                         "[--rates R1,R2,...]  (frames/s)\n";
             return 2;
         }
     }
