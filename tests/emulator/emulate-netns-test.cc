@@ -87,6 +87,22 @@ ReceivedAll(const EmulateResult& r, size_t bytes)
            r.commands[0].out.find("received " + std::to_string(bytes)) != std::string::npos;
 }
 
+/// Scenario \p name (file name.yaml): two plain-IP namespaces on a RoCEv2 star, with
+/// \p rest after its "workloads:" line, which is the seventh.
+Scenario
+TwoNamespaces(const std::string& name, const std::string& rest)
+{
+    return ParseScenario("name: " + name + R"(
+fabric: {type: roce}
+topology: {builder: star, hosts: 2}
+endpoints:
+  h0: {kind: netns, device: none}
+  h1: {kind: netns, device: none}
+workloads:
+)" + rest,
+                         name + ".yaml");
+}
+
 } // namespace
 
 TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switch whole")
@@ -292,19 +308,12 @@ TEST_CASE("a baseline says the scenario's faults are not applied, and still runs
     {
         FABEMU_SKIP(why);
     }
-    const Scenario s = ParseScenario(R"(name: baseline-faults
-fabric: {type: roce}
-topology: {builder: star, hosts: 2}
-endpoints:
-  h0: {kind: netns, device: none}
-  h1: {kind: netns, device: none}
-workloads:
-  - {type: command, on: h1, run: "python3 -c \"print(1)\""}
+    const Scenario s = TwoNamespaces("baseline-faults",
+                                     R"(  - {type: command, on: h1, run: "python3 -c \"print(1)\""}
 faults:
   - {link: h1, ber: 1e-6}
   - {at: 1ms, link: h0, down: 1ms}
-)",
-                                     "baseline-faults.yaml");
+)");
     for (const bool relay : {true, false})
     {
         EmulateSetup setup;
@@ -329,17 +338,11 @@ TEST_CASE("a perftest that could not time itself is named on the terminal, under
         FABEMU_SKIP(why);
     }
     // The line perftest prints when its CPU-frequency sampling fails, and a plain command.
-    const Scenario s = ParseScenario(R"(name: untimed
-fabric: {type: roce}
-topology: {builder: star, hosts: 2}
-endpoints:
-  h0: {kind: netns, device: none}
-  h1: {kind: netns, device: none}
-workloads:
-  - {type: command, on: h1, run: "python3 -c \"print('Correlation coefficient r^2: 0.788725 < 0.9')\""}
+    const Scenario s = TwoNamespaces(
+        "untimed",
+        R"(  - {type: command, on: h1, run: "python3 -c \"print('Correlation coefficient r^2: 0.788725 < 0.9')\""}
   - {type: command, on: h0, run: "python3 -c \"print(1)\""}
-)",
-                                     "untimed.yaml");
+)");
     std::ostringstream out;
     std::ostringstream err;
     EmulateSetup setup;
