@@ -197,7 +197,7 @@ CommandResult
 AgentClient::Run(const std::string& cmd, Millis timeout)
 {
     // The guest kills the command at the timeout; the host waits a little longer for word of it.
-    return Wait(Start(cmd, timeout), timeout + std::chrono::seconds(5));
+    return Wait(Start(cmd, timeout), timeout + kAgentTimeoutGrace);
 }
 
 void

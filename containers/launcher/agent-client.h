@@ -21,6 +21,10 @@
 namespace fabemu
 {
 
+/// The guest's agent kills a command at its timeout; the host waits this much longer
+/// for word of that: its exit, and what it printed until then.
+constexpr std::chrono::seconds kAgentTimeoutGrace{5};
+
 /// An agent call that failed: the message names the endpoint and what happened.
 class AgentError : public std::runtime_error
 {

@@ -467,7 +467,7 @@ StartLaunch(const WorkloadSpec& w, std::map<uint32_t, std::unique_ptr<Endpoint>>
             vms.at(rank.host)->Kill(rank.id); // now, not when a background launch is collected
         }
     }
-    launch.deadline = std::chrono::steady_clock::now() + launch.timeout + std::chrono::seconds(5);
+    launch.deadline = std::chrono::steady_clock::now() + launch.timeout + kAgentTimeoutGrace;
     live.Set("commands", CommandsJson(commands));
     return launch;
 }
@@ -736,15 +736,13 @@ RunCommands(const Scenario& s, std::map<uint32_t, std::unique_ptr<Endpoint>>& vm
         if (w.background)
         {
             // As for a foreground command: the guest kills it at its timeout, and the
-            // host waits 5 s more for word of that, with what it printed until then.
-            background.push_back(
-                {commands.size() - 1, w.on, id,
-                 std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5)});
+            // host waits kAgentTimeoutGrace more for word of that.
+            background.push_back({commands.size() - 1, w.on, id,
+                                  std::chrono::steady_clock::now() + timeout + kAgentTimeoutGrace});
             continue;
         }
         const auto c = WaitForeground(
-            endpoint, id, std::chrono::steady_clock::now() + timeout + std::chrono::seconds(5),
-            signals);
+            endpoint, id, std::chrono::steady_clock::now() + timeout + kAgentTimeoutGrace, signals);
         commands.back().exitCode = c.exitCode;
         commands.back().out = Output(c);
         commands.back().ended = true;
