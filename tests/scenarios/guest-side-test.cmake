@@ -72,3 +72,26 @@ expect_untimed("and a command failed" FALSE
 # Nothing untimed: a metric may be null for another reason (the command printed no table).
 expect_untimed("null without the untimed line" FALSE
   "${cmds}${balanced}expect commands.3.metrics.bw_average_mb_sec >1.2: null NOT MET\n")
+
+# fabemu_run_once_more: a run showing one of these runs a second time, and only then.
+function(expect_runs name want_runs code text)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/guest-side-runs)
+  file(REMOVE_RECURSE ${dir})
+  file(MAKE_DIRECTORY ${dir})
+  file(WRITE ${dir}/said "${text}")
+  fabemu_run_once_more("${name}" rc out
+    sh -c "echo run >> '${dir}/runs' && cat '${dir}/said' && exit ${code}")
+  file(STRINGS ${dir}/runs runs)
+  list(LENGTH runs n)
+  file(REMOVE_RECURSE ${dir})
+  if(NOT n EQUAL want_runs OR NOT rc EQUAL code)
+    message(FATAL_ERROR "${name}: expected ${want_runs} run(s) and exit ${code}, got ${n} and ${rc}")
+  endif()
+  message("ok: ${name}")
+endfunction()
+
+expect_runs("a hang, exit 1: once more" 2 1 "${cmds}${balanced}${unmet}")
+expect_runs("a hang's output, but exit 3: not again" 1 3 "${cmds}${balanced}${unmet}")
+expect_runs("untimed, exit 3: once more" 2 3
+  "${untimed}expect commands.3.metrics.bw_average_mb_sec >1.2: null NOT MET\n")
+expect_runs("a lost frame, exit 1: not again" 1 1 "${cmds}${lost}${unmet}")

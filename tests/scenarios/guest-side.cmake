@@ -1,3 +1,5 @@
+include(${CMAKE_CURRENT_LIST_DIR}/rping-teardown-race.cmake)
+
 # fabemu_guest_hang(OUTPUT RESULT)
 #
 # Sets RESULT to TRUE when a run's OUTPUT shows software in a guest that stopped
@@ -62,4 +64,37 @@ function(fabemu_unmet_all_match output regex result)
     endif()
   endforeach()
   set(${result} TRUE PARENT_SCOPE)
+endfunction()
+
+# fabemu_run_once_more(LABEL RC OUT COMMAND...)
+#
+# Runs COMMAND and prints what it said. Where that shows trouble inside a guest while
+# the fabric did its part (rping's teardown race, a command that hung until its timeout,
+# or a perftest that could not time itself), says so under LABEL and runs it once more; the second run's exit code is final. RC is set to the exit
+# code, OUT to what the run said (standard output, then error).
+function(fabemu_run_once_more label rc_var out_var)
+  foreach(attempt 1 2)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    message("${out}${err}")
+    if(attempt EQUAL 2)
+      break()
+    endif()
+    fabemu_rping_teardown_race("${out}${err}" race)
+    fabemu_guest_hang("${out}${err}" hang)
+    fabemu_perftest_untimed("${out}${err}" untimed)
+    if(race)
+      message("${label}: the rping client ended in rping's own teardown race after its last "
+        "ping (tests/scenarios/rping-teardown-race.cmake); running once more")
+    elseif(hang AND rc EQUAL 1)
+      message("${label}: a command hung in its VM until its timeout while the fabric "
+        "delivered every frame (tests/scenarios/guest-side.cmake); running once more")
+    elseif(untimed AND rc EQUAL 3)
+      message("${label}: perftest could not time a command (its CPU-frequency sampling "
+        "failed in a busy VM; tests/scenarios/guest-side.cmake); running once more")
+    else()
+      break()
+    endif()
+  endforeach()
+  set(${rc_var} ${rc} PARENT_SCOPE)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
 endfunction()

@@ -18,8 +18,8 @@ if(VMS)
   endif()
 endif()
 # --force: OUT is this test's own folder, perhaps left by a fabemu that wrote no marker.
-include(${CMAKE_CURRENT_LIST_DIR}/rping-teardown-race.cmake)
-fabemu_run_once_more_on_rping_race(${SCENARIO} rc said
+include(${CMAKE_CURRENT_LIST_DIR}/guest-side.cmake)
+fabemu_run_once_more(${SCENARIO} rc said
   ${FABEMU} run ${SCENARIO} --out ${OUT} --force --cache ${CACHE})
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "fabemu run ${SCENARIO} exited ${rc} (3: expectations not met)")

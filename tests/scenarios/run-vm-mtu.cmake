@@ -19,8 +19,8 @@ file(READ ${CMAKE_CURRENT_LIST_DIR}/data/vm-mtu.yaml.in text)
 string(CONFIGURE "${text}" text @ONLY)
 file(MAKE_DIRECTORY ${OUT})
 file(WRITE ${OUT}.yaml "${text}")
-include(${CMAKE_CURRENT_LIST_DIR}/rping-teardown-race.cmake)
-fabemu_run_once_more_on_rping_race("${FABRIC} at MTU ${MTU}" rc said
+include(${CMAKE_CURRENT_LIST_DIR}/guest-side.cmake)
+fabemu_run_once_more("${FABRIC} at MTU ${MTU}" rc said
   ${FABEMU} run ${OUT}.yaml --out ${OUT} --force --cache ${CACHE} --quiet)
 if(NOT EXISTS ${OUT}/summary.json)
   message(FATAL_ERROR "${FABRIC} at MTU ${MTU}: fabemu run exited ${rc} and wrote no results")
