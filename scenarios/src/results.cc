@@ -257,9 +257,17 @@ UcxPerftestMetrics(const std::string& output)
         return json::object();
     }
     std::istringstream row(output.substr(final + 7, output.find('\n', final + 1) - final - 7));
+    // strtod, not >>: the average columns read "-nan" when the last interval had no
+    // iteration of its own, and the overall ones still hold.
     std::vector<double> v;
-    for (double x; row >> x;)
+    for (std::string tok; row >> tok;)
     {
+        char* end = nullptr;
+        const double x = std::strtod(tok.c_str(), &end);
+        if (end == tok.c_str() || *end != '\0')
+        {
+            return json::object();
+        }
         v.push_back(x);
     }
     if (v.size() != 8)
@@ -271,9 +279,19 @@ UcxPerftestMetrics(const std::string& output)
     const std::string head = output.substr(0, final);
     const std::string kind =
         head.rfind("latency (usec)") != std::string::npos ? "latency" : "overhead";
-    return {{"iterations", v[0]},         {kind + "_p50_us", v[1]},    {kind + "_average_us", v[2]},
-            {kind + "_overall_us", v[3]}, {"bw_average_mb_sec", v[4]}, {"bw_overall_mb_sec", v[5]},
-            {"msg_rate_overall", v[7]}};
+    const std::pair<std::string, size_t> columns[] = {
+        {"iterations", 0},         {kind + "_p50_us", 1},    {kind + "_average_us", 2},
+        {kind + "_overall_us", 3}, {"bw_average_mb_sec", 4}, {"bw_overall_mb_sec", 5},
+        {"msg_rate_overall", 7}};
+    json metrics = json::object();
+    for (const auto& [name, i] : columns)
+    {
+        if (!std::isnan(v[i]))
+        {
+            metrics[name] = v[i]; // a nan is no figure: left out
+        }
+    }
+    return metrics;
 }
 
 json
