@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -21,24 +22,33 @@ constexpr long long kGridNs = 10'000;
 struct GapRows
 {
     size_t flowsDone{0};
-    int before{0};  ///< rows of the first incast
-    int after{0};   ///< rows of the second, after the idle gap
-    int offGrid{0}; ///< rows at an instant not on the 10 us grid from time 0
+    int before{0};       ///< rows of the first incast
+    int after{0};        ///< rows of the second, after the idle gap
+    int offGrid{0};      ///< rows at an instant not on the 10 us grid from time 0
+    int watchedBusy{-1}; ///< whether the sampler watched for frames 50 us into the first incast
+    int watchedIdle{-1}; ///< and 4 ms in, in the gap (-1: not asked)
 };
 
 /// Runs the two incasts on \p fabric (a sampler already attached, writing to
-/// \p rows) and counts the rows "time_ns node port class bytes".
+/// \p rows) and counts the rows "time_ns node port class bytes"; asks \p watching,
+/// if given, whether the sampler is watching for frames while busy and while idle.
 inline GapRows
-RunTwoIncasts(ns3::RdmaFabric& fabric, const std::ostringstream& rows)
+RunTwoIncasts(ns3::RdmaFabric& fabric, const std::ostringstream& rows,
+              std::function<bool()> watching = {})
 {
     using namespace ns3;
+    GapRows g;
+    if (watching)
+    {
+        Simulator::Schedule(MicroSeconds(50), [&] { g.watchedBusy = watching(); });
+        Simulator::Schedule(MilliSeconds(4), [&] { g.watchedIdle = watching(); });
+    }
     FlowRunner runner(fabric);
     runner.Add(workload::Incast(0, {1, 2, 3, 4, 5, 6, 7, 8}, 200'000, Time(0)));
     runner.Add(workload::Incast(0, {1, 2, 3, 4, 5, 6, 7, 8}, 200'000, NanoSeconds(kGapNs)));
     runner.Start();
     Simulator::Stop(MilliSeconds(20));
     Simulator::Run();
-    GapRows g;
     g.flowsDone = runner.Records().size();
     std::istringstream lines(rows.str());
     long long t = 0;
@@ -64,6 +74,9 @@ CheckSleptThroughGap(const GapRows& g, uint64_t samples, uint64_t peak)
     CHECK(peak > 0);
     CHECK(samples < 600);
     CHECK(samples > 20);
+    // The per-frame wake-up is connected only while the sampler sleeps.
+    CHECK(g.watchedBusy == 0);
+    CHECK(g.watchedIdle == 1);
     MESSAGE("samples taken: " << samples << ", rows " << g.before << " + " << g.after);
 }
 

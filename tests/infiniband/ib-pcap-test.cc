@@ -211,7 +211,8 @@ TEST_CASE("the IB queue sampler sleeps while every input buffer is empty and res
     fabric.Install(TopologySpec::Star(9, LinkParams{IbLinkRate("EDR", 4), NanoSeconds(100)}));
     std::ostringstream rows;
     IbQueueSampler sampler(fabric, rows, NanoSeconds(fabemu_test::kGridNs));
-    const auto g = fabemu_test::RunTwoIncasts(fabric, rows);
+    const auto g =
+        fabemu_test::RunTwoIncasts(fabric, rows, [&sampler] { return sampler.Watching(); });
     fabemu_test::CheckSleptThroughGap(g, sampler.Samples(), sampler.Peak());
     Simulator::Destroy();
 }

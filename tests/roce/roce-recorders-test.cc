@@ -222,7 +222,8 @@ TEST_CASE(
     fabric.Install(TopologySpec::Star(9, LinkParams{}));
     std::ostringstream rows;
     QueueSampler sampler(fabric, rows, NanoSeconds(fabemu_test::kGridNs));
-    const auto g = fabemu_test::RunTwoIncasts(fabric, rows);
+    const auto g =
+        fabemu_test::RunTwoIncasts(fabric, rows, [&sampler] { return sampler.Watching(); });
     fabemu_test::CheckSleptThroughGap(g, sampler.Samples(), sampler.Peak());
     Simulator::Destroy();
 }

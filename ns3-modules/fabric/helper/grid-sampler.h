@@ -5,6 +5,11 @@
  * next instant of the same grid. A recorder whose idle samples write nothing
  * (the queue samplers) writes exactly what sampling throughout would, with
  * far fewer events; in a real-time emulation an idle fabric then wakes nobody.
+ *
+ * What calls Wake() is needed only while it sleeps: a recorder that connects a
+ * per-frame trace to Wake() gives SetWatch the connecting and disconnecting, and
+ * the trace is connected only between an idle sample and the next sample, so a
+ * busy fabric's frames call nobody. The samples are the same instants either way.
  */
 #ifndef FABEMU_GRID_SAMPLER_H
 #define FABEMU_GRID_SAMPLER_H
@@ -28,6 +33,19 @@ class GridSampler
           m_sample(std::move(sample))
     {
     }
+
+    /**
+     * \brief Lets the sampler turn its wake-up source on and off: \p watch(true)
+     * when a sample finds everything idle (Wake() is needed from then on),
+     * \p watch(false) when a sample finds activity while watching (nothing need
+     * call Wake() before the next sample, which is already scheduled). Called from
+     * the sampling events only, never from inside Wake(), so a trace source may be
+     * disconnected from within it. Before Start; not watching to begin with.
+     */
+    void SetWatch(std::function<void(bool)> watch) { m_watch = std::move(watch); }
+
+    /// Whether the wake-up source is on (always true without SetWatch).
+    bool Watching() const { return !m_watch || m_watching; }
 
     /// The first sample, now.
     void Start()
@@ -61,17 +79,25 @@ class GridSampler
         m_pending = false;
         m_last = Simulator::Now();
         ++m_samples;
-        if (m_sample())
+        const bool busy = m_sample();
+        if (busy)
         {
             m_pending = true;
             Simulator::Schedule(m_interval, &GridSampler::Take, this);
+        }
+        if (m_watch && busy == m_watching)
+        {
+            m_watching = !busy;
+            m_watch(m_watching);
         }
     }
 
     Time m_interval;
     std::function<bool()> m_sample;
-    Time m_last;           ///< the latest sample's instant (the grid's phase)
-    bool m_pending{false}; ///< a sample is scheduled
+    std::function<void(bool)> m_watch;
+    bool m_watching{false}; ///< m_watch(true) was the last call
+    Time m_last;            ///< the latest sample's instant (the grid's phase)
+    bool m_pending{false};  ///< a sample is scheduled
     uint64_t m_samples{0};
 };
 

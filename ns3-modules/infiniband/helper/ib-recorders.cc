@@ -48,18 +48,35 @@ IbQueueSampler::IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, 
         for (uint32_t p = 0; p < switches[s]->GetNPorts(); ++p)
         {
             m_ports.push_back(Watched{switches[s]->GetPort(p), fabric.GetNHosts() + s, p});
-            // A buffer filling is what a sample would see: resume if asleep.
-            switches[s]->GetPort(p)->TraceConnectWithoutContext(
-                "BufferDepth", Callback<void, uint8_t, uint32_t>([this](uint8_t, uint32_t blocks) {
-                    if (blocks > 0)
-                    {
-                        m_grid.Wake();
-                    }
-                }));
         }
     }
+    // A buffer filling is what a sample would see: it wakes a sleeping sampler. The
+    // trace is connected only while it sleeps: a busy fabric's packets call nothing.
+    m_grid.SetWatch([this](bool on) {
+        const auto wake = MakeCallback(&IbQueueSampler::OnDepth, this);
+        for (const auto& w : m_ports)
+        {
+            if (on)
+            {
+                w.port->TraceConnectWithoutContext("BufferDepth", wake);
+            }
+            else
+            {
+                w.port->TraceDisconnectWithoutContext("BufferDepth", wake);
+            }
+        }
+    });
     m_wasBusy.assign(m_ports.size() * IbPort::kMaxDataVls, false);
     m_grid.Start();
+}
+
+void
+IbQueueSampler::OnDepth(uint8_t, uint32_t blocks)
+{
+    if (blocks > 0)
+    {
+        m_grid.Wake();
+    }
 }
 
 bool

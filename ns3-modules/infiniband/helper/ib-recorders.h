@@ -54,10 +54,14 @@ class IbQueueSampler
     uint64_t Peak() const { return m_peak; }
     /// Samples taken so far.
     uint64_t Samples() const { return m_grid.Samples(); }
+    /// Whether the buffers' depth is being watched (only while it sleeps).
+    bool Watching() const { return m_grid.Watching(); }
 
   private:
     /// One sample; whether any input buffer holds blocks.
     bool Sample();
+    /// A switch input buffer's depth changed (connected while asleep).
+    void OnDepth(uint8_t vl, uint32_t blocks);
     struct Watched
     {
         Ptr<IbPort> port;

@@ -69,16 +69,33 @@ QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Ti
       m_out(out),
       m_grid(interval, [this] { return Sample(); })
 {
-    for (const auto& sw : m_fabric.GetSwitches())
-    {
-        for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
+    // A frame reaching a switch is what wakes a sleeping sampler. The trace is
+    // connected only while it sleeps: a busy fabric's frames call nothing.
+    m_grid.SetWatch([this](bool on) {
+        const auto wake = MakeCallback(&QueueSampler::OnFrame, this);
+        for (const auto& sw : m_fabric.GetSwitches())
         {
-            sw->GetPort(port)->TraceConnectWithoutContext(
-                "MacRx",
-                Callback<void, Ptr<const Packet>>([this](Ptr<const Packet>) { m_grid.Wake(); }));
+            for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
+            {
+                Ptr<RoceNetDevice> dev = sw->GetPort(port);
+                if (on)
+                {
+                    dev->TraceConnectWithoutContext("MacRx", wake);
+                }
+                else
+                {
+                    dev->TraceDisconnectWithoutContext("MacRx", wake);
+                }
+            }
         }
-    }
+    });
     m_grid.Start();
+}
+
+void
+QueueSampler::OnFrame(Ptr<const Packet>)
+{
+    m_grid.Wake();
 }
 
 bool
@@ -86,15 +103,20 @@ QueueSampler::Sample()
 {
     bool anyBusy = false;
     const int64_t now = Simulator::Now().GetNanoSeconds();
+    size_t queue = 0; // every switch's every port's every priority, in this order
     for (const auto& sw : m_fabric.GetSwitches())
     {
         const uint32_t node = sw->GetPort(0)->GetNode()->GetId();
         for (uint32_t port = 0; port < sw->GetNPorts(); ++port)
         {
-            for (uint8_t prio = 0; prio < SwitchMmu::kPriorities; ++prio)
+            for (uint8_t prio = 0; prio < SwitchMmu::kPriorities; ++prio, ++queue)
             {
                 const uint64_t bytes = sw->GetMmu()->GetEgressBytes(port, prio);
-                bool& busy = m_wasBusy[{node, port, prio}];
+                if (queue == m_wasBusy.size())
+                {
+                    m_wasBusy.push_back(false);
+                }
+                std::vector<bool>::reference busy = m_wasBusy[queue];
                 if (bytes > 0 || busy)
                 {
                     m_out << now << ' ' << node << ' ' << port << ' ' << +prio << ' ' << bytes

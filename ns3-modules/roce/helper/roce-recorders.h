@@ -11,9 +11,9 @@
 #include "ns3/roce-fabric-helper.h"
 
 #include <fstream>
-#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ns3
 {
@@ -76,13 +76,17 @@ class QueueSampler
     uint64_t Peak() const { return m_peak; }
     /// Samples taken so far.
     uint64_t Samples() const { return m_grid.Samples(); }
+    /// Whether the switches' frames are being watched (only while it sleeps).
+    bool Watching() const { return m_grid.Watching(); }
 
   private:
     /// One sample; whether any queue holds bytes.
     bool Sample();
+    /// A frame reached a switch port (connected while asleep).
+    void OnFrame(Ptr<const Packet> frame);
     const RoceFabricHelper& m_fabric;
     std::ostream& m_out;
-    std::map<std::tuple<uint32_t, uint32_t, uint8_t>, bool> m_wasBusy;
+    std::vector<bool> m_wasBusy; ///< by queue, in Sample's order: held bytes last time
     uint64_t m_peak{0};
     GridSampler m_grid;
 };
