@@ -96,6 +96,12 @@ struct Trial
     /// emulator: operator new and new[] calls on that thread per frame offered in the second
     /// half of the time (the first fills the edges' stores of packets and buffers)
     double allocationsPerFrame{0};
+    /// emulator: what the model itself delays one such frame (its links' propagation and
+    /// serialisation), which a faithful emulator adds on top of any forwarding cost
+    double modelledUs{0};
+    /// relay and emulator: CPU time (user and system) of the thread that carries the
+    /// frames (the relay's; the simulation thread), per frame offered
+    double cpuUsPerFrame{0};
 };
 
 std::vector<EndpointAddress>
@@ -268,7 +274,15 @@ ThroughRelay(double rate, double seconds, const std::vector<std::vector<uint8_t>
     Trial t;
     Measure(a, b, rate, seconds, frames, t);
     relay.Stop();
+    t.cpuUsPerFrame = relay.ThreadCpu().count() / 1e3 / std::max<double>(1, t.sent);
     return t;
+}
+
+/// The emulator's links: 100 Gb/s, 1 us.
+LinkParams
+EmulatorLink()
+{
+    return LinkParams{DataRate("100Gbps"), MicroSeconds(1)};
 }
 
 Trial
@@ -284,7 +298,12 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
     {
         RoceFabricHelper fabric;
         fabric.SetExternalHosts({0, 1});
-        fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
+        fabric.Install(TopologySpec::Star(2, EmulatorLink()));
+        // The modelled path: two links (host 0 to the switch, the switch to host 1), each
+        // its delay and the tagged frame's time on the wire.
+        const uint32_t tagged = static_cast<uint32_t>(gFrameLen) + 4;
+        t.modelledUs =
+            2 * (EmulatorLink().delay + fabric.GetPort(0)->WireTime(tagged)).GetNanoSeconds() / 1e3;
         const auto d = Addresses();
         EdgePort ea("h0", std::make_unique<RoceUplink>(fabric.GetPort(0), 3),
                     std::make_unique<TapPort>(a.Name()), 1500, 3, d);
@@ -294,14 +313,17 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         eb.Start();
         LagMonitor lag;
         lag.Start();
-        std::thread sim([] {
+        std::chrono::nanoseconds simCpu{0};
+        std::thread sim([&simCpu] {
             TuneRealtimeThread(gScheduling);
             tCounted = true;
             Simulator::Run();
+            simCpu = ThreadCpuTime();
         });
         Measure(a, b, rate, seconds, frames, t);
         Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
         sim.join();
+        t.cpuUsPerFrame = simCpu.count() / 1e3 / std::max<double>(1, t.sent);
         const double frameCount = std::max<double>(1, t.received);
         t.eventsPerFrame = Simulator::GetEventCount() / frameCount;
         ea.Stop();
@@ -384,14 +406,19 @@ main(int argc, char** argv)
                     em.received, em.sent);
         std::printf("transit over the relay's: emulator %+.1f us (goal +2)\n",
                     em.transitMedianUs - re.transitMedianUs);
+        std::printf("of which the modelled path (two 1 us links at 100 Gb/s, the frame's "
+                    "serialisation on each): %.2f us; the emulator's own cost over the relay: "
+                    "%+.1f us\n",
+                    em.modelledUs, em.transitMedianUs - re.transitMedianUs - em.modelledUs);
     }
     double bridgeBest = 0;
     double relayBest = 0;
     double emuBest = 0;
     double emuBestP99 = 0;
     double emuLossless = 0;
-    std::printf("%-10s %-9s %10s %10s %8s %10s %10s %13s %13s\n", "path", "offered", "sent",
-                "received", "lost%", "lag max", "lag p99", "events/frame", "allocs/frame");
+    std::printf("%-10s %-9s %10s %10s %8s %10s %10s %13s %13s %13s\n", "path", "offered", "sent",
+                "received", "lost%", "lag max", "lag p99", "cpu us/frame", "events/frame",
+                "allocs/frame");
     for (double rate : rates)
     {
         const Trial br = ThroughBridge(rate, seconds, frames);
@@ -403,6 +430,10 @@ main(int argc, char** argv)
             std::printf("%-10s %-9.0f %10lu %10lu %8.3f %8.3f ms %7.3f ms", name, rate, t.sent,
                         t.received, 100.0 * (t.sent - std::min(t.sent, t.received)) / t.sent,
                         t.lagMaxMs, t.lagP99Ms);
+            if (std::string(name) != "bridge")
+            {
+                std::printf(" %13.2f", t.cpuUsPerFrame);
+            }
             if (std::string(name) == "emulator")
             {
                 std::printf(" %13.2f %13.2f", t.eventsPerFrame, t.allocationsPerFrame);

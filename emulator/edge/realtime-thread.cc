@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <sched.h>
+#include <time.h>
 
 namespace fabemu
 {
@@ -35,6 +36,17 @@ CurrentThreadScheduling()
         return "SCHED_FIFO";
     }
     return "nice " + std::to_string(getpriority(PRIO_PROCESS, 0));
+}
+
+std::chrono::nanoseconds
+ThreadCpuTime()
+{
+    timespec ts{};
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    {
+        return std::chrono::nanoseconds(0);
+    }
+    return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
 } // namespace fabemu

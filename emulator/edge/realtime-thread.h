@@ -15,6 +15,7 @@
 #ifndef FABEMU_REALTIME_THREAD_H
 #define FABEMU_REALTIME_THREAD_H
 
+#include <chrono>
 #include <string>
 
 namespace fabemu
@@ -34,6 +35,10 @@ std::string TuneRealtimeThread(ThreadScheduling how = ThreadScheduling::Shared);
 
 /// The calling thread's scheduling, named as TuneRealtimeThread names it.
 std::string CurrentThreadScheduling();
+
+/// The CPU time the calling thread has used so far, user and system
+/// (CLOCK_THREAD_CPUTIME_ID): what a frame costs the thread that carries it.
+std::chrono::nanoseconds ThreadCpuTime();
 
 } // namespace fabemu
 

@@ -89,6 +89,11 @@ TapRelay::Loop()
     }
     fds.push_back({m_wakeFd, POLLIN, 0});
     std::vector<std::vector<uint8_t>> refused;
+    struct NoteCpu // on every way out
+    {
+        std::chrono::nanoseconds& cpu;
+        ~NoteCpu() { cpu = ThreadCpuTime(); }
+    } noteCpu{m_cpu};
     while (!m_stop)
     {
         if (poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR)

@@ -17,6 +17,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -53,6 +54,8 @@ class TapRelay
     uint64_t FramesRefused() const { return m_refused; }
     /// The scheduling the relay's thread got (TuneRealtimeThread's words); read after Stop.
     const std::string& Scheduling() const { return m_scheduling; }
+    /// The CPU time the relay's thread used (user and system), read after Stop.
+    std::chrono::nanoseconds ThreadCpu() const { return m_cpu; }
 
   private:
     void Loop();
@@ -67,7 +70,8 @@ class TapRelay
     std::atomic<uint64_t> m_read{0};
     std::atomic<uint64_t> m_written{0};
     std::atomic<uint64_t> m_refused{0};
-    std::string m_scheduling; ///< written by the thread, read after it is joined
+    std::string m_scheduling;          ///< written by the thread, read after it is joined
+    std::chrono::nanoseconds m_cpu{0}; ///< likewise
 };
 
 } // namespace fabemu
