@@ -80,6 +80,11 @@ struct LagTotals
     bool timingFaithful{true};
     std::string scheduling; ///< what the simulation thread got: SCHED_FIFO or "nice N"
                             ///< (CurrentThreadScheduling)
+    /// The thread that carried the frames (the simulation thread; the relay's in that
+    /// baseline): its CPU time, user and system, and the wall time it ran. A lag with the
+    /// thread mostly idle is its waits for a core, not its work.
+    double threadCpuS{0};
+    double threadWallS{0};
 };
 
 /// An emulation's outcome: the fabric's totals (as in a simulation), the edges', the lag's.

@@ -122,6 +122,13 @@ TEST_CASE("20 MB of TCP between two namespaces crosses the emulated RoCEv2 switc
     CHECK(r.framesToEndpoints > 14000);
     CHECK(r.congestionDrops == 0);
     CHECK(r.arpReplies >= 2);
+    // What carrying the frames cost the simulation thread: some CPU, never more than the
+    // wall time it ran (one thread), and said on the terminal.
+    CHECK(r.threadCpuS > 0);
+    CHECK(r.threadCpuS <= r.threadWallS * 1.01);
+    CHECK(r.threadWallS > 0.5); // the 20 MB take at least that here
+    CHECK(printed.find("simulation thread: ") != std::string::npos);
+    CHECK(printed.find("% busy), ") != std::string::npos);
 }
 
 TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, and TCP still "
@@ -216,6 +223,9 @@ TEST_CASE("the relay baseline carries the same transfer with no model, and exclu
     CHECK(printed.find("bare user-space relay (no fabric model, its thread nice -10)") !=
           std::string::npos);
     CHECK(printed.find("lag of simulated time") == std::string::npos); // nothing simulated
+    CHECK(printed.find("the relay's thread: ") != std::string::npos);  // its cost instead
+    CHECK(r.threadCpuS > 0);
+    CHECK(r.threadCpuS <= r.threadWallS * 1.01);
 
     opt.bridge = true;
     std::ostringstream out2;
