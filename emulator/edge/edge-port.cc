@@ -216,22 +216,33 @@ EdgePort::Hold(std::vector<uint8_t> bytes)
 void
 EdgePort::DrainHeld()
 {
+    // What the tap takes now goes in batches of one system call each (Flush), in order;
+    // what it refuses stays held, at the front, for the next try.
+    constexpr size_t kBatch = 64;
+    std::vector<std::vector<uint8_t>> refused;
     while (!m_held.empty())
     {
-        const std::vector<uint8_t>& bytes = m_held.front();
-        const auto status = m_tap->Write(bytes.data(), bytes.size());
-        if (status == TapPort::WriteStatus::Full)
+        uint64_t moved = 0;
+        for (size_t i = 0; i < kBatch && !m_held.empty(); ++i)
         {
-            break;
+            moved += m_held.front().size();
+            m_tap->Queue(std::move(m_held.front()));
+            m_held.pop_front();
         }
-        if (status == TapPort::WriteStatus::Written)
+        const auto [frames, bytes] = m_tap->Flush(refused);
+        m_counters.toTap += frames;
+        m_counters.bytesToTap += bytes;
+        uint64_t back = 0;
+        for (auto i = refused.rbegin(); i != refused.rend(); ++i)
         {
-            ++m_counters.toTap;
-            m_counters.bytesToTap += bytes.size();
+            back += i->size();
+            m_held.push_front(std::move(*i));
         }
-        m_heldBytes -= bytes.size();
-        FrameBuffers::Give(std::move(m_held.front()));
-        m_held.pop_front();
+        m_heldBytes -= moved - back; // written, or failed and counted by the tap
+        if (!refused.empty())
+        {
+            break; // the tap is full again
+        }
     }
     UpdateHold();
     if (!m_held.empty())
@@ -260,6 +271,7 @@ EdgePort::GetCounters() const
 {
     Counters c = m_counters;
     c.tapWriteFailures = m_tap->WriteFailures();
+    c.tapWriteCalls = m_tap->WriteCalls();
     if (c.tapWriteFailures > 0)
     {
         c.drops["tap_write_error"] = c.tapWriteFailures;

@@ -30,6 +30,7 @@ struct EdgeCounters
     uint64_t arpReplies{0};
     uint64_t neighbourAdverts{0};
     uint64_t tapWriteFailures{0};
+    uint64_t tapWriteCalls{0}; ///< system calls that wrote frames to the endpoint (batched)
     uint64_t cnpsSent{0};      ///< DCQCN: as the endpoint's notification point
     uint64_t cnpsConsumed{0};  ///< DCQCN: CNPs for this endpoint's flows, acted on here
     uint64_t framesPaced{0};   ///< DCQCN: frames held back by a flow's rate

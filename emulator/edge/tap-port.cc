@@ -250,6 +250,7 @@ TapPort::Flush(std::vector<std::vector<uint8_t>>& refused)
         const int sent = sendmmsg(m_fd, msgs.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
         if (sent > 0)
         {
+            ++m_writeCalls;
             for (int i = 0; i < sent; ++i)
             {
                 bytes += m_outgoing[next + i].size();
@@ -282,6 +283,7 @@ TapPort::Write(const uint8_t* frame, size_t len)
     if (n == static_cast<ssize_t>(len))
     {
         ++m_written;
+        ++m_writeCalls;
         return WriteStatus::Written;
     }
     if (n < 0 && (errno == ENOBUFS || errno == EAGAIN))

@@ -78,6 +78,8 @@ class TapPort
     uint64_t FramesRead() const { return m_read; }
     uint64_t FramesWritten() const { return m_written; }
     uint64_t WriteFailures() const { return m_writeFailures; }
+    /// System calls that wrote at least one frame (Write, and Flush's batches).
+    uint64_t WriteCalls() const { return m_writeCalls; }
     /// Frames longer than 9 KiB (no endpoint MTU allows them), dropped on reading.
     uint64_t Truncated() const { return m_truncated; }
     /// Frames the endpoint sent that the kernel dropped before we read them
@@ -99,6 +101,7 @@ class TapPort
     std::vector<uint8_t> m_buffer = std::vector<uint8_t>(kReadBatch * kReadSlot);
     uint64_t m_written{0};
     uint64_t m_writeFailures{0};
+    uint64_t m_writeCalls{0};
     uint64_t m_socketDrops{0};
     uint64_t m_truncated{0};
 };
