@@ -145,14 +145,17 @@ TEST_CASE("through a 100 Mb/s star without PFC and with a 20 KB buffer: drops, a
     opt.set = {"ns3::SwitchMmu::PfcEnabled=false", "ns3::SwitchMmu::ReservePerPg=0",
                "ns3::SwitchMmu::BufferSize=20000"};
     opt.servers = {Server(5000), Server(5001)};
-    opt.run = {Client(1, 2 << 20, 5000), Client(2, 2 << 20, 5001)};
+    // 8 MiB each, 0.7 s at 100 Mb/s: the two overlap even when one Python starts a few
+    // hundred ms after the other on a loaded machine (with 2 MiB, 0.17 s each, a run
+    // beside a build once saw them one after the other, and no drop).
+    opt.run = {Client(1, 8 << 20, 5000), Client(2, 8 << 20, 5001)};
     std::ostringstream out;
     std::ostringstream err;
     const EmulateResult r = RunEmulation(opt, out, err);
     INFO(out.str() << err.str());
     REQUIRE(r.exitCode == 0);
-    CHECK(r.commands[0].out.find("received 2097152") != std::string::npos);
-    CHECK(r.commands[1].out.find("received 2097152") != std::string::npos);
+    CHECK(r.commands[0].out.find("received 8388608") != std::string::npos);
+    CHECK(r.commands[1].out.find("received 8388608") != std::string::npos);
     CHECK(r.congestionDrops > 0); // two senders, one 100 Mb/s port, 20 KB of buffer
     CHECK(r.pfcFrames == 0);
 }
