@@ -129,6 +129,7 @@ FabemuRealtimeSimulatorImpl::FabemuRealtimeSimulatorImpl()
     ObjectFactory factory;
     factory.SetTypeId(MapScheduler::GetTypeId());
     SetScheduler(factory);
+    m_observers = factory.Create<Scheduler>();
     m_wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     NS_ABORT_MSG_IF(m_wakeFd < 0, "FabemuRealtimeSimulatorImpl: eventfd failed");
 }
@@ -180,6 +181,7 @@ FabemuRealtimeSimulatorImpl::RunIdleHooks()
 void
 FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
 {
+    m_eventsSinceLook = 0;
     RunIdleHooks();
     // Called at every wait: the list's storage is reused, not allocated each time.
     std::vector<pollfd>& fds = m_pollFds;
@@ -209,6 +211,9 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
     {
         return;
     }
+    // The observers' events that came due while the thread slept see the model
+    // before these frames change it.
+    RunDueObservers(RealtimeTs());
     {
         // The frames arrive now: bring simulated time up to the wall clock, unless
         // events before now still wait (then the simulation is behind, and they
@@ -230,16 +235,53 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
     }
 }
 
+bool
+FabemuRealtimeSimulatorImpl::ObserverDue(uint64_t nowTs) const
+{
+    if (m_observers->IsEmpty())
+    {
+        return false;
+    }
+    const Scheduler::EventKey& key = m_observers->PeekNext().key;
+    return key.m_ts <= nowTs && (m_events->IsEmpty() || key < m_events->PeekNext().key);
+}
+
+void
+FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs)
+{
+    std::unique_lock<std::mutex> lock(m_mutex);
+    while (ObserverDue(nowTs))
+    {
+        Invoke(m_observers->RemoveNext(), lock);
+    }
+}
+
+void
+FabemuRealtimeSimulatorImpl::Invoke(const Scheduler::Event& next,
+                                    std::unique_lock<std::mutex>& lock)
+{
+    --m_unscheduledEvents;
+    ++m_eventCount;
+    NS_ASSERT(next.key.m_ts >= m_currentTs);
+    m_currentTs = next.key.m_ts;
+    m_currentContext = next.key.m_context;
+    m_currentUid = next.key.m_uid;
+    lock.unlock();
+    next.impl->Invoke();
+    next.impl->Unref();
+    lock.lock();
+}
+
 void
 FabemuRealtimeSimulatorImpl::DoDispose()
 {
-    if (m_events)
+    for (Ptr<Scheduler>* queue : {&m_events, &m_observers})
     {
-        while (!m_events->IsEmpty())
+        while (*queue && !(*queue)->IsEmpty())
         {
-            m_events->RemoveNext().impl->Unref();
+            (*queue)->RemoveNext().impl->Unref();
         }
-        m_events = nullptr;
+        *queue = nullptr;
     }
     SimulatorImpl::DoDispose();
 }
@@ -312,7 +354,7 @@ FabemuRealtimeSimulatorImpl::Insert(uint64_t ts, uint32_t context, EventImpl* ev
     ev.key.m_context = context;
     ev.key.m_uid = m_uid++;
     ++m_unscheduledEvents;
-    m_events->Insert(ev);
+    (context == kObserverContext ? m_observers : m_events)->Insert(ev);
     return EventId(event, ts, context, ev.key.m_uid);
 }
 
@@ -390,7 +432,7 @@ FabemuRealtimeSimulatorImpl::Remove(const EventId& id)
     event.key.m_ts = id.GetTs();
     event.key.m_context = id.GetContext();
     event.key.m_uid = id.GetUid();
-    m_events->Remove(event);
+    (event.key.m_context == kObserverContext ? m_observers : m_events)->Remove(event);
     --m_unscheduledEvents;
     event.impl->Cancel();
     event.impl->Unref();
@@ -436,6 +478,7 @@ FabemuRealtimeSimulatorImpl::Run()
         std::lock_guard<std::mutex> lock(m_mutex);
         m_main = std::this_thread::get_id();
         m_stop = false;
+        m_stopTs = 0;
         m_origin = std::chrono::steady_clock::now();
         m_originTs = m_currentTs;
         m_running = true;
@@ -444,10 +487,16 @@ FabemuRealtimeSimulatorImpl::Run()
     const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
     const int64_t stepsPerNs =
         NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
-    unsigned sinceLook = 0;
     std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
     {
+        const uint64_t nowTs = RealtimeTs();
+        if (ObserverDue(nowTs))
+        {
+            // Never a reason to wait, but run in its turn; its lateness is not the lag.
+            Invoke(m_observers->RemoveNext(), lock);
+            continue;
+        }
         if (m_events->IsEmpty())
         {
             m_inserted = false;
@@ -457,7 +506,6 @@ FabemuRealtimeSimulatorImpl::Run()
             continue;
         }
         const uint64_t nextTs = m_events->PeekNext().key.m_ts;
-        const uint64_t nowTs = RealtimeTs();
         if (nextTs > nowTs + spinTs)
         {
             // Far ahead: wait for the taps, another thread, or SpinThreshold before it.
@@ -481,9 +529,11 @@ FabemuRealtimeSimulatorImpl::Run()
             lock.lock();
             continue; // look again: an inserted event may come first
         }
-        if (++sinceLook >= 64 && !m_watched.empty())
+        if (++m_eventsSinceLook > kEventsPerLook && !m_watched.empty())
         {
-            sinceLook = 0;
+            // A long run of due events with no wait between them: look in between.
+            ++m_looks;
+            m_eventsSinceLook = 0;
             lock.unlock();
             if (nowTs - nextTs > backlogTs)
             {
@@ -500,20 +550,18 @@ FabemuRealtimeSimulatorImpl::Run()
             lock.lock();
             continue;
         }
-        Scheduler::Event next = m_events->RemoveNext();
-        --m_unscheduledEvents;
-        ++m_eventCount;
-        NS_ASSERT(next.key.m_ts >= m_currentTs);
-        m_currentTs = next.key.m_ts;
-        m_currentContext = next.key.m_context;
-        m_currentUid = next.key.m_uid;
         // Due: nextTs <= nowTs, read at the top of this turn.
         const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
         m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs
                                       : TimeStep(lateSteps).GetNanoSeconds());
+        Invoke(m_events->RemoveNext(), lock);
+    }
+    if (m_stopTs > 0)
+    {
+        // Stopped from another thread, perhaps while asleep: first what the observers
+        // were due to see by then.
         lock.unlock();
-        next.impl->Invoke();
-        next.impl->Unref();
+        RunDueObservers(m_stopTs);
         lock.lock();
     }
     m_running = false;
@@ -523,7 +571,7 @@ bool
 FabemuRealtimeSimulatorImpl::IsFinished() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    return m_stop || m_events->IsEmpty();
+    return m_stop || (m_events->IsEmpty() && m_observers->IsEmpty());
 }
 
 void
@@ -531,6 +579,10 @@ FabemuRealtimeSimulatorImpl::Stop()
 {
     {
         std::lock_guard<std::mutex> lock(m_mutex);
+        if (m_running && std::this_thread::get_id() != m_main)
+        {
+            m_stopTs = RealtimeTs();
+        }
         m_stop = true;
     }
     const uint64_t one = 1;

@@ -75,6 +75,16 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 {
   public:
     static TypeId GetTypeId();
+    /**
+     * The context of events that only observe the model (the queue samplers'):
+     * the thread never wakes for one. It runs at its own time, in order, as soon as
+     * the thread is awake for anything else (the next event after it, frames from
+     * the taps, Stop), so it sees the model as it was at that time: nothing ran in
+     * between. Such an event runs late on purpose, so its lateness is not the lag.
+     * What it schedules in its own context stays an observer's. (An idle thread
+     * woken only to sample costs a wake-up, which on a VM is tens of us of CPU.)
+     */
+    static constexpr uint32_t kObserverContext = 0xfffffffe;
     FabemuRealtimeSimulatorImpl();
     ~FabemuRealtimeSimulatorImpl() override;
 
@@ -108,6 +118,10 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Waits spun and waits slept, so far.
     uint64_t GetSpins() const { return m_spins; }
     uint64_t GetSleeps() const { return m_sleeps; }
+    /// Looks at the watched descriptors between events, without a wait, so far: one
+    /// after every kEventsPerLook events in a row that no wait (which looks too) broke.
+    uint64_t GetLooks() const { return m_looks; }
+    static constexpr unsigned kEventsPerLook = 64;
     /// How far behind its time each event started: the lag of simulated time behind
     /// the wall clock, taken at every moment simulated time shows (read on the
     /// simulation thread, or after Run). No sampling event is needed for it, so an
@@ -164,8 +178,16 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// runs the handlers of those readable. Called without the lock.
     void PollWatched(int64_t ns);
     void RunIdleHooks();
+    /// Whether an observer's event comes before the model's next and is due at the
+    /// wall clock's \p nowTs. Under the lock.
+    bool ObserverDue(uint64_t nowTs) const;
+    /// Runs the observers' events that ObserverDue, in order. Called without the lock.
+    void RunDueObservers(uint64_t nowTs);
+    /// Makes \p next the current event and runs it; \p lock is held before and after.
+    void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
 
     Ptr<Scheduler> m_events;
+    Ptr<Scheduler> m_observers; ///< events in kObserverContext
     std::list<EventId> m_destroyEvents;
     mutable std::mutex m_mutex;
     int m_wakeFd{-1}; ///< eventfd: another thread scheduled something, or Stop
@@ -179,6 +201,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     std::vector<std::pair<uint64_t, std::function<void()>>> m_idleHooks;
     uint64_t m_nextHook{1};
     std::atomic<bool> m_stop{false};
+    uint64_t m_stopTs{0}; ///< the wall clock's time of a Stop from another thread; 0: none
     std::atomic<bool> m_inserted{false}; ///< an event came from another thread: look again
     bool m_running{false};
     std::thread::id m_main;
@@ -193,6 +216,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     Time m_spinThreshold;
     uint64_t m_spins{0};
     uint64_t m_sleeps{0};
+    uint64_t m_looks{0};
+    unsigned m_eventsSinceLook{0}; ///< events run since the descriptors were last looked at
     Time m_maxBacklog;
     uint64_t m_deferredReads{0};
     LatenessRecord m_lateness;

@@ -254,3 +254,124 @@ TEST_CASE("a watched descriptor's reader runs model code at once, as an event of
     CHECK(followUpAtMs == doctest::Approx(readAtMs + 0.010).epsilon(1e-9));
     Simulator::Destroy();
 }
+
+TEST_CASE("the taps are looked at between events only in a long run of events with no wait, "
+          "since every wait looks at them too")
+{
+    // Events 300 us apart: a sleep before each, which looks, so no extra look. (A
+    // look costs a system call and flushes the edges' queued frames, splitting their
+    // batches: counting events across waits made one every 64 events.)
+    const auto sim = FreshSimulator();
+    int fds[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    sim->Watch(fds[0], [] {});
+    for (int i = 1; i <= 200; ++i)
+    {
+        Simulator::Schedule(MicroSeconds(300) * i, [] {});
+    }
+    Simulator::Stop(MilliSeconds(61));
+    Simulator::Run();
+    CHECK(sim->GetSleeps() >= 100); // most: a late wake-up may find the next one due
+    CHECK(sim->GetLooks() == 0);
+    // 1,000 events due at one instant: a look after every 64 of them.
+    for (int i = 0; i < 1000; ++i)
+    {
+        Simulator::Schedule(MilliSeconds(1), [] {});
+    }
+    Simulator::Stop(MilliSeconds(5));
+    Simulator::Run();
+    CHECK(sim->GetLooks() == 1000 / (FabemuRealtimeSimulatorImpl::kEventsPerLook + 1));
+    sim->Unwatch(fds[0]);
+    close(fds[0]);
+    close(fds[1]);
+    Simulator::Destroy();
+}
+
+namespace
+{
+
+/// An observer's chain: a sample every millisecond, each noting when it ran.
+struct Observer
+{
+    std::vector<int64_t> simNs;  ///< Now() in each sample
+    std::vector<int64_t> wallNs; ///< the wall clock's now (RealtimeNow) in each
+    Ptr<FabemuRealtimeSimulatorImpl> sim;
+
+    void Sample()
+    {
+        simNs.push_back(Simulator::Now().GetNanoSeconds());
+        wallNs.push_back(sim->RealtimeNow().GetNanoSeconds());
+        Simulator::Schedule(MilliSeconds(1), &Observer::Sample, this); // stays an observer's
+    }
+};
+
+} // namespace
+
+TEST_CASE("an observer's events never wake the thread, yet each runs at its own time, before "
+          "what comes after it")
+{
+    const auto sim = FreshSimulator();
+    Observer o;
+    o.sim = sim;
+    Simulator::ScheduleWithContext(FabemuRealtimeSimulatorImpl::kObserverContext, MilliSeconds(1),
+                                   &Observer::Sample, &o);
+    // A model event at 20.5 ms, and frames on a pipe some 45 ms in.
+    double modelEventAt = -1;
+    size_t samplesBeforeModelEvent = 0;
+    Simulator::Schedule(MicroSeconds(20500), [&] {
+        modelEventAt = Simulator::Now().GetSeconds() * 1e3;
+        samplesBeforeModelEvent = o.simNs.size();
+    });
+    int fds[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    double readAtMs = -1;
+    size_t samplesBeforeRead = 0;
+    sim->Watch(fds[0], [&] {
+        char byte;
+        while (read(fds[0], &byte, 1) == 1)
+        {
+        }
+        readAtMs = Simulator::Now().GetSeconds() * 1e3;
+        samplesBeforeRead = o.simNs.size();
+    });
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(45));
+        (void)!write(fds[1], "x", 1);
+    });
+    const auto started = Clock::now();
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(80));
+        sim->Stop(); // from outside, as fabemu emulate stops it
+    });
+    Simulator::Run();
+    const double stoppedAfterMs =
+        std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    writer.join();
+    stopper.join();
+    sim->Unwatch(fds[0]);
+    close(fds[0]);
+    close(fds[1]);
+
+    // Each sample ran at its own simulated time, in order, with none skipped: up to
+    // the stop, as waking for each would have had it.
+    REQUIRE(o.simNs.size() >= 70);
+    for (size_t i = 0; i < o.simNs.size(); ++i)
+    {
+        CHECK(o.simNs[i] == static_cast<int64_t>(i + 1) * 1'000'000);
+    }
+    CHECK(static_cast<double>(o.simNs.size()) <= stoppedAfterMs + 1);
+    // The thread did not wake for them: a handful of waits (the model event, the
+    // pipe, the stop, the longest wait's cap), not one a sample.
+    CHECK(sim->GetSleeps() + sim->GetSpins() < 10);
+    // So they ran late by the wall clock, in batches: at the model event, at the
+    // read and at the stop.
+    CHECK(o.wallNs[2] - o.simNs[2] > 10'000'000); // sample 3 ms ran at 20.5 ms or later
+    // Yet before what came after them, with the model as it was at their time.
+    CHECK(modelEventAt == doctest::Approx(20.5));
+    CHECK(samplesBeforeModelEvent == 20);
+    CHECK(readAtMs >= 44.0);
+    CHECK(samplesBeforeRead == static_cast<size_t>(readAtMs));
+    // Late on purpose: not the lag (only the model event's lateness is recorded).
+    CHECK(sim->GetLateness().Count() == 1);
+    Simulator::Destroy();
+}
