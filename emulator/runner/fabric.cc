@@ -1,6 +1,9 @@
 #include "emulator/runner/fabric.h"
 
+#include "emulator/edge/realtime-simulator.h"
+
 #include "ns3/abort.h"
+#include "ns3/simulator.h"
 #include "ns3/type-id.h"
 #include "ns3/uinteger.h"
 
@@ -117,6 +120,13 @@ std::string
 Fabric::PcapNote(const Scenario&) const
 {
     return "";
+}
+
+uint32_t
+RecordSetup::SampleContext() const
+{
+    return mode == RunMode::Emulation ? ns3::FabemuRealtimeSimulatorImpl::kObserverContext
+                                      : ns3::Simulator::NO_CONTEXT;
 }
 
 std::vector<uint32_t>

@@ -36,6 +36,9 @@ struct RecordSetup
     std::filesystem::path dir; ///< pcaps and CSVs go here; empty: nowhere
     ns3::Time queueInterval;   ///< the queue samplers' grid
     RunMode mode{RunMode::Simulation};
+    /// The context the queue samplers' events run in: in an emulation, the real-time
+    /// simulator's observers' (the thread does not wake for a sample); else the caller's.
+    uint32_t SampleContext() const;
 };
 
 /// summary.json's fabric part: "totals" (six keys every fabric has, then its own),

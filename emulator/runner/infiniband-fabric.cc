@@ -191,7 +191,8 @@ class InfinibandFabric : public Fabric
         {
             m_fabric.EnablePcap((setup.dir / fmt::format("h{}.pcap", h)).string(), h);
         }
-        m_queues = std::make_unique<IbQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+        m_queues = std::make_unique<IbQueueSampler>(m_fabric, m_queueRows, setup.queueInterval,
+                                                    setup.SampleContext());
         if (!m_rankOf.empty())
         {
             // Periodic FCPs and BECNs in flight go on after the last flow: when, for CountUntil.

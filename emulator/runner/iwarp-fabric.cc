@@ -142,7 +142,8 @@ class IwarpFabric : public Fabric
         {
             m_fabric.EnablePcap((setup.dir / fmt::format("h{}.pcap", h)).string(), h);
         }
-        m_queues = std::make_unique<IwarpQueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+        m_queues = std::make_unique<IwarpQueueSampler>(m_fabric, m_queueRows, setup.queueInterval,
+                                                       setup.SampleContext());
     }
 
     void WriteRecords() override

@@ -151,7 +151,8 @@ class RoceFabric : public Fabric
         m_setup = setup;
         // Recorders run on the simulation thread and are read once it has stopped.
         m_pfcLog = std::make_unique<PfcLog>(m_fabric, m_pfcRows);
-        m_queues = std::make_unique<QueueSampler>(m_fabric, m_queueRows, setup.queueInterval);
+        m_queues = std::make_unique<QueueSampler>(m_fabric, m_queueRows, setup.queueInterval,
+                                                  setup.SampleContext());
         if (s.fabric.cc == "dcqcn")
         {
             m_rateLog = std::make_unique<RateLog>(m_fabric, m_rateRows); // beside the edges' rows

@@ -27,10 +27,16 @@ namespace ns3
 class GridSampler
 {
   public:
-    /// \p sample takes one sample and says whether anything is still busy.
-    GridSampler(Time interval, std::function<bool()> sample)
+    /// \p sample takes one sample and says whether anything is still busy. The
+    /// samples run in \p context; Simulator::NO_CONTEXT (the default) leaves each in
+    /// the context of what scheduled it, as Simulator::Schedule does. (A real-time
+    /// simulator may give a context of its own a meaning: fabemu's runs its
+    /// observers' events without waking for them.)
+    GridSampler(Time interval, std::function<bool()> sample,
+                uint32_t context = Simulator::NO_CONTEXT)
         : m_interval(interval),
-          m_sample(std::move(sample))
+          m_sample(std::move(sample)),
+          m_context(context)
     {
     }
 
@@ -51,7 +57,7 @@ class GridSampler
     void Start()
     {
         m_pending = true;
-        Simulator::ScheduleNow(&GridSampler::Take, this);
+        ScheduleTake(Time(0));
     }
 
     /// Something happened that a sample may see: resume if asleep.
@@ -66,14 +72,25 @@ class GridSampler
         const int64_t since = (Simulator::Now() - m_last).GetTimeStep();
         const int64_t steps = std::max<int64_t>(1, (since + step - 1) / step);
         m_pending = true;
-        Simulator::Schedule(m_last + TimeStep(steps * step) - Simulator::Now(), &GridSampler::Take,
-                            this);
+        ScheduleTake(m_last + TimeStep(steps * step) - Simulator::Now());
     }
 
     /// Samples taken so far.
     uint64_t Samples() const { return m_samples; }
 
   private:
+    void ScheduleTake(Time delay)
+    {
+        if (m_context == Simulator::NO_CONTEXT)
+        {
+            Simulator::Schedule(delay, &GridSampler::Take, this);
+        }
+        else
+        {
+            Simulator::ScheduleWithContext(m_context, delay, &GridSampler::Take, this);
+        }
+    }
+
     void Take()
     {
         m_pending = false;
@@ -83,7 +100,7 @@ class GridSampler
         if (busy)
         {
             m_pending = true;
-            Simulator::Schedule(m_interval, &GridSampler::Take, this);
+            ScheduleTake(m_interval);
         }
         if (m_watch && busy == m_watching)
         {
@@ -95,6 +112,7 @@ class GridSampler
     Time m_interval;
     std::function<bool()> m_sample;
     std::function<void(bool)> m_watch;
+    uint32_t m_context;
     bool m_watching{false}; ///< m_watch(true) was the last call
     Time m_last;            ///< the latest sample's instant (the grid's phase)
     bool m_pending{false};  ///< a sample is scheduled

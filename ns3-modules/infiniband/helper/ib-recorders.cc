@@ -38,9 +38,11 @@ IbPcapWriter::Write(Ptr<const Packet> p)
     ++m_packets;
 }
 
-IbQueueSampler::IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval)
+IbQueueSampler::IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval,
+                               uint32_t context)
     : m_out(out),
-      m_grid(interval, [this] { return Sample(); })
+      m_grid(
+          interval, [this] { return Sample(); }, context)
 {
     const auto& switches = fabric.GetSwitches();
     for (uint32_t s = 0; s < switches.size(); ++s)

@@ -49,7 +49,9 @@ class IbPcapWriter : public SimpleRefCount<IbPcapWriter>
 class IbQueueSampler
 {
   public:
-    IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval);
+    /// The samples run in \p context (GridSampler's: by default, the caller's).
+    IbQueueSampler(const IbFabricHelper& fabric, std::ostream& out, Time interval,
+                   uint32_t context = Simulator::NO_CONTEXT);
     /// The largest sample seen, bytes.
     uint64_t Peak() const { return m_peak; }
     /// Samples taken so far.

@@ -8,13 +8,21 @@ namespace ns3
 {
 
 IwarpQueueSampler::IwarpQueueSampler(const IwarpFabricHelper& fabric, std::ostream& out,
-                                     Time interval)
+                                     Time interval, uint32_t context)
     : m_fabric(fabric),
       m_out(out),
       m_interval(interval),
       m_wasBusy(fabric.GetSwitchPorts().size(), false)
 {
-    Simulator::ScheduleNow(&IwarpQueueSampler::Sample, this);
+    // Each sample schedules the next in its own context.
+    if (context == Simulator::NO_CONTEXT)
+    {
+        Simulator::ScheduleNow(&IwarpQueueSampler::Sample, this);
+    }
+    else
+    {
+        Simulator::ScheduleWithContext(context, Time(0), &IwarpQueueSampler::Sample, this);
+    }
 }
 
 void

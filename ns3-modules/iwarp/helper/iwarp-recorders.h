@@ -7,6 +7,7 @@
 #define FABEMU_IWARP_RECORDERS_H
 
 #include "ns3/iwarp-fabric-helper.h"
+#include "ns3/simulator.h"
 
 #include <ostream>
 #include <vector>
@@ -17,7 +18,9 @@ namespace ns3
 class IwarpQueueSampler
 {
   public:
-    IwarpQueueSampler(const IwarpFabricHelper& fabric, std::ostream& out, Time interval);
+    /// The samples run in \p context; Simulator::NO_CONTEXT (the default): the caller's.
+    IwarpQueueSampler(const IwarpFabricHelper& fabric, std::ostream& out, Time interval,
+                      uint32_t context = Simulator::NO_CONTEXT);
     /// The largest sample seen, bytes.
     uint64_t Peak() const { return m_peak; }
 

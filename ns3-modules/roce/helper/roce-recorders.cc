@@ -64,10 +64,12 @@ PcapWriter::Write(Ptr<const Packet> frame)
     ++m_frames;
 }
 
-QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval)
+QueueSampler::QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval,
+                           uint32_t context)
     : m_fabric(fabric),
       m_out(out),
-      m_grid(interval, [this] { return Sample(); })
+      m_grid(
+          interval, [this] { return Sample(); }, context)
 {
     // A frame reaching a switch is what wakes a sleeping sampler. The trace is
     // connected only while it sleeps: a busy fabric's frames call nothing.

@@ -71,7 +71,9 @@ class PcapWriter : public SimpleRefCount<PcapWriter>
 class QueueSampler
 {
   public:
-    QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval);
+    /// The samples run in \p context (GridSampler's: by default, the caller's).
+    QueueSampler(const RoceFabricHelper& fabric, std::ostream& out, Time interval,
+                 uint32_t context = Simulator::NO_CONTEXT);
     /// The largest sample seen, bytes.
     uint64_t Peak() const { return m_peak; }
     /// Samples taken so far.
