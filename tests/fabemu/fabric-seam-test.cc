@@ -1,6 +1,7 @@
 // One seam per fabric (issue 15): every fabric through FabricRegistry, and one source
 // for each rule that simulation and emulation used to write apart: host addresses,
 // the IP MTU for a path MTU, the order of defaults, the InfiniBand peak queue.
+#include "emulator/edge/realtime-simulator.h"
 #include "emulator/fabemu/emulate.h"
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/scenario-fabric.h"
@@ -160,6 +161,15 @@ TEST_CASE("fabric.set comes last in emulation too: a user's IbPort::FcpInterval 
     ApplyFabricDefaults(s, RunMode::Emulation);
     CHECK(interval() == MicroSeconds(5));
     Config::Reset();
+}
+
+TEST_CASE("in an emulation the queue samplers are the real-time simulator's observers, which "
+          "never wake its thread; in a simulation their events are as before")
+{
+    CHECK(RecordSetup{{}, MicroSeconds(1), RunMode::Emulation}.SampleContext() ==
+          FabemuRealtimeSimulatorImpl::kObserverContext);
+    CHECK(RecordSetup{{}, MicroSeconds(1), RunMode::Simulation}.SampleContext() ==
+          Simulator::NO_CONTEXT);
 }
 
 TEST_CASE("InfiniBand's peak queue is one figure in simulation and emulation: the deepest VL input "
