@@ -183,13 +183,19 @@ EdgePort::FlushQueued()
         return;
     }
     std::vector<std::vector<uint8_t>> refused;
-    const auto [frames, bytes] = m_tap->Flush(refused);
-    m_counters.toTap += frames;
-    m_counters.bytesToTap += bytes;
+    FlushTap(refused);
     for (auto& frame : refused)
     {
         Hold(std::move(frame));
     }
+}
+
+void
+EdgePort::FlushTap(std::vector<std::vector<uint8_t>>& refused)
+{
+    const auto [frames, bytes] = m_tap->Flush(refused);
+    m_counters.toTap += frames;
+    m_counters.bytesToTap += bytes;
 }
 
 void
@@ -229,9 +235,7 @@ EdgePort::DrainHeld()
             m_tap->Queue(std::move(m_held.front()));
             m_held.pop_front();
         }
-        const auto [frames, bytes] = m_tap->Flush(refused);
-        m_counters.toTap += frames;
-        m_counters.bytesToTap += bytes;
+        FlushTap(refused);
         uint64_t back = 0;
         for (auto i = refused.rbegin(); i != refused.rend(); ++i)
         {

@@ -81,6 +81,8 @@ class EdgePort
     void Take(uint8_t* frame, size_t len, const ns3::ParsedFrame& f);
     void WriteToEndpoint(std::vector<uint8_t> frame);
     void FlushQueued(); ///< writes the frames a burst of events queued, holds what the tap refuses
+    /// Writes what the tap has queued and counts it; what it refuses goes to \p refused.
+    void FlushTap(std::vector<std::vector<uint8_t>>& refused);
     void Hold(std::vector<uint8_t> frame);
     void DrainHeld(); ///< writes held frames until the tap is full again
     void UpdateHold();
