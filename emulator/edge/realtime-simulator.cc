@@ -211,15 +211,14 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
     {
         return;
     }
-    // The observers' events that came due while the thread slept see the model
-    // before these frames change it.
-    RunDueObservers(RealtimeTs());
     {
-        // The frames arrive now: bring simulated time up to the wall clock, unless
-        // events before now still wait (then the simulation is behind, and they
-        // must run first).
-        std::lock_guard<std::mutex> lock(m_mutex);
+        // The frames arrive now. The observers' events that came due while the thread
+        // slept see the model before these frames change it. Then simulated time comes
+        // up to the wall clock, unless events before now still wait (then the
+        // simulation is behind, and they must run first).
+        std::unique_lock<std::mutex> lock(m_mutex);
         const uint64_t now = RealtimeTs();
+        RunDueObservers(now, lock);
         if (now > m_currentTs && (m_events->IsEmpty() || m_events->PeekNext().key.m_ts > now))
         {
             m_currentTs = now;
@@ -247,9 +246,8 @@ FabemuRealtimeSimulatorImpl::ObserverDue(uint64_t nowTs) const
 }
 
 void
-FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs)
+FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs, std::unique_lock<std::mutex>& lock)
 {
-    std::unique_lock<std::mutex> lock(m_mutex);
     while (ObserverDue(nowTs))
     {
         Invoke(m_observers->RemoveNext(), lock);
@@ -560,9 +558,7 @@ FabemuRealtimeSimulatorImpl::Run()
     {
         // Stopped from another thread, perhaps while asleep: first what the observers
         // were due to see by then.
-        lock.unlock();
-        RunDueObservers(m_stopTs);
-        lock.lock();
+        RunDueObservers(m_stopTs, lock);
     }
     m_running = false;
 }

@@ -181,8 +181,9 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Whether an observer's event comes before the model's next and is due at the
     /// wall clock's \p nowTs. Under the lock.
     bool ObserverDue(uint64_t nowTs) const;
-    /// Runs the observers' events that ObserverDue, in order. Called without the lock.
-    void RunDueObservers(uint64_t nowTs);
+    /// Runs the observers' events that ObserverDue, in order; \p lock is held before
+    /// and after.
+    void RunDueObservers(uint64_t nowTs, std::unique_lock<std::mutex>& lock);
     /// Makes \p next the current event and runs it; \p lock is held before and after.
     void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
 
