@@ -19,7 +19,7 @@ function(fabemu_allocator target)
   endif()
 endfunction()
 
-# fabemu_ns3_module(NAME <name> SOURCES <files...> LIBRARIES <targets...>)
+# fabemu_ns3_module(NAME <name> [LOADED_LATER] SOURCES <files...> LIBRARIES <targets...>)
 # An ns-3 module of ours: a shared library named fabemu-<name>, laid out as
 # ns-3 modules are (model/, helper/), linking Debian's imported ns3:: targets.
 # Other code includes its headers as "ns3/<name>.h"; the rest of the tree's
@@ -27,7 +27,7 @@ endfunction()
 # Shared, not static, so that every TypeId registers itself at load time and
 # is reachable by name from scenarios and --set.
 function(fabemu_ns3_module)
-  cmake_parse_arguments(M "" "NAME" "SOURCES;LIBRARIES" ${ARGN})
+  cmake_parse_arguments(M "LOADED_LATER" "NAME" "SOURCES;LIBRARIES" ${ARGN})
   set(target fabemu-${M_NAME})
   add_library(${target} SHARED ${M_SOURCES})
   add_library(fabemu::${M_NAME} ALIAS ${target})
@@ -49,8 +49,12 @@ function(fabemu_ns3_module)
   target_link_libraries(${target} PUBLIC ${M_LIBRARIES})
   # Thread-local state touched per packet (pooled events, the schedulers' hints) is read
   # at a fixed offset from the thread pointer, not through __tls_get_addr (2 % of a
-  # fabric's instructions): these libraries are loaded with the program, never dlopen'd.
-  target_compile_options(${target} PRIVATE -ftls-model=initial-exec)
+  # fabric's instructions): these libraries are loaded with the program. LOADED_LATER
+  # marks one that a plugin brings in (dlopen), whose thread-locals glibc places wherever
+  # it can: those keep the general model.
+  if(NOT M_LOADED_LATER)
+    target_compile_options(${target} PRIVATE -ftls-model=initial-exec)
+  endif()
   fabemu_warnings(${target})
 endfunction()
 

@@ -2,10 +2,10 @@
 // same key tables the scenario parser reads (scenarios/src/scenario-keys.cc).
 #include "emulator/fabemu/exit-codes.h"
 #include "emulator/fabemu/run.h"
+#include "emulator/runner/fabric.h"
 #include "scenarios/src/scenario.h"
 
 #include "ns3/ib-switch.h"
-#include "ns3/iwarp-qp.h"
 #include "ns3/pcie-link.h"
 #include "ns3/rdma-queue-pair.h"
 #include "ns3/roce-switch.h"
@@ -27,11 +27,14 @@ std::map<std::string, ns3::TypeId>
 ModelTypeIds()
 {
     // One TypeId of each library: each is then loaded, and registers all of its own.
-    for (auto tid :
-         {ns3::RoceSwitch::GetTypeId(), ns3::RdmaQueuePair::GetTypeId(), ns3::IbSwitch::GetTypeId(),
-          ns3::IwarpQp::GetTypeId(), ns3::PcieLink::GetTypeId()})
+    for (auto tid : {ns3::RoceSwitch::GetTypeId(), ns3::RdmaQueuePair::GetTypeId(),
+                     ns3::IbSwitch::GetTypeId(), ns3::PcieLink::GetTypeId()})
     {
         (void)tid;
+    }
+    for (const auto& fabric : FabricRegistry::Names())
+    {
+        FabricRegistry::Load(fabric); // the plugins' (iwarp) too
     }
     static const std::set<std::string> groups{"Roce", "Rdma", "Infiniband", "Iwarp", "Pcie"};
     std::map<std::string, ns3::TypeId> types;

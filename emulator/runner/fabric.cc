@@ -9,45 +9,104 @@
 
 #include <fmt/format.h>
 
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
 namespace fabemu
 {
 
-// One line per fabric: each is defined in its own file (roce-fabric.cc, ...).
+// One line per fabric: each is defined in its own file (roce-fabric.cc, ...), built into
+// fabemu or into a plugin of its own (iwarp-fabric.cc: FABEMU_IWARP_PLUGIN).
 std::unique_ptr<Fabric> MakeRoceFabric();
 std::unique_ptr<Fabric> MakeInfinibandFabric();
-std::unique_ptr<Fabric> MakeIwarpFabric();
 
 namespace
 {
 
-const std::vector<std::pair<std::string, FabricRegistry::Factory>>&
+struct Registered
+{
+    std::string name;
+    FabricRegistry::Factory make; ///< built in, or null for a plugin
+    std::string plugin;           ///< the plugin's file
+};
+
+const std::vector<Registered>&
 Factories()
 {
-    static const std::vector<std::pair<std::string, FabricRegistry::Factory>> factories = {
-        {"roce", &MakeRoceFabric},
-        {"infiniband", &MakeInfinibandFabric},
-        {"iwarp", &MakeIwarpFabric},
+    static const std::vector<Registered> factories = {
+        {"roce", &MakeRoceFabric, ""},
+        {"infiniband", &MakeInfinibandFabric, ""},
+        {"iwarp", nullptr, FABEMU_IWARP_PLUGIN},
     };
     return factories;
 }
 
+const Registered&
+Find(const std::string& type)
+{
+    for (const auto& f : Factories())
+    {
+        if (f.name == type)
+        {
+            return f;
+        }
+    }
+    throw std::invalid_argument(fmt::format("no fabric '{}' (there are: {})", type,
+                                            fmt::join(FabricRegistry::Names(), ", ")));
+}
+
 } // namespace
+
+FabricPluginEntry
+LoadFabricPlugin(const std::string& type, const std::string& path)
+{
+    static std::mutex mutex;
+    static std::map<std::string, FabricPluginEntry> loaded;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = loaded.find(path); it != loaded.end())
+    {
+        return it->second;
+    }
+    // RTLD_NOW: a symbol missing from fabemu shows here, named, and not as a crash later.
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr)
+    {
+        throw std::runtime_error(
+            fmt::format("the {} fabric's plugin does not load: {}", type, dlerror()));
+    }
+    const auto entry = reinterpret_cast<FabricPluginEntry>(dlsym(handle, kFabricPluginEntry));
+    if (entry == nullptr)
+    {
+        dlclose(handle);
+        throw std::runtime_error(
+            fmt::format("the {} fabric's plugin {} has no {}()", type, path, kFabricPluginEntry));
+    }
+    loaded.emplace(path, entry);
+    return entry;
+}
+
+void
+FabricRegistry::Load(const std::string& type)
+{
+    const Registered& f = Find(type);
+    if (!f.make)
+    {
+        (void)LoadFabricPlugin(f.name, f.plugin);
+    }
+}
 
 std::unique_ptr<Fabric>
 FabricRegistry::Create(const std::string& type)
 {
-    for (const auto& [name, make] : Factories())
+    const Registered& f = Find(type);
+    if (f.make)
     {
-        if (name == type)
-        {
-            return make();
-        }
+        return f.make();
     }
-    throw std::invalid_argument(
-        fmt::format("no fabric '{}' (there are: {})", type, fmt::join(Names(), ", ")));
+    return std::unique_ptr<Fabric>(LoadFabricPlugin(f.name, f.plugin)());
 }
 
 std::vector<std::string>
@@ -56,7 +115,7 @@ FabricRegistry::Names()
     std::vector<std::string> names;
     for (const auto& f : Factories())
     {
-        names.push_back(f.first);
+        names.push_back(f.name);
     }
     return names;
 }

@@ -141,15 +141,31 @@ class Fabric
     virtual std::string Notes(const FabricTotals& totals) const;
 };
 
-/// The fabrics by scenario name (fabric.type).
+/// The fabrics by scenario name (fabric.type). A fabric is built into fabemu, or a plugin
+/// of its own that is loaded (dlopen) only when a scenario names it: iwarp, which brings
+/// ns-3's TCP/IP stack, some 7.5 MiB of library pages that every other run would carry.
 class FabricRegistry
 {
   public:
     using Factory = std::unique_ptr<Fabric> (*)();
-    /// A new fabric of \p type; throws std::invalid_argument for a name not registered.
+    /// A new fabric of \p type; throws std::invalid_argument for a name not registered,
+    /// std::runtime_error when its plugin does not load.
     static std::unique_ptr<Fabric> Create(const std::string& type);
+    /// Loads \p type's plugin, if it has one, so that its models' ns-3 TypeIds and
+    /// attributes are registered (fabric.set, fabemu list); throws as Create does.
+    static void Load(const std::string& type);
     static std::vector<std::string> Names();
 };
+
+/// What a fabric plugin exports, unmangled: a new fabric the caller owns.
+using FabricPluginEntry = Fabric* (*)();
+/// The name of that function in every plugin.
+inline constexpr const char* kFabricPluginEntry = "fabemu_make_fabric";
+
+/// Loads the plugin at \p path for fabric \p type once (later calls return the same
+/// entry), and never unloads it: its TypeIds stay registered with ns-3. Throws
+/// std::runtime_error naming the fabric and the file when it does not load.
+FabricPluginEntry LoadFabricPlugin(const std::string& type, const std::string& path);
 
 /// The hosts real endpoints stand for, which the fabric's helper gives bare ports
 /// (SetExternalHosts): in emulation every endpoint's host, in simulation none.

@@ -1,7 +1,8 @@
-// iWARP behind the Fabric seam. Simulated, it is TCP under every connection over
-// drop-tail or RED/ECN switch queues (IwarpFabricHelper). Emulated, the real siw
-// endpoints bring their own TCP: their frames cross the Ethernet switch model (the
-// RoCE fabric with PFC off) as plain TCP/IP, marked the way DCTCP wants.
+// iWARP behind the Fabric seam, built as a plugin of its own (fabemu-runner-iwarp, loaded
+// by FabricRegistry only for scenarios that name it: it brings ns-3's TCP/IP stack). Simulated, it
+// is TCP under every connection over drop-tail or RED/ECN switch queues (IwarpFabricHelper).
+// Emulated, the real siw endpoints bring their own TCP: their frames cross the Ethernet switch
+// model (the RoCE fabric with PFC off) as plain TCP/IP, marked the way DCTCP wants.
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/scenario-fabric.h"
 #include "scenarios/src/results.h"
@@ -227,10 +228,11 @@ class IwarpFabric : public Fabric
 
 } // namespace
 
-std::unique_ptr<Fabric>
-MakeIwarpFabric()
-{
-    return std::make_unique<IwarpFabric>();
-}
-
 } // namespace fabemu
+
+/// This plugin's entry (FabricRegistry loads it for scenarios of fabric type iwarp).
+extern "C" fabemu::Fabric*
+fabemu_make_fabric()
+{
+    return new fabemu::IwarpFabric();
+}

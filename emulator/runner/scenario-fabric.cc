@@ -177,6 +177,10 @@ PreflightScenario(const Scenario& s)
 void
 CheckAttributes(const Scenario& s)
 {
+    if (!s.fabric.set.empty())
+    {
+        FabricRegistry::Load(s.fabric.type); // a plugin's models register as it loads
+    }
     for (const auto& kv : s.fabric.set)
     {
         const std::string why = AttributeProblem(kv.name, kv.value);

@@ -1,0 +1,116 @@
+// A fabric in a plugin (issue 22, memory): the iWARP fabric and ns-3's TCP/IP stack under
+// it are loaded only when a scenario names that fabric, so every other run leaves their
+// pages out. This program links fabemu's runner as fabemu does, and nothing of iWARP.
+#include "emulator/runner/fabric.h"
+#include "emulator/runner/scenario-fabric.h"
+
+#include "ns3/type-id.h"
+
+#include <doctest/doctest.h>
+
+#include <link.h>
+
+#include <stdexcept>
+#include <string>
+
+using namespace fabemu;
+
+namespace
+{
+
+/// Whether a shared object whose file name holds \p part is loaded in this process.
+bool
+Loaded(const std::string& part)
+{
+    struct Search
+    {
+        const std::string* part;
+        bool found;
+    } search{&part, false};
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+            auto* s = static_cast<Search*>(data);
+            if (info->dlpi_name != nullptr && std::string(info->dlpi_name).find(*s->part) !=
+                                                  std::string::npos)
+            {
+                s->found = true;
+            }
+            return 0;
+        },
+        &search);
+    return search.found;
+}
+
+/// The message of what \p f throws, or "" when it throws nothing.
+template <typename F>
+std::string
+Thrown(F f)
+{
+    try
+    {
+        f();
+    }
+    catch (const std::exception& e)
+    {
+        return e.what();
+    }
+    return "";
+}
+
+Scenario
+IwarpWith(const std::string& name, const std::string& value)
+{
+    Scenario s;
+    s.name = "plugin";
+    s.file = "fabric-plugin-test";
+    s.fabric.type = "iwarp";
+    s.fabric.cc = "dctcp";
+    s.fabric.pfc = false;
+    s.topology.builder = "star";
+    s.topology.hosts = 2;
+    s.fabric.set.push_back({name, value, {}});
+    return s;
+}
+
+} // namespace
+
+// One case, in order: what is loaded can only grow in a process.
+TEST_CASE("the iWARP fabric and ns-3's TCP/IP stack load only when a run names that fabric")
+{
+    // Built-in fabrics come and go without it.
+    REQUIRE_FALSE(Loaded("libfabemu-iwarp"));
+    REQUIRE_FALSE(Loaded("libns3-internet"));
+    CHECK(FabricRegistry::Create("roce") != nullptr);
+    CHECK(FabricRegistry::Create("infiniband") != nullptr);
+    CHECK_FALSE(Loaded("libfabemu-iwarp"));
+    CHECK_FALSE(Loaded("libns3-internet"));
+    ns3::TypeId tid;
+    CHECK_FALSE(ns3::TypeId::LookupByNameFailSafe("ns3::IwarpQp", &tid));
+
+    // A plugin that is not there, or that is no fabric's, is named in a clear error.
+    const std::string missing = Thrown([] { LoadFabricPlugin("iwarp", "/nonexistent/x.so"); });
+    CHECK(missing.find("the iwarp fabric's plugin does not load") != std::string::npos);
+    CHECK(missing.find("/nonexistent/x.so") != std::string::npos);
+    const std::string notFabric = Thrown([] { LoadFabricPlugin("iwarp", "libz.so.1"); });
+    CHECK(notFabric.find("libz.so.1 has no fabemu_make_fabric()") != std::string::npos);
+    CHECK_FALSE(Loaded("libfabemu-iwarp"));
+
+    // An iWARP scenario's fabric.set names iWARP's models: checking it loads the plugin,
+    // and a wrong attribute is still refused by name.
+    CHECK_NOTHROW(CheckAttributes(IwarpWith("ns3::IwarpQp::Crc", "true")));
+    CHECK(Loaded("libfabemu-iwarp"));
+    CHECK(Loaded("libns3-internet"));
+    CHECK(ns3::TypeId::LookupByNameFailSafe("ns3::IwarpQp", &tid));
+    const std::string wrong =
+        Thrown([] { CheckAttributes(IwarpWith("ns3::IwarpQp::Crcc", "true")); });
+    CHECK(wrong.find("no attribute 'Crcc'; did you mean 'Crc'?") != std::string::npos);
+
+    // The fabric itself comes from the plugin, once loaded.
+    const auto iwarp = FabricRegistry::Create("iwarp");
+    REQUIRE(iwarp != nullptr);
+    CHECK(iwarp->TotalsLine({{"ecn_marks", 3}, {"tcp_retransmissions", 2}}) ==
+          "ECN marks 3, ECN echoes 0, TCP retransmissions 2");
+    const bool once = LoadFabricPlugin("iwarp", FABEMU_IWARP_PLUGIN) ==
+                      LoadFabricPlugin("iwarp", FABEMU_IWARP_PLUGIN);
+    CHECK(once);
+}
