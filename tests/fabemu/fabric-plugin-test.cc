@@ -9,7 +9,6 @@
 #include <doctest/doctest.h>
 
 #include <link.h>
-
 #include <stdexcept>
 #include <string>
 
@@ -30,8 +29,8 @@ Loaded(const std::string& part)
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t, void* data) {
             auto* s = static_cast<Search*>(data);
-            if (info->dlpi_name != nullptr && std::string(info->dlpi_name).find(*s->part) !=
-                                                  std::string::npos)
+            if (info->dlpi_name != nullptr &&
+                std::string(info->dlpi_name).find(*s->part) != std::string::npos)
             {
                 s->found = true;
             }
