@@ -455,6 +455,13 @@ Parse(CLI::App& app, const std::vector<std::string>& args, Io& io)
                << "Run 'fabemu --help' for the subcommands.\n";
         return kExitBadInput;
     }
+    catch (const std::exception& e)
+    {
+        // What no subcommand answers itself (a fabric's plugin that does not load, ...):
+        // said once, as a run-time failure, and never an abort.
+        io.err << "fabemu: " << e.what() << "\n";
+        return kExitFailure;
+    }
     return io.rc;
 }
 

@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -88,13 +90,31 @@ LoadFabricPlugin(const std::string& type, const std::string& path)
     return entry;
 }
 
+namespace
+{
+
+/// Where \p f's plugin is: the build's own file, or the file of that name in
+/// $FABEMU_PLUGIN_DIR when it is set (plugins moved with fabemu).
+std::string
+PluginPath(const Registered& f)
+{
+    const char* dir = std::getenv("FABEMU_PLUGIN_DIR");
+    if (dir == nullptr || *dir == '\0')
+    {
+        return f.plugin;
+    }
+    return (std::filesystem::path(dir) / std::filesystem::path(f.plugin).filename()).string();
+}
+
+} // namespace
+
 void
 FabricRegistry::Load(const std::string& type)
 {
     const Registered& f = Find(type);
     if (!f.make)
     {
-        (void)LoadFabricPlugin(f.name, f.plugin);
+        (void)LoadFabricPlugin(f.name, PluginPath(f));
     }
 }
 
@@ -106,7 +126,7 @@ FabricRegistry::Create(const std::string& type)
     {
         return f.make();
     }
-    return std::unique_ptr<Fabric>(LoadFabricPlugin(f.name, f.plugin)());
+    return std::unique_ptr<Fabric>(LoadFabricPlugin(f.name, PluginPath(f))());
 }
 
 std::vector<std::string>

@@ -1,6 +1,7 @@
 // A fabric in a plugin (issue 22, memory): the iWARP fabric and ns-3's TCP/IP stack under
 // it are loaded only when a scenario names that fabric, so every other run leaves their
 // pages out. This program links fabemu's runner as fabemu does, and nothing of iWARP.
+#include "emulator/fabemu/cli.h"
 #include "emulator/runner/fabric.h"
 #include "emulator/runner/scenario-fabric.h"
 
@@ -8,9 +9,13 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <link.h>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>
 
 using namespace fabemu;
 
@@ -85,6 +90,35 @@ TEST_CASE("the iWARP fabric and ns-3's TCP/IP stack load only when a run names t
     CHECK_FALSE(Loaded("libns3-internet"));
     ns3::TypeId tid;
     CHECK_FALSE(ns3::TypeId::LookupByNameFailSafe("ns3::IwarpQp", &tid));
+
+    // Moved away ($FABEMU_PLUGIN_DIR), the plugin is named in fabemu's error, and nothing
+    // aborts: a run-time failure, exit code 1.
+    const auto scenario = std::filesystem::temp_directory_path() /
+                          ("fabric-plugin-test-" + std::to_string(getpid()) + ".yaml");
+    std::ofstream(scenario) << "name: iw\nduration: 1ms\nfabric: {type: iwarp, cc: dctcp}\n"
+                               "topology: {builder: star, hosts: 2}\n"
+                               "workloads:\n  - {type: permutation, hosts: all, bytes: 1000}\n";
+    setenv("FABEMU_PLUGIN_DIR", "/nonexistent-plugins", 1);
+    const auto results =
+        scenario.parent_path() / ("fabric-plugin-test-out-" + std::to_string(getpid()));
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"validate", scenario.string()},
+          std::vector<std::string>{"run", scenario.string(), "--out", results.string()}})
+    {
+        std::ostringstream out;
+        std::ostringstream err;
+        const int rc = RunFabemu(args, out, err);
+        CAPTURE(args[0]);
+        CAPTURE(err.str());
+        CHECK(rc == 1);
+        CHECK(err.str().find("the iwarp fabric's plugin does not load: "
+                             "/nonexistent-plugins/libfabemu-runner-iwarp.so") !=
+              std::string::npos);
+    }
+    CHECK_FALSE(std::filesystem::exists(results)); // no results folder, no leftovers
+    unsetenv("FABEMU_PLUGIN_DIR");
+    std::filesystem::remove(scenario);
+    CHECK_FALSE(Loaded("libfabemu-iwarp"));
 
     // A plugin that is not there, or that is no fabric's, is named in a clear error.
     const std::string missing = Thrown([] { LoadFabricPlugin("iwarp", "/nonexistent/x.so"); });
