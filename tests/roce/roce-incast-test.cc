@@ -8,6 +8,10 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <string>
+#include <zlib.h>
+
 using namespace ns3;
 
 namespace
@@ -25,9 +29,11 @@ struct IncastResult
     Time lastCompletion;
 };
 
-/// n senders (h1..hn) each RDMA WRITE \p bytes into h0 over a star at 100 Gb/s.
+/// n senders (h1..hn) each RDMA WRITE \p bytes into h0 over a star at 100 Gb/s;
+/// \p beforeRun, if given, sees the fabric before the simulation runs.
 IncastResult
-RunIncast(uint32_t senders, uint64_t bytes)
+RunIncast(uint32_t senders, uint64_t bytes,
+          const std::function<void(RoceFabricHelper&)>& beforeRun = nullptr)
 {
     RoceFabricHelper fabric;
     fabric.Install(
@@ -58,6 +64,10 @@ RunIncast(uint32_t senders, uint64_t bytes)
         wr.bytes = bytes;
         tx->PostSend(wr);
         r.bytesPosted += bytes;
+    }
+    if (beforeRun)
+    {
+        beforeRun(fabric);
     }
     Simulator::Stop(MilliSeconds(200));
     Simulator::Run();
@@ -112,4 +122,85 @@ TEST_CASE("8:1 incast with PFC off and a 1 MB buffer: drops, yet go-back-N deliv
     CHECK(r.completed == 8);
     CHECK(r.bytesDelivered == r.bytesPosted);
     Config::Reset();
+}
+
+namespace
+{
+
+/// What left the switch in an incast: a CRC of every frame's bytes and send time, and
+/// the most frames its ports held at once, and held as bytes.
+struct Departures
+{
+    IncastResult result;
+    uLong crc{crc32(0, nullptr, 0)};
+    uint64_t frames{0};
+    uint32_t maxWaiting{0};
+    uint32_t maxCompacted{0};
+};
+
+Departures
+RunTracedIncast(bool compact)
+{
+    Config::Reset();
+    Config::SetDefault("ns3::RoceNetDevice::CompactWaitingFrames", BooleanValue(compact));
+    Departures d;
+    std::function<void()> sample; // every 5 us: the switch's waiting frames, kept as bytes
+    Ptr<RoceSwitch> sw;
+    d.result = RunIncast(8, 1'000'000, [&](RoceFabricHelper& fabric) {
+        sw = fabric.GetSwitches().at(0);
+        for (uint32_t i = 0; i < sw->GetNPorts(); ++i)
+        {
+            sw->GetPort(i)->TraceConnectWithoutContext(
+                "Sniffer", MakeCallback(+[](Departures* out, Ptr<const Packet> p) {
+                               std::vector<uint8_t> bytes(p->GetSize());
+                               p->CopyData(bytes.data(), bytes.size());
+                               const int64_t ps = Simulator::Now().GetPicoSeconds();
+                               out->crc =
+                                   crc32(out->crc, reinterpret_cast<const Bytef*>(&ps), sizeof ps);
+                               out->crc = crc32(out->crc, bytes.data(), bytes.size());
+                               ++out->frames;
+                           }).Bind(&d));
+        }
+        sample = [&]() {
+            uint32_t waiting = 0;
+            uint32_t compacted = 0;
+            for (uint32_t i = 0; i < sw->GetNPorts(); ++i)
+            {
+                for (uint8_t prio = 0; prio < 8; ++prio)
+                {
+                    waiting += sw->GetPort(i)->GetQueueFrames(prio);
+                    compacted += sw->GetPort(i)->GetQueueCompacted(prio);
+                }
+            }
+            d.maxWaiting = std::max(d.maxWaiting, waiting);
+            d.maxCompacted = std::max(d.maxCompacted, compacted);
+            if (Simulator::Now() < MilliSeconds(2))
+            {
+                Simulator::Schedule(MicroSeconds(5), sample);
+            }
+        };
+        Simulator::Schedule(MicroSeconds(5), sample);
+    });
+    Config::Reset();
+    return d;
+}
+
+} // namespace
+
+TEST_CASE("frames that wait as bytes leave the switch as the same frames at the same times")
+{
+    const Departures kept = RunTracedIncast(true);
+    const Departures packets = RunTracedIncast(false);
+    MESSAGE("waiting at most " << kept.maxWaiting << " frames, " << kept.maxCompacted
+                               << " of them as bytes; " << kept.frames << " frames sent");
+    CHECK(kept.result.completed == 8);
+    CHECK(kept.result.bytesDelivered == kept.result.bytesPosted);
+    CHECK(kept.maxWaiting > 100); // PFC holds a deep queue toward h0
+    CHECK(kept.maxCompacted > kept.maxWaiting / 2);
+    CHECK(packets.maxCompacted == 0);
+    CHECK(packets.maxWaiting == kept.maxWaiting);
+    CHECK(kept.frames == packets.frames);
+    CHECK(kept.crc == packets.crc); // every frame's bytes and send time
+    CHECK(kept.result.lastCompletion == packets.result.lastCompletion);
+    CHECK(kept.result.pfcFrames == packets.result.pfcFrames);
 }

@@ -1,5 +1,6 @@
 /*
- * Where a packet's bytes are, for a prefetch hint.
+ * Where a packet's bytes are: for a prefetch hint, and for keeping a waiting frame as
+ * its bytes (FrameQueue).
  */
 #ifndef FABEMU_PACKET_BYTES_ADDRESS_H
 #define FABEMU_PACKET_BYTES_ADDRESS_H
@@ -20,6 +21,37 @@ namespace ns3
  * hints: the bytes are read through the Packet API.
  */
 const void* PacketBytesAddress(const Packet& p);
+
+/**
+ * \brief A packet's buffer as ns-3 keeps it: the real bytes before its zero area (the
+ * headers), the zero area's length (a simulated payload, never allocated), and the real
+ * bytes after it (a trailer such as the ICRC).
+ *
+ * The pointers are into the packet's own buffer: valid while the packet lives and is not
+ * changed. Read only.
+ */
+struct PacketByteRuns
+{
+    const uint8_t* head = nullptr;
+    uint32_t headSize = 0;
+    uint32_t zeroSize = 0;
+    const uint8_t* tail = nullptr;
+    uint32_t tailSize = 0;
+};
+
+/// The byte runs of \p p's buffer (reads its fields, copies and writes nothing).
+PacketByteRuns GetPacketByteRuns(const Packet& p);
+
+/// Whether packets record metadata (Packet::EnablePrinting or EnableChecking was called).
+bool IsPacketMetadataEnabled();
+
+/**
+ * \brief Whether \p p is its bytes and nothing else: no packet or byte tags, no Nix
+ * vector, and no metadata recorded. Such a packet built again from its bytes
+ * (GetPacketByteRuns) is the same packet. Reads its fields, without the calls into ns-3
+ * the public accessors make.
+ */
+bool IsPlainPacket(const Packet& p);
 
 } // namespace ns3
 

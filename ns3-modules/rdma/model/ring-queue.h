@@ -44,6 +44,8 @@ class RingQueue
 
     const T& front() const { return m_ring.front(); }
 
+    T& back() { return m_ring.back(); }
+
     bool empty() const { return m_ring.empty(); }
 
     std::size_t size() const { return m_ring.size(); }

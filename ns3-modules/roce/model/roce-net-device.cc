@@ -64,6 +64,12 @@ RoceNetDevice::GetTypeId()
             .AddAttribute("DwrrQuantum", "Bytes a priority of weight 1 may send per DWRR round",
                           UintegerValue(9000), MakeUintegerAccessor(&RoceNetDevice::m_dwrrQuantum),
                           MakeUintegerChecker<uint32_t>(64))
+            .AddAttribute("CompactWaitingFrames",
+                          "Keep a simulated frame that waits in a priority queue as its header "
+                          "and trailer bytes, not as a Packet (FrameQueue): the same frames "
+                          "leave, in less memory",
+                          BooleanValue(true), MakeBooleanAccessor(&RoceNetDevice::m_compactWaiting),
+                          MakeBooleanChecker())
             .AddAttribute("ReceiveErrorModel",
                           "Corrupts received frames (e.g. a RateErrorModel in bits); a corrupt "
                           "frame fails its FCS and is dropped",
@@ -165,9 +171,13 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority)
         WatchdogDrop(frame, priority); // the watchdog's Drop action is still recovering
         return;
     }
-    m_queues[priority].push_back(frame);
+    m_queues[priority].Push(frame);
     m_queueBytes[priority] += frame->GetSize();
     TryTransmit();
+    if (m_compactWaiting)
+    {
+        m_queues[priority].CompactBack(); // if it did not leave at once, it waits as bytes
+    }
 }
 
 void
@@ -229,7 +239,7 @@ RoceNetDevice::PickPriority()
             m_deficit[p] += static_cast<int64_t>(m_weight[p]) * m_dwrrQuantum;
             m_turnStarted = true;
         }
-        const int64_t head = m_queues[p].front()->GetSize();
+        const int64_t head = m_queues[p].FrontSize();
         if (m_deficit[p] >= head)
         {
             m_deficit[p] -= head;
@@ -267,8 +277,7 @@ RoceNetDevice::TryTransmit()
         ScheduleResume();
         return;
     }
-    Ptr<Packet> p = m_queues[prio].front();
-    m_queues[prio].pop_front();
+    Ptr<Packet> p = m_queues[prio].Pop();
     m_queueBytes[prio] -= p->GetSize();
     if (!m_beforeTransmit.IsNull())
     {
@@ -425,8 +434,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
                 m_stormReported[p] = false;
                 while (!m_queues[p].empty())
                 {
-                    Ptr<Packet> frame = m_queues[p].front();
-                    m_queues[p].pop_front();
+                    Ptr<Packet> frame = m_queues[p].Pop();
                     m_queueBytes[p] -= frame->GetSize();
                     WatchdogDrop(frame, p);
                 }

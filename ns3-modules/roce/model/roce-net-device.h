@@ -18,6 +18,7 @@
 #include "ns3/data-rate.h"
 #include "ns3/error-model.h"
 #include "ns3/event-id.h"
+#include "ns3/frame-queue.h"
 #include "ns3/mac48-address.h"
 #include "ns3/net-device.h"
 #include "ns3/node.h"
@@ -73,6 +74,11 @@ class RoceNetDevice : public NetDevice
     uint32_t GetQueueFrames(uint8_t priority) const
     {
         return static_cast<uint32_t>(m_queues[priority].size());
+    }
+    /// How many of the frames waiting on \p priority are kept as bytes (FrameQueue).
+    uint32_t GetQueueCompacted(uint8_t priority) const
+    {
+        return static_cast<uint32_t>(m_queues[priority].GetCompacted());
     }
     bool IsBusy() const { return m_busy; }
     /// Pause storms the watchdog has reported (PfcWatchdogTime > 0): its triggers.
@@ -166,8 +172,9 @@ class RoceNetDevice : public NetDevice
     uint32_t m_dwrrQuantum{9000};
 
     // Rings that allocate nothing until used (most of a large fabric's queues stay
-    // empty) and keep their room after (no allocation per frame).
-    std::array<RingQueue<Ptr<Packet>>, kPriorities> m_queues;
+    // empty) and keep their room after; a waiting simulated frame kept as its bytes.
+    std::array<FrameQueue, kPriorities> m_queues;
+    bool m_compactWaiting{true}; ///< keep waiting simulated frames as bytes
     std::array<uint64_t, kPriorities> m_queueBytes{};
     RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     std::array<Time, kPriorities> m_pausedUntil{};

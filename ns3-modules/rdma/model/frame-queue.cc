@@ -1,0 +1,150 @@
+#include "ns3/frame-queue.h"
+
+#include "ns3/byte-header.h"
+#include "ns3/byte-trailer.h"
+#include "ns3/packet-bytes-address.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace ns3
+{
+
+namespace
+{
+
+/// The first room of a queue's ring of bytes: some ten frames' headers.
+constexpr uint32_t kFirstBytes = 1024; // a power of two
+
+static_assert(FrameQueue::kMaxCompactBytes <= ByteHeader::kMax);
+static_assert(FrameQueue::kMaxCompactTrailer <= ByteTrailer::kMax);
+
+} // namespace
+
+bool
+FrameQueue::IsCompactable(const Packet& frame)
+{
+    if (!IsPlainPacket(frame))
+    {
+        return false;
+    }
+    const PacketByteRuns runs = GetPacketByteRuns(frame);
+    const uint32_t real = runs.headSize + runs.tailSize;
+    return runs.zeroSize > 0 && real > 0 && real <= kMaxCompactBytes &&
+           runs.tailSize <= kMaxCompactTrailer;
+}
+
+void
+FrameQueue::Push(Ptr<Packet> frame)
+{
+    Entry e;
+    e.size = frame->GetSize();
+    e.packet = std::move(frame);
+    m_entries.push_back(std::move(e));
+}
+
+void
+FrameQueue::CompactBack()
+{
+    if (m_entries.empty())
+    {
+        return;
+    }
+    Entry& e = m_entries.back();
+    if (!e.packet || !IsCompactable(*e.packet))
+    {
+        return;
+    }
+    const PacketByteRuns runs = GetPacketByteRuns(*e.packet);
+    Reserve(runs.headSize + runs.tailSize);
+    PutBytes(runs.head, runs.headSize);
+    PutBytes(runs.tail, runs.tailSize);
+    e.head = static_cast<uint16_t>(runs.headSize);
+    e.tail = static_cast<uint16_t>(runs.tailSize);
+    e.packet = nullptr;
+    ++m_compacted;
+}
+
+void
+FrameQueue::Reserve(uint32_t n)
+{
+    if (m_capacity - m_used >= n)
+    {
+        return;
+    }
+    uint32_t capacity = std::max(kFirstBytes, 2 * m_capacity);
+    while (capacity - m_used < n)
+    {
+        capacity *= 2;
+    }
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[capacity]); // (left uninitialised)
+    const uint32_t used = m_used;
+    if (used > 0)
+    {
+        TakeBytes(bigger.get(), used);
+    }
+    m_bytes = std::move(bigger);
+    m_capacity = capacity;
+    m_first = 0;
+    m_used = used;
+}
+
+void
+FrameQueue::PutBytes(const uint8_t* bytes, uint32_t n)
+{
+    const uint32_t end = (m_first + m_used) & (m_capacity - 1);
+    const uint32_t first = std::min(n, m_capacity - end);
+    std::memcpy(m_bytes.get() + end, bytes, first);
+    std::memcpy(m_bytes.get(), bytes + first, n - first);
+    m_used += n;
+}
+
+void
+FrameQueue::TakeBytes(uint8_t* out, uint32_t n)
+{
+    const uint32_t first = std::min(n, m_capacity - m_first);
+    std::memcpy(out, m_bytes.get() + m_first, first);
+    std::memcpy(out + first, m_bytes.get(), n - first);
+    m_first = (m_first + n) & (m_capacity - 1);
+    m_used -= n;
+}
+
+Ptr<Packet>
+FrameQueue::Pop()
+{
+    Entry& e = m_entries.front();
+    Ptr<Packet> frame;
+    if (e.packet)
+    {
+        frame = std::move(e.packet);
+    }
+    else
+    {
+        std::array<uint8_t, kMaxCompactBytes> bytes;
+        TakeBytes(bytes.data(), e.head + e.tail);
+        frame = Create<Packet>(e.size - e.head - e.tail);
+        if (e.tail > 0)
+        {
+            frame->AddTrailer(ByteTrailer(bytes.data() + e.head, e.tail));
+        }
+        if (e.head > 0)
+        {
+            frame->AddHeader(ByteHeader(bytes.data(), e.head));
+        }
+        --m_compacted;
+    }
+    m_entries.pop_front();
+    return frame;
+}
+
+void
+FrameQueue::clear()
+{
+    m_entries.clear();
+    m_first = 0;
+    m_used = 0;
+    m_compacted = 0;
+}
+
+} // namespace ns3

@@ -1,0 +1,101 @@
+/*
+ * A port's FIFO of frames, which keeps a waiting simulated frame as its bytes.
+ */
+#ifndef FABEMU_FRAME_QUEUE_H
+#define FABEMU_FRAME_QUEUE_H
+
+#include "ns3/packet.h"
+#include "ns3/ptr.h"
+#include "ns3/ring-queue.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace ns3
+{
+
+/**
+ * \brief A FIFO of frames in which a waiting simulated frame costs its real bytes, not a
+ * Packet.
+ *
+ * A simulated frame is a few dozen bytes of headers, a payload that is a zero area of
+ * ns-3's buffer (never allocated) and a trailer (the ICRC). As an ns3::Packet it takes
+ * three heap blocks, some 260 bytes with the allocator's rounding, most of them the
+ * Packet object itself. In a fabric whose queues are held by PFC, tens of thousands of
+ * frames wait at once, and those blocks are most of the run's memory and of the cold
+ * memory each hop reads.
+ *
+ * CompactBack() keeps the newest frame as its header and trailer bytes, in a ring of
+ * bytes, and the zero payload's length; Pop() builds it again as a Packet with the same
+ * bytes, the same size and the same zero area. A frame stays a Packet when keeping it as
+ * bytes could lose something: tags, a Nix vector, metadata (Packet::EnablePrinting), a
+ * payload of real bytes (an emulated endpoint's frame: copying it twice would cost what
+ * the emulator's datapath saves), or more than kMaxCompactBytes of real bytes. A
+ * compacted frame comes back as a new Packet object: whoever kept a pointer to the one
+ * that was queued keeps that one, unchanged by what the port does to the frame later
+ * (ECN marking at dequeue, for one).
+ */
+class FrameQueue
+{
+  public:
+    /// A frame with more real bytes than this stays a Packet.
+    static constexpr uint32_t kMaxCompactBytes = 128;
+    /// A frame with more trailer bytes than this stays a Packet (ByteTrailer's room).
+    static constexpr uint32_t kMaxCompactTrailer = 16;
+
+    /// Appends \p frame as it is.
+    void Push(Ptr<Packet> frame);
+    /**
+     * Keeps the newest frame as its bytes, if it is a Packet that may be kept so (see the
+     * class). The queue then no longer holds that Packet. A port calls it once it has
+     * tried to send, so a frame that leaves at once is never copied.
+     */
+    void CompactBack();
+    /// Removes the oldest frame and returns it as a Packet. The queue must not be empty.
+    Ptr<Packet> Pop();
+    /// The size in bytes of the oldest frame. The queue must not be empty.
+    uint32_t FrontSize() const { return m_entries.front().size; }
+
+    bool empty() const { return m_entries.empty(); }
+
+    std::size_t size() const { return m_entries.size(); }
+
+    /// Empties the queue; the room stays.
+    void clear();
+
+    /// How many of the queued frames are kept as bytes.
+    std::size_t GetCompacted() const { return m_compacted; }
+
+    /// Whether \p frame would be kept as bytes by CompactBack().
+    static bool IsCompactable(const Packet& frame);
+
+  private:
+    struct Entry
+    {
+        Ptr<Packet> packet; ///< null when the frame is kept as bytes
+        uint32_t size = 0;  ///< the frame's size in bytes
+        uint16_t head = 0;  ///< bytes before the zero payload, in m_bytes
+        uint16_t tail = 0;  ///< bytes after it, in m_bytes right after the head
+    };
+
+    /// Appends \p n bytes to the ring of bytes, which has room for them.
+    void PutBytes(const uint8_t* bytes, uint32_t n);
+    /// Copies \p n bytes from the front of the ring of bytes to \p out and drops them.
+    void TakeBytes(uint8_t* out, uint32_t n);
+    /// Makes room for \p n more bytes (a power of two, doubled, the bytes kept in order).
+    void Reserve(uint32_t n);
+
+    RingQueue<Entry> m_entries;
+    /// Compacted frames' bytes, oldest first: a ring, allocated for the first one (most
+    /// queues never hold a frame, and a port has eight).
+    std::unique_ptr<uint8_t[]> m_bytes;
+    uint32_t m_capacity = 0; ///< a power of two, or 0
+    uint32_t m_first = 0;    ///< where the oldest byte is
+    uint32_t m_used = 0;
+    uint32_t m_compacted = 0;
+};
+
+} // namespace ns3
+
+#endif // FABEMU_FRAME_QUEUE_H
