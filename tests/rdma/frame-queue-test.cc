@@ -74,26 +74,105 @@ class MarkTag : public Tag
 
 TEST_CASE("A waiting simulated frame is kept as its bytes and comes back the same")
 {
+    FrameQueue::ReleaseSpares();
     FrameQueue q;
     Ptr<Packet> frame = Frame(58, 1024, 4, 3);
     const std::vector<uint8_t> want = AllBytes(frame);
     q.Push(frame);
-    CHECK(frame->GetReferenceCount() == 2); // the caller's and the queue's
     CHECK(q.GetCompacted() == 0);
     q.CompactBack();
     CHECK(q.GetCompacted() == 1);
-    CHECK(frame->GetReferenceCount() == 1); // the queue let go of the Packet
     CHECK(q.FrontSize() == 58 + 1024 + 4);
 
     Ptr<Packet> back = q.Pop();
     CHECK(q.empty());
     CHECK(q.GetCompacted() == 0);
-    CHECK(back != frame);
+    CHECK(back != frame); // the caller still holds the Packet it queued: a new one
     CHECK(AllBytes(back) == want);
+    CHECK(AllBytes(frame) == want);
     const PacketByteRuns runs = GetPacketByteRuns(*back);
     CHECK(runs.zeroSize == 1024); // the payload is still a zero area, never allocated
     CHECK(runs.headSize == 58);
     CHECK(runs.tailSize == 4);
+}
+
+TEST_CASE("The Packets of kept frames that nobody holds any more carry the frames that leave")
+{
+    FrameQueue::ReleaseSpares();
+    FrameQueue q;
+    Ptr<Packet> a = Frame(58, 1024, 4, 3);
+    Ptr<Packet> b = Frame(58, 1024, 4, 77);
+    const Packet* aObject = PeekPointer(a);
+    const Packet* bObject = PeekPointer(b);
+    const std::vector<uint8_t> wantA = AllBytes(a);
+    const std::vector<uint8_t> wantB = AllBytes(b);
+    q.Push(a);
+    q.CompactBack();
+    a = nullptr; // the arrival that handed it over lets go
+    q.Push(b);
+    q.CompactBack();
+    b = nullptr;
+    CHECK(wantA != wantB);
+
+    Ptr<Packet> first = q.Pop(); // a's bytes, in the newest spare: b's Packet
+    CHECK(PeekPointer(first) == bObject);
+    CHECK(AllBytes(first) == wantA);
+    Ptr<Packet> second = q.Pop();
+    CHECK(PeekPointer(second) == aObject);
+    CHECK(AllBytes(second) == wantB);
+    CHECK(GetPacketByteRuns(*second).zeroSize == 1024);
+}
+
+TEST_CASE("A spare Packet is not written while anyone holds it, shares its buffer, or differs")
+{
+    FrameQueue::ReleaseSpares();
+    FrameQueue q;
+    // Held: the caller keeps its frame; the next to leave must not be written into it.
+    Ptr<Packet> held = Frame(58, 1024, 4, 1);
+    const std::vector<uint8_t> heldBytes = AllBytes(held);
+    Ptr<Packet> other = Frame(58, 1024, 4, 2);
+    const std::vector<uint8_t> otherBytes = AllBytes(other);
+    q.Push(other);
+    q.CompactBack();
+    other = nullptr;
+    q.Push(held);
+    q.CompactBack(); // spares: other's Packet, then held's on top
+    Ptr<Packet> out = q.Pop();
+    CHECK(out != held);
+    CHECK(AllBytes(out) == otherBytes);
+    CHECK(AllBytes(held) == heldBytes);
+    CHECK(AllBytes(q.Pop()) == heldBytes);
+
+    // Shared: a copy of the frame shares its buffer with the spare.
+    FrameQueue::ReleaseSpares();
+    Ptr<Packet> shared = Frame(58, 1024, 4, 3);
+    Ptr<Packet> copy = shared->Copy();
+    const std::vector<uint8_t> copyBytes = AllBytes(copy);
+    Ptr<Packet> next = Frame(58, 1024, 4, 4);
+    const std::vector<uint8_t> nextBytes = AllBytes(next);
+    q.Push(next);
+    q.CompactBack();
+    q.Push(shared);
+    q.CompactBack();
+    shared = nullptr;
+    CHECK(AllBytes(q.Pop()) == nextBytes);
+    CHECK(AllBytes(copy) == copyBytes);
+    CHECK(AllBytes(q.Pop()) != nextBytes);
+
+    // Another shape: a spare of 40 + 500 + 4 bytes cannot carry a 58 + 1024 + 4 frame.
+    FrameQueue::ReleaseSpares();
+    Ptr<Packet> big = Frame(58, 1024, 4, 5);
+    const std::vector<uint8_t> bigBytes = AllBytes(big);
+    Ptr<Packet> small = Frame(40, 500, 4, 6);
+    q.Push(big);
+    q.CompactBack();
+    q.Push(small);
+    q.CompactBack();
+    small = nullptr;
+    Ptr<Packet> leaving = q.Pop(); // (a new Packet, which may take the freed spare's place)
+    CHECK(leaving->GetSize() == 58 + 1024 + 4);
+    CHECK(AllBytes(leaving) == bigBytes);
+    CHECK(GetPacketByteRuns(*leaving).zeroSize == 1024);
 }
 
 TEST_CASE("Frames that could lose something by it stay Packets")
@@ -118,8 +197,8 @@ TEST_CASE("Frames that could lose something by it stay Packets")
     CHECK_FALSE(IsPlainPacket(*byteTagged));
     CHECK_FALSE(IsPlainPacket(*routed));
     CHECK(FrameQueue::IsCompactable(*Frame(FrameQueue::kMaxCompactBytes - 4, 500, 4, 7)));
-    for (const Ptr<Packet>& p : {tagged, byteTagged, realPayload, manyBytes, longTrailer,
-                                 headersOnly, zerosOnly, routed})
+    for (const Ptr<Packet>& p :
+         {tagged, byteTagged, realPayload, manyBytes, longTrailer, headersOnly, zerosOnly, routed})
     {
         CHECK_FALSE(FrameQueue::IsCompactable(*p));
         FrameQueue q;
@@ -144,6 +223,7 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
         const bool filling = (step / 5000) % 2 == 0;
         if (expect.empty() || u->GetValue() < (filling ? 0.7 : 0.3))
         {
+            const std::size_t compactedBefore = q.GetCompacted();
             const uint32_t head = u->GetInteger(14, 100);
             const uint32_t tail = u->GetInteger(0, 8);
             const uint32_t zeros = u->GetInteger(0, 4) == 0 ? 0 : u->GetInteger(1, 4096);
@@ -157,19 +237,28 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
             if (u->GetInteger(0, 3) != 0) // a frame that left at once is not compacted
             {
                 q.CompactBack();
+                if (q.GetCompacted() > compactedBefore && u->GetInteger(0, 1) == 0)
+                {
+                    expect.back().first = nullptr; // nobody holds it: a spare to reuse
+                }
             }
         }
         else
         {
             REQUIRE(q.FrontSize() == expect.front().second.size());
-            const bool wasPacket = FrameQueue::IsCompactable(*expect.front().first) == false;
+            const Ptr<Packet> queued = expect.front().first;
+            const bool wasPacket = queued && !FrameQueue::IsCompactable(*queued);
             Ptr<Packet> p = q.Pop();
             REQUIRE(AllBytes(p) == expect.front().second);
             if (wasPacket)
             {
-                CHECK(p == expect.front().first);
+                CHECK(p == queued);
             }
-            compactedSeen += p != expect.front().first;
+            if (queued)
+            {
+                REQUIRE(AllBytes(queued) == expect.front().second); // held: never written
+            }
+            compactedSeen += p != queued;
             expect.pop_front();
         }
         maxDepth = std::max<uint32_t>(maxDepth, q.size());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <vector>
 
 namespace ns3
 {
@@ -16,6 +17,17 @@ namespace
 
 /// The first room of a queue's ring of bytes: some ten frames' headers.
 constexpr uint32_t kFirstBytes = 1024; // a power of two
+
+/// How many Packets of kept frames a thread holds on to, to be the frames that leave.
+constexpr std::size_t kSpares = 64;
+
+/**
+ * The Packets of frames kept as bytes, newest last. When a frame is kept as bytes its
+ * Packet is still held by whoever handed it over (the arrival, the switch); once they let
+ * go, it is the spare's alone, and the next frame to leave takes it and has its bytes
+ * written in (OverwritePacketBytes): no Packet is freed and built again at every hop.
+ */
+thread_local std::vector<Ptr<Packet>> t_spares;
 
 static_assert(FrameQueue::kMaxCompactBytes <= ByteHeader::kMax);
 static_assert(FrameQueue::kMaxCompactTrailer <= ByteTrailer::kMax);
@@ -62,6 +74,10 @@ FrameQueue::CompactBack()
     PutBytes(runs.tail, runs.tailSize);
     e.head = static_cast<uint16_t>(runs.headSize);
     e.tail = static_cast<uint16_t>(runs.tailSize);
+    if (t_spares.size() < kSpares)
+    {
+        t_spares.push_back(e.packet);
+    }
     e.packet = nullptr;
     ++m_compacted;
 }
@@ -123,19 +139,41 @@ FrameQueue::Pop()
     {
         std::array<uint8_t, kMaxCompactBytes> bytes;
         TakeBytes(bytes.data(), e.head + e.tail);
-        frame = Create<Packet>(e.size - e.head - e.tail);
-        if (e.tail > 0)
+        const uint32_t zeros = e.size - e.head - e.tail;
+        if (!t_spares.empty())
         {
-            frame->AddTrailer(ByteTrailer(bytes.data() + e.head, e.tail));
+            // The newest spare, if nobody else holds it and it has this frame's shape.
+            Ptr<Packet> spare = t_spares.back();
+            t_spares.pop_back();
+            if (spare->GetReferenceCount() == 1 &&
+                OverwritePacketBytes(*spare, bytes.data(), e.head, zeros, bytes.data() + e.head,
+                                     e.tail))
+            {
+                frame = spare;
+            }
         }
-        if (e.head > 0)
+        if (!frame)
         {
-            frame->AddHeader(ByteHeader(bytes.data(), e.head));
+            frame = Create<Packet>(zeros);
+            if (e.tail > 0)
+            {
+                frame->AddTrailer(ByteTrailer(bytes.data() + e.head, e.tail));
+            }
+            if (e.head > 0)
+            {
+                frame->AddHeader(ByteHeader(bytes.data(), e.head));
+            }
         }
         --m_compacted;
     }
     m_entries.pop_front();
     return frame;
+}
+
+void
+FrameQueue::ReleaseSpares()
+{
+    t_spares.clear();
 }
 
 void

@@ -70,6 +70,10 @@ class FrameQueue
     /// Whether \p frame would be kept as bytes by CompactBack().
     static bool IsCompactable(const Packet& frame);
 
+    /// Lets go of this thread's spare Packets (the Packets of frames kept as bytes, kept
+    /// to carry the next frames that leave; at most 64).
+    static void ReleaseSpares();
+
   private:
     struct Entry
     {

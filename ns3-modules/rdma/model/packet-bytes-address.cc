@@ -2,6 +2,8 @@
 
 #include "ns3/buffer.h"
 
+#include <cstring>
+
 namespace ns3
 {
 
@@ -10,6 +12,7 @@ namespace
 
 const void* FirstByte(const Packet& p);
 PacketByteRuns ByteRuns(const Packet& p);
+bool BufferUnshared(const Packet& p);
 bool MetadataEnabled();
 bool NothingButBytes(const Packet& p);
 
@@ -68,6 +71,19 @@ struct BufferRuns
 
     friend PacketByteRuns ByteRuns(const Packet& p) { return Read(p); }
 };
+
+/// Whether the packet's buffer data is its own (ns-3 shares it between copies).
+template <auto PacketBuffer, auto BufferData, auto DataCount>
+struct BufferSharing
+{
+    static constexpr auto kBuffer = PacketBuffer;
+    static constexpr auto kData = BufferData;
+    static constexpr auto kCount = DataCount;
+
+    friend bool BufferUnshared(const Packet& p) { return ((p.*kBuffer).*kData)->*kCount == 1; }
+};
+
+template struct BufferSharing<&Packet::m_buffer, &Buffer::m_data, &Buffer::Data::m_count>;
 
 template struct BufferRuns<&Packet::m_buffer, &Buffer::m_data, &Buffer::Data::m_data,
                            &Buffer::m_start, &Buffer::m_zeroAreaStart, &Buffer::m_zeroAreaEnd,
@@ -128,6 +144,22 @@ bool
 IsPlainPacket(const Packet& p)
 {
     return !MetadataEnabled() && NothingButBytes(p);
+}
+
+bool
+OverwritePacketBytes(Packet& p, const uint8_t* head, uint32_t headSize, uint32_t zeroSize,
+                     const uint8_t* tail, uint32_t tailSize)
+{
+    const PacketByteRuns runs = ByteRuns(p);
+    if (runs.headSize != headSize || runs.zeroSize != zeroSize || runs.tailSize != tailSize ||
+        !IsPlainPacket(p) || !BufferUnshared(p))
+    {
+        return false;
+    }
+    // The runs point into the buffer's own data, which nothing else reads: writable.
+    std::memcpy(const_cast<uint8_t*>(runs.head), head, headSize);
+    std::memcpy(const_cast<uint8_t*>(runs.tail), tail, tailSize);
+    return true;
 }
 
 } // namespace ns3

@@ -53,6 +53,20 @@ bool IsPacketMetadataEnabled();
  */
 bool IsPlainPacket(const Packet& p);
 
+/**
+ * \brief Writes a frame's real bytes over \p p's, in place, if \p p has the same shape:
+ * \p headSize bytes, a zero area of \p zeroSize, \p tailSize bytes; if it is plain
+ * (IsPlainPacket); and if no other packet shares its buffer. Returns false, and changes
+ * nothing, otherwise.
+ *
+ * For a packet nobody else holds (its reference count is the caller's alone), this makes
+ * it the frame that Create<Packet>(zeroSize), AddTrailer and AddHeader would build, without
+ * the allocations and the calls into ns-3 (FrameQueue reuses the Packets of frames it
+ * keeps as bytes so). The packet keeps its uid.
+ */
+bool OverwritePacketBytes(Packet& p, const uint8_t* head, uint32_t headSize, uint32_t zeroSize,
+                          const uint8_t* tail, uint32_t tailSize);
+
 } // namespace ns3
 
 #endif // FABEMU_PACKET_BYTES_ADDRESS_H
