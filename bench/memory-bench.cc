@@ -11,7 +11,8 @@
 // - Flows: 2,048 one-GB writes between random hosts of a k=4 tree, all starting at 0,
 //   run for 1 ns (every queue pair made, at most a frame per priority at each NIC).
 // - A queued packet: 20,000 RoCEv2 data frames (1,024-byte payload) put on one port's
-//   queue, and the three commonest block sizes they hold.
+//   queue, and the three commonest block sizes they hold: kept as bytes, as a port keeps
+//   a waiting frame (FrameQueue), and kept as Packets (CompactWaitingFrames false).
 // - An event: 20,000 pooled events scheduled within 4 us (BucketScheduler, as `fabemu
 //   run` simulates), each holding a device and a packet pointer as a frame's arrival
 //   (RoceChannel's FrameArrival) does; and 20,000 of the events ns-3's Schedule makes
@@ -216,7 +217,8 @@ BytesPerFlow(uint32_t flows)
     });
 }
 
-/// Bytes per queued packet, and the three largest kinds of block held for each.
+/// Bytes per queued packet, and the three largest kinds of block held for each; the
+/// port keeps waiting frames as bytes if \p compact.
 struct PacketFigures
 {
     double bytes;
@@ -224,12 +226,13 @@ struct PacketFigures
 };
 
 PacketFigures
-BytesPerQueuedPacket(uint32_t packets)
+BytesPerQueuedPacket(uint32_t packets, bool compact)
 {
-    return InChild<PacketFigures>([packets] {
+    return InChild<PacketFigures>([packets, compact] {
         RoceFabricHelper fabric;
         fabric.Install(TopologySpec::FatTree(4, kHostLink, kFabricLink));
         Ptr<RoceNetDevice> port = fabric.GetPort(0); // host 0's NIC port
+        port->SetAttribute("CompactWaitingFrames", BooleanValue(compact));
         RoceFrameSpec spec;
         spec.transport.opcode = 0x0a; // RDMA WRITE middle
         spec.transport.payload = 1024;
@@ -353,13 +356,19 @@ main()
                 sizeof(Node));
     std::printf("per flow (both queue pairs, its pacer, the runner's record): %8.0f bytes\n",
                 BytesPerFlow(2048));
-    const PacketFigures packet = BytesPerQueuedPacket(20000);
-    std::printf("per queued packet (1,024-byte payload, on a port's queue):   %8.0f bytes "
-                "(ns3::Packet itself: %zu)\n",
-                packet.bytes, sizeof(Packet));
-    for (const auto& [size, perPacket] : packet.blocks)
+    for (const bool compact : {true, false})
     {
-        std::printf("    blocks of %4.0f bytes: %.2f per packet\n", size, perPacket);
+        const PacketFigures packet = BytesPerQueuedPacket(20000, compact);
+        std::printf("per queued packet (1,024-byte payload, on a port's queue), %s: %8.0f "
+                    "bytes (ns3::Packet itself: %zu)\n",
+                    compact ? "kept as bytes" : "as a Packet  ", packet.bytes, sizeof(Packet));
+        for (const auto& [size, perPacket] : packet.blocks)
+        {
+            if (perPacket >= 0.01) // (kept as bytes, they are in a few large rings)
+            {
+                std::printf("    blocks of %4.0f bytes: %.2f per packet\n", size, perPacket);
+            }
+        }
     }
     std::printf("per frame arrival (pooled event, BucketScheduler):           %8.0f bytes\n",
                 BytesPerEvent(20000, true));
