@@ -15,8 +15,8 @@ namespace ns3
 namespace
 {
 
-/// The first room of a queue's ring of bytes: some ten frames' headers.
-constexpr uint32_t kFirstBytes = 1024; // a power of two
+/// The first room of a queue's ring of bytes: some eight frames' headers.
+constexpr uint32_t kFirstBytes = 512; // a power of two
 
 /// How many Packets of kept frames a thread holds on to, to be the frames that leave.
 constexpr std::size_t kSpares = 64;
@@ -79,51 +79,58 @@ FrameQueue::CompactBack()
         t_spares.push_back(e.packet);
     }
     e.packet = nullptr;
-    ++m_compacted;
+    ++m_bytes->compacted;
 }
 
 void
 FrameQueue::Reserve(uint32_t n)
 {
-    if (m_capacity - m_used >= n)
+    if (!m_bytes)
+    {
+        m_bytes = std::make_unique<Bytes>();
+    }
+    Bytes& b = *m_bytes;
+    if (b.capacity - b.used >= n)
     {
         return;
     }
-    uint32_t capacity = std::max(kFirstBytes, 2 * m_capacity);
-    while (capacity - m_used < n)
+    uint32_t capacity = std::max(kFirstBytes, 2 * b.capacity);
+    while (capacity - b.used < n)
     {
         capacity *= 2;
     }
     std::unique_ptr<uint8_t[]> bigger(new uint8_t[capacity]); // (left uninitialised)
-    const uint32_t used = m_used;
+    const uint32_t used = b.used;
     if (used > 0)
     {
         TakeBytes(bigger.get(), used);
     }
-    m_bytes = std::move(bigger);
-    m_capacity = capacity;
-    m_first = 0;
-    m_used = used;
+    b.ring = std::move(bigger);
+    b.capacity = capacity;
+    b.first = 0;
+    b.used = used;
 }
 
 void
 FrameQueue::PutBytes(const uint8_t* bytes, uint32_t n)
 {
-    const uint32_t end = (m_first + m_used) & (m_capacity - 1);
-    const uint32_t first = std::min(n, m_capacity - end);
-    std::memcpy(m_bytes.get() + end, bytes, first);
-    std::memcpy(m_bytes.get(), bytes + first, n - first);
-    m_used += n;
+    Bytes& b = *m_bytes;
+    const uint32_t end = (b.first + b.used) & (b.capacity - 1);
+    const uint32_t first = std::min(n, b.capacity - end);
+    std::memcpy(b.ring.get() + end, bytes, first);
+    std::memcpy(b.ring.get(), bytes + first, n - first);
+    b.used += n;
 }
 
 void
 FrameQueue::TakeBytes(uint8_t* out, uint32_t n)
 {
-    const uint32_t first = std::min(n, m_capacity - m_first);
-    std::memcpy(out, m_bytes.get() + m_first, first);
-    std::memcpy(out + first, m_bytes.get(), n - first);
-    m_first = (m_first + n) & (m_capacity - 1);
-    m_used -= n;
+    Bytes& b = *m_bytes;
+    const uint32_t first = std::min(n, b.capacity - b.first);
+    std::memcpy(out, b.ring.get() + b.first, first);
+    std::memcpy(out + first, b.ring.get(), n - first);
+    b.first = (b.first + n) & (b.capacity - 1);
+    b.used -= n;
 }
 
 Ptr<Packet>
@@ -164,7 +171,7 @@ FrameQueue::Pop()
                 frame->AddHeader(ByteHeader(bytes.data(), e.head));
             }
         }
-        --m_compacted;
+        --m_bytes->compacted;
     }
     m_entries.pop_front();
     return frame;
@@ -180,9 +187,12 @@ void
 FrameQueue::clear()
 {
     m_entries.clear();
-    m_first = 0;
-    m_used = 0;
-    m_compacted = 0;
+    if (m_bytes)
+    {
+        m_bytes->first = 0;
+        m_bytes->used = 0;
+        m_bytes->compacted = 0;
+    }
 }
 
 } // namespace ns3

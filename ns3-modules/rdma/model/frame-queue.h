@@ -49,7 +49,8 @@ class FrameQueue
     /**
      * Keeps the newest frame as its bytes, if it is a Packet that may be kept so (see the
      * class). The queue then no longer holds that Packet. A port calls it once it has
-     * tried to send, so a frame that leaves at once is never copied.
+     * tried to send, and only behind a few waiting frames (RoceNetDevice's
+     * CompactionDepth), so a frame that leaves at once or soon is never copied.
      */
     void CompactBack();
     /// Removes the oldest frame and returns it as a Packet. The queue must not be empty.
@@ -65,7 +66,7 @@ class FrameQueue
     void clear();
 
     /// How many of the queued frames are kept as bytes.
-    std::size_t GetCompacted() const { return m_compacted; }
+    std::size_t GetCompacted() const { return m_bytes ? m_bytes->compacted : 0; }
 
     /// Whether \p frame would be kept as bytes by CompactBack().
     static bool IsCompactable(const Packet& frame);
@@ -90,14 +91,20 @@ class FrameQueue
     /// Makes room for \p n more bytes (a power of two, doubled, the bytes kept in order).
     void Reserve(uint32_t n);
 
+    /// The frames kept as bytes: their bytes, oldest first, in a ring.
+    struct Bytes
+    {
+        std::unique_ptr<uint8_t[]> ring;
+        uint32_t capacity = 0; ///< a power of two, or 0
+        uint32_t first = 0;    ///< where the oldest byte is
+        uint32_t used = 0;
+        uint32_t compacted = 0; ///< how many frames
+    };
+
     RingQueue<Entry> m_entries;
-    /// Compacted frames' bytes, oldest first: a ring, allocated for the first one (most
-    /// queues never hold a frame, and a port has eight).
-    std::unique_ptr<uint8_t[]> m_bytes;
-    uint32_t m_capacity = 0; ///< a power of two, or 0
-    uint32_t m_first = 0;    ///< where the oldest byte is
-    uint32_t m_used = 0;
-    uint32_t m_compacted = 0;
+    /// Made for the first frame kept as bytes: most queues never hold one, a port has
+    /// eight, and a large fabric some hundred thousand (8 bytes each until then).
+    std::unique_ptr<Bytes> m_bytes;
 };
 
 } // namespace ns3

@@ -70,6 +70,12 @@ RoceNetDevice::GetTypeId()
                           "leave, in less memory",
                           BooleanValue(true), MakeBooleanAccessor(&RoceNetDevice::m_compactWaiting),
                           MakeBooleanChecker())
+            .AddAttribute("CompactionDepth",
+                          "With CompactWaitingFrames, a frame is kept as bytes only when at "
+                          "least this many frames wait before it on its priority: one that "
+                          "leaves soon would be copied for nothing",
+                          UintegerValue(8), MakeUintegerAccessor(&RoceNetDevice::m_compactionDepth),
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("ReceiveErrorModel",
                           "Corrupts received frames (e.g. a RateErrorModel in bits); a corrupt "
                           "frame fails its FCS and is dropped",
@@ -174,7 +180,7 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority)
     m_queues[priority].Push(frame);
     m_queueBytes[priority] += frame->GetSize();
     TryTransmit();
-    if (m_compactWaiting)
+    if (m_compactWaiting && m_queues[priority].size() > m_compactionDepth)
     {
         m_queues[priority].CompactBack(); // if it did not leave at once, it waits as bytes
     }

@@ -174,7 +174,8 @@ class RoceNetDevice : public NetDevice
     // Rings that allocate nothing until used (most of a large fabric's queues stay
     // empty) and keep their room after; a waiting simulated frame kept as its bytes.
     std::array<FrameQueue, kPriorities> m_queues;
-    bool m_compactWaiting{true}; ///< keep waiting simulated frames as bytes
+    bool m_compactWaiting{true};   ///< keep waiting simulated frames as bytes
+    uint32_t m_compactionDepth{8}; ///< ... when at least this many wait before them
     std::array<uint64_t, kPriorities> m_queueBytes{};
     RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     std::array<Time, kPriorities> m_pausedUntil{};
