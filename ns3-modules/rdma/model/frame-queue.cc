@@ -37,11 +37,12 @@ static_assert(FrameQueue::kMaxCompactTrailer <= ByteTrailer::kMax);
 bool
 FrameQueue::IsCompactable(const Packet& frame)
 {
-    if (!IsPlainPacket(frame))
-    {
-        return false;
-    }
-    const PacketByteRuns runs = GetPacketByteRuns(frame);
+    return IsPlainPacket(frame) && Fits(GetPacketByteRuns(frame));
+}
+
+bool
+FrameQueue::Fits(const PacketByteRuns& runs)
+{
     const uint32_t real = runs.headSize + runs.tailSize;
     return runs.zeroSize > 0 && real > 0 && real <= kMaxCompactBytes &&
            runs.tailSize <= kMaxCompactTrailer;
@@ -64,11 +65,15 @@ FrameQueue::CompactBack()
         return;
     }
     Entry& e = m_entries.back();
-    if (!e.packet || !IsCompactable(*e.packet))
+    if (!e.packet || !IsPlainPacket(*e.packet))
     {
         return;
     }
-    const PacketByteRuns runs = GetPacketByteRuns(*e.packet);
+    const PacketByteRuns runs = GetPacketByteRuns(*e.packet); // read once, for both
+    if (!Fits(runs))
+    {
+        return;
+    }
     Reserve(runs.headSize + runs.tailSize);
     PutBytes(runs.head, runs.headSize);
     PutBytes(runs.tail, runs.tailSize);

@@ -4,6 +4,7 @@
 #ifndef FABEMU_FRAME_QUEUE_H
 #define FABEMU_FRAME_QUEUE_H
 
+#include "ns3/packet-bytes-address.h"
 #include "ns3/packet.h"
 #include "ns3/ptr.h"
 #include "ns3/ring-queue.h"
@@ -76,6 +77,9 @@ class FrameQueue
     static void ReleaseSpares();
 
   private:
+    /// Whether a plain frame of these byte runs is kept as bytes (see the class).
+    static bool Fits(const PacketByteRuns& runs);
+
     struct Entry
     {
         Ptr<Packet> packet; ///< null when the frame is kept as bytes

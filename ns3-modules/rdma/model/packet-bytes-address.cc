@@ -19,37 +19,19 @@ bool NothingButBytes(const Packet& p);
 /*
  * Names the private fields of Packet and Buffer: an explicit instantiation may take
  * their addresses as template arguments (access is not checked there, C++17
- * [temp.explicit]/12), and the friend it defines reads them.
+ * [temp.explicit]/12), and the friends it defines read them. ns-3's Buffer keeps the
+ * bytes before the zero area at [start, zeroAreaStart) of its data, and those after it
+ * right behind them, from zeroAreaStart on (Buffer::CopyData reads them so); its data
+ * is shared between copies, counted in the data's count.
  */
-template <auto PacketBuffer, auto BufferData, auto DataBytes, auto BufferStart>
+template <auto PacketBuffer, auto BufferData, auto DataBytes, auto DataCount, auto BufferStart,
+          auto ZeroStart, auto ZeroEnd, auto BufferEnd>
 struct BufferFields
 {
     static constexpr auto kBuffer = PacketBuffer;
     static constexpr auto kData = BufferData;
     static constexpr auto kBytes = DataBytes;
-    static constexpr auto kStart = BufferStart;
-
-    friend const void* FirstByte(const Packet& p)
-    {
-        return ((p.*kBuffer).*kData)->*kBytes + (p.*kBuffer).*kStart;
-    }
-};
-
-template struct BufferFields<&Packet::m_buffer, &Buffer::m_data, &Buffer::Data::m_data,
-                             &Buffer::m_start>;
-
-/*
- * The same for the zero area's bounds and the end. ns-3's Buffer keeps the bytes before
- * the zero area at [start, zeroAreaStart) of its data, and those after it right behind
- * them, from zeroAreaStart on (Buffer::CopyData reads them so).
- */
-template <auto PacketBuffer, auto BufferData, auto DataBytes, auto BufferStart, auto ZeroStart,
-          auto ZeroEnd, auto BufferEnd>
-struct BufferRuns
-{
-    static constexpr auto kBuffer = PacketBuffer;
-    static constexpr auto kData = BufferData;
-    static constexpr auto kBytes = DataBytes;
+    static constexpr auto kCount = DataCount;
     static constexpr auto kStart = BufferStart;
     static constexpr auto kZeroStart = ZeroStart;
     static constexpr auto kZeroEnd = ZeroEnd;
@@ -69,25 +51,19 @@ struct BufferRuns
         return runs;
     }
 
-    friend PacketByteRuns ByteRuns(const Packet& p) { return Read(p); }
-};
+    friend const void* FirstByte(const Packet& p)
+    {
+        return ((p.*kBuffer).*kData)->*kBytes + (p.*kBuffer).*kStart;
+    }
 
-/// Whether the packet's buffer data is its own (ns-3 shares it between copies).
-template <auto PacketBuffer, auto BufferData, auto DataCount>
-struct BufferSharing
-{
-    static constexpr auto kBuffer = PacketBuffer;
-    static constexpr auto kData = BufferData;
-    static constexpr auto kCount = DataCount;
+    friend PacketByteRuns ByteRuns(const Packet& p) { return Read(p); }
 
     friend bool BufferUnshared(const Packet& p) { return ((p.*kBuffer).*kData)->*kCount == 1; }
 };
 
-template struct BufferSharing<&Packet::m_buffer, &Buffer::m_data, &Buffer::Data::m_count>;
-
-template struct BufferRuns<&Packet::m_buffer, &Buffer::m_data, &Buffer::Data::m_data,
-                           &Buffer::m_start, &Buffer::m_zeroAreaStart, &Buffer::m_zeroAreaEnd,
-                           &Buffer::m_end>;
+template struct BufferFields<&Packet::m_buffer, &Buffer::m_data, &Buffer::Data::m_data,
+                             &Buffer::Data::m_count, &Buffer::m_start, &Buffer::m_zeroAreaStart,
+                             &Buffer::m_zeroAreaEnd, &Buffer::m_end>;
 
 /// PacketMetadata's private switch, named the same way.
 template <bool* Enabled>
