@@ -18,16 +18,12 @@ using namespace ns3;
 namespace
 {
 
-/// A simulated frame: \p head bytes of headers, a zero payload of \p zeros, \p tail bytes.
+/// A simulated frame of \p bytes: \p head of them, a zero payload of \p zeros, the rest.
 Ptr<Packet>
-Frame(uint32_t head, uint32_t zeros, uint32_t tail, uint8_t seed)
+FrameOf(const std::vector<uint8_t>& bytes, uint32_t head, uint32_t zeros)
 {
     Ptr<Packet> p = Create<Packet>(zeros);
-    std::vector<uint8_t> bytes(head + tail);
-    for (size_t i = 0; i < bytes.size(); ++i)
-    {
-        bytes[i] = static_cast<uint8_t>(seed + 13 * i + 1);
-    }
+    const uint32_t tail = bytes.size() - head;
     for (uint32_t at = 0; at < tail; at += ByteTrailer::kMax) // appended in turn
     {
         const uint32_t n = std::min<uint32_t>(ByteTrailer::kMax, tail - at);
@@ -38,6 +34,18 @@ Frame(uint32_t head, uint32_t zeros, uint32_t tail, uint8_t seed)
         p->AddHeader(ByteHeader(bytes.data(), head));
     }
     return p;
+}
+
+/// A simulated frame: \p head bytes of headers, a zero payload of \p zeros, \p tail bytes.
+Ptr<Packet>
+Frame(uint32_t head, uint32_t zeros, uint32_t tail, uint8_t seed)
+{
+    std::vector<uint8_t> bytes(head + tail);
+    for (size_t i = 0; i < bytes.size(); ++i)
+    {
+        bytes[i] = static_cast<uint8_t>(seed + 13 * i + 1);
+    }
+    return FrameOf(bytes, head, zeros);
 }
 
 /// Every byte of \p p as the Packet API copies it.
@@ -215,6 +223,15 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
     u->SetStream(11);
     FrameQueue q;
     std::deque<std::pair<Ptr<Packet>, std::vector<uint8_t>>> expect;
+    struct Flow
+    {
+        std::vector<uint8_t> bytes;
+        uint32_t head;
+    };
+
+    std::vector<Flow> flows{{std::vector<uint8_t>(62, 1), 58},
+                            {std::vector<uint8_t>(78, 2), 74},
+                            {std::vector<uint8_t>(FrameQueue::kMaxCompactBytes, 3), 120}};
     uint32_t compactedSeen = 0;
     uint32_t maxDepth = 0;
     for (int step = 0; step < 20000; ++step)
@@ -224,10 +241,28 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
         if (expect.empty() || u->GetValue() < (filling ? 0.7 : 0.3))
         {
             const std::size_t compactedBefore = q.GetCompacted();
-            const uint32_t head = u->GetInteger(14, 100);
-            const uint32_t tail = u->GetInteger(0, 8);
             const uint32_t zeros = u->GetInteger(0, 4) == 0 ? 0 : u->GetInteger(1, 4096);
-            Ptr<Packet> p = Frame(head, zeros, tail, static_cast<uint8_t>(step));
+            Ptr<Packet> p;
+            if (u->GetInteger(0, 1) == 0)
+            {
+                const uint32_t head = u->GetInteger(14, 100);
+                const uint32_t tail = u->GetInteger(0, 8);
+                p = Frame(head, zeros, tail, static_cast<uint8_t>(step));
+            }
+            else
+            {
+                // A frame of one of three flows: its last frame with a few bytes changed
+                // (none, some, or most of them, so that some are coded whole).
+                Flow& f = flows[u->GetInteger(0, flows.size() - 1)];
+                const uint32_t changes = u->GetInteger(0, 3) == 0 ? u->GetInteger(0, f.bytes.size())
+                                                                  : u->GetInteger(0, 8);
+                for (uint32_t c = 0; c < changes; ++c)
+                {
+                    f.bytes[u->GetInteger(0, f.bytes.size() - 1)] =
+                        static_cast<uint8_t>(u->GetInteger(0, 255));
+                }
+                p = FrameOf(f.bytes, f.head, zeros);
+            }
             if (u->GetInteger(0, 9) == 0)
             {
                 p->AddPacketTag(MarkTag());
@@ -272,4 +307,51 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
     q.Push(Frame(30, 100, 4, 9));
     q.CompactBack();
     CHECK(AllBytes(q.Pop()) == AllBytes(Frame(30, 100, 4, 9)));
+}
+
+TEST_CASE("Frames of a flow are kept as the bytes in which each differs from the one before")
+{
+    FrameQueue::ReleaseSpares();
+    FrameQueue q;
+    // Ethernet, VLAN, IPv4, UDP and BTH (58 bytes), 1,024 bytes of zeros, the ICRC.
+    std::vector<uint8_t> bytes(62);
+    for (size_t i = 0; i < bytes.size(); ++i)
+    {
+        bytes[i] = static_cast<uint8_t>(3 * i + 1);
+    }
+    std::vector<std::vector<uint8_t>> want;
+    const int frames = 1000;
+    for (int n = 0; n < frames; ++n)
+    {
+        if (n == 500)
+        {
+            // Another shape between them: kept whole, and the next one whole again.
+            Ptr<Packet> other = Frame(74, 1024, 4, 9);
+            want.push_back(AllBytes(other));
+            q.Push(other);
+            q.CompactBack();
+        }
+        bytes[24] = static_cast<uint8_t>(n >> 8); // the IPv4 checksum
+        bytes[25] = static_cast<uint8_t>(n * 7);
+        bytes[56] = static_cast<uint8_t>(n >> 8); // the PSN's low bytes
+        bytes[57] = static_cast<uint8_t>(n);
+        for (int i = 58; i < 62; ++i) // the ICRC
+        {
+            bytes[i] = static_cast<uint8_t>(n * (i + 5));
+        }
+        Ptr<Packet> p = FrameOf(bytes, 58, 1024);
+        want.push_back(AllBytes(p));
+        q.Push(p);
+        q.CompactBack();
+    }
+    CHECK(q.GetCompacted() == frames + 1);
+    // Whole, 62 + 62 + 78 bytes; the others an 8-byte bitmap and at most 8 changed bytes.
+    CHECK(q.GetKeptBytes() <= 62 + 62 + 78 + (frames - 2) * (8 + 8));
+    CHECK(q.GetKeptBytes() >= 62 + 62 + 78 + (frames - 2) * (8 + 5));
+    for (const auto& w : want)
+    {
+        REQUIRE(AllBytes(q.Pop()) == w);
+    }
+    CHECK(q.GetKeptBytes() == 0);
+    CHECK(q.empty());
 }

@@ -9,6 +9,7 @@
 #include "ns3/ptr.h"
 #include "ns3/ring-queue.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,13 +30,18 @@ namespace ns3
  *
  * CompactBack() keeps the newest frame as its header and trailer bytes, in a ring of
  * bytes, and the zero payload's length; Pop() builds it again as a Packet with the same
- * bytes, the same size and the same zero area. A frame stays a Packet when keeping it as
- * bytes could lose something: tags, a Nix vector, metadata (Packet::EnablePrinting), a
- * payload of real bytes (an emulated endpoint's frame: copying it twice would cost what
- * the emulator's datapath saves), or more than kMaxCompactBytes of real bytes. A
- * compacted frame comes back as a new Packet object: whoever kept a pointer to the one
- * that was queued keeps that one, unchanged by what the port does to the frame later
- * (ECN marking at dequeue, for one).
+ * bytes, the same size and the same zero area. Frames that wait together mostly differ
+ * in a few bytes (a sequence number, a checksum, the ICRC), so a frame of the same shape
+ * as the one kept before it is kept as the bytes that differ from that one: a bitmap of
+ * which bytes differ, then those bytes. The ring is read in the order it was written, so
+ * Pop() always has the frame before at hand.
+ *
+ * A frame stays a Packet when keeping it as bytes could lose something: tags, a Nix
+ * vector, metadata (Packet::EnablePrinting), a payload of real bytes (an emulated
+ * endpoint's frame: copying it twice would cost what the emulator's datapath saves), or
+ * more than kMaxCompactBytes of real bytes. A compacted frame comes back as a new Packet
+ * object: whoever kept a pointer to the one that was queued keeps that one, unchanged by
+ * what the port does to the frame later (ECN marking at dequeue, for one).
  */
 class FrameQueue
 {
@@ -69,6 +75,9 @@ class FrameQueue
     /// How many of the queued frames are kept as bytes.
     std::size_t GetCompacted() const { return m_bytes ? m_bytes->compacted : 0; }
 
+    /// How many bytes the frames kept as bytes take in the ring (not its room).
+    std::size_t GetKeptBytes() const { return m_bytes ? m_bytes->used : 0; }
+
     /// Whether \p frame would be kept as bytes by CompactBack().
     static bool IsCompactable(const Packet& frame);
 
@@ -84,15 +93,26 @@ class FrameQueue
     {
         Ptr<Packet> packet; ///< null when the frame is kept as bytes
         uint32_t size = 0;  ///< the frame's size in bytes
-        uint16_t head = 0;  ///< bytes before the zero payload, in m_bytes
-        uint16_t tail = 0;  ///< bytes after it, in m_bytes right after the head
+        uint8_t head = 0;   ///< real bytes before the zero payload
+        uint8_t tail = 0;   ///< real bytes after it
+        bool delta = false; ///< kept as its differences from the frame kept before it
+    };
+
+    /// A frame's real bytes, head then tail, and their shape.
+    struct Image
+    {
+        std::array<uint8_t, kMaxCompactBytes> bytes;
+        uint8_t head = 0;
+        uint8_t tail = 0;
+        bool valid = false;
     };
 
     /// Appends \p n bytes to the ring of bytes, which has room for them.
     void PutBytes(const uint8_t* bytes, uint32_t n);
     /// Copies \p n bytes from the front of the ring of bytes to \p out and drops them.
     void TakeBytes(uint8_t* out, uint32_t n);
-    /// Makes room for \p n more bytes (a power of two, doubled, the bytes kept in order).
+    /// Makes room for \p n more bytes (a power of two, doubled, the bytes kept in order);
+    /// m_bytes must exist.
     void Reserve(uint32_t n);
 
     /// The frames kept as bytes: their bytes, oldest first, in a ring.
@@ -103,6 +123,8 @@ class FrameQueue
         uint32_t first = 0;    ///< where the oldest byte is
         uint32_t used = 0;
         uint32_t compacted = 0; ///< how many frames
+        Image newest;           ///< the frame last kept: the next is coded against it
+        Image popped;           ///< the frame kept as bytes that last left
     };
 
     RingQueue<Entry> m_entries;
