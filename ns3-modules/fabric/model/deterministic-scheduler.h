@@ -17,11 +17,13 @@
 #define FABEMU_DETERMINISTIC_SCHEDULER_H
 
 #include "ns3/scheduler.h"
+#include "ns3/simulator-impl-cache.h"
 #include "ns3/simulator.h"
 
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 namespace ns3
 {
@@ -45,7 +47,14 @@ class DeterministicScheduler : public Scheduler
     {
         s_maker =
             Maker{sentAt.GetTimeStep(), (uint64_t(sender) << 32) | (uint64_t(ifIndex) + 1), true};
-        Simulator::ScheduleWithContext(node, delay, receive, std::forward<Ts>(args)...);
+        if constexpr (sizeof...(Ts) == 0 && std::is_convertible_v<FUNC, EventImpl*>)
+        {
+            SimulatorImplCache::ScheduleWithContext(node, delay, receive); // a made event
+        }
+        else
+        {
+            Simulator::ScheduleWithContext(node, delay, receive, std::forward<Ts>(args)...);
+        }
         s_maker.set = false;
     }
 

@@ -1,6 +1,7 @@
 #include "ns3/flow-pacer.h"
 
 #include "ns3/roce-net-device.h"
+#include "ns3/simulator-impl-cache.h"
 #include "ns3/simulator.h"
 
 namespace ns3
@@ -41,7 +42,7 @@ void
 FlowPacer::OnSent(uint32_t frameBytes)
 {
     const Time gap = m_txTimes.Get(GetRate(), RoceNetDevice::WireBytes(frameBytes));
-    m_nextSend = std::max(Simulator::Now(), m_nextSend) + gap;
+    m_nextSend = std::max(SimulatorImplCache::Now(), m_nextSend) + gap;
     if (m_cc)
     {
         m_cc->OnBytesSent(frameBytes);

@@ -7,6 +7,7 @@
 #include "ns3/packet-bytes-address.h"
 #include "ns3/pooled-event.h"
 #include "ns3/roce-net-device.h"
+#include "ns3/simulator-impl-cache.h"
 #include "ns3/simulator.h"
 
 #include <utility>
@@ -89,7 +90,7 @@ RoceChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time txTime) 
     // An arrival: under the DeterministicScheduler its ties are broken by the sending
     // port and the time sent, the same on every rank of a partitioned run.
     DeterministicScheduler::ScheduleArrival(
-        Simulator::Now(), m_ids[from].node, m_ids[from].ifIndex, m_ids[1 - from].node,
+        SimulatorImplCache::Now(), m_ids[from].node, m_ids[from].ifIndex, m_ids[1 - from].node,
         txTime + GetLinkDelay(), static_cast<EventImpl*>(new FrameArrival(dst, std::move(p))));
 }
 

@@ -9,6 +9,7 @@
 #include "ns3/pointer.h"
 #include "ns3/roce-channel.h"
 #include "ns3/roce-packet.h"
+#include "ns3/simulator-impl-cache.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -345,9 +346,11 @@ RoceNetDevice::StartTransmission(Ptr<Packet> frame)
     m_channel->Transmit(frame, this, tx);
     // The port's one end-of-transmit event, referenced again for this run (the simulator
     // drops the reference once it is run). With the running context, as Schedule would
-    // give it, but without the EventId that Schedule makes and nobody keeps.
+    // give it, but without the EventId that Schedule makes and nobody keeps, nor the
+    // lookup and log check of a Simulator:: call.
     m_transmitComplete->Ref();
-    Simulator::ScheduleWithContext(Simulator::GetContext(), tx, PeekPointer(m_transmitComplete));
+    SimulatorImplCache::ScheduleWithContext(SimulatorImplCache::GetContext(), tx,
+                                            PeekPointer(m_transmitComplete));
 }
 
 void

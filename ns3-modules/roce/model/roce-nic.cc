@@ -5,8 +5,10 @@
 #include "ns3/bth-header.h"
 #include "ns3/ib-opcode.h"
 #include "ns3/log.h"
+#include "ns3/make-event.h"
 #include "ns3/pointer.h"
 #include "ns3/roce-packet.h"
+#include "ns3/simulator-impl-cache.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
@@ -161,16 +163,19 @@ RoceNic::GetRateControl(Ptr<RdmaQueuePair> qp) const
 void
 RoceNic::ScheduleTrySend(Time at)
 {
-    const Time delay = std::max(Time(0), at - Simulator::Now());
-    if (m_wake.IsRunning())
+    // Simulator::Now, IsExpired, GetDelayLeft, Cancel and Schedule, on the implementation
+    // itself (SimulatorImplCache): a NIC wakes once or more for every frame it sends.
+    SimulatorImpl* sim = SimulatorImplCache::Get();
+    const Time delay = std::max(Time(0), at - sim->Now());
+    if (!sim->IsExpired(m_wake))
     {
-        if (Simulator::GetDelayLeft(m_wake) <= delay)
+        if (sim->GetDelayLeft(m_wake) <= delay)
         {
             return;
         }
-        m_wake.Cancel();
+        sim->Cancel(m_wake);
     }
-    m_wake = Simulator::Schedule(delay, &RoceNic::TrySend, this);
+    m_wake = sim->Schedule(delay, MakeEvent(&RoceNic::TrySend, this));
 }
 
 void
@@ -213,7 +218,7 @@ RoceNic::TrySend()
     {
         return;
     }
-    const Time now = Simulator::Now();
+    const Time now = SimulatorImplCache::Now();
     // One frame at most waits in each priority queue: the QPs feel a pause at once.
     auto roomFor = [this](uint8_t prio) { return m_device->GetQueueFrames(prio) == 0; };
     for (;;)
