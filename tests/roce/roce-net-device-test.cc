@@ -4,10 +4,12 @@
 #include "ns3/roce-channel.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/roce-packet.h"
+#include "ns3/roce-port-owner.h"
 #include "ns3/simulator.h"
 
 #include <doctest/doctest.h>
 
+#include <tuple>
 #include <vector>
 
 using namespace ns3;
@@ -352,4 +354,74 @@ TEST_CASE("the PFC watchdog's Drop action empties the queue and drops what comes
     CHECK(link.txAtA[sentFirst].first >= MicroSeconds(2500));
     CHECK(dequeued == 120); // every frame's buffer freed: waited + 10 dropped, sentFirst + 10 sent
     Simulator::Destroy();
+}
+
+namespace
+{
+
+/// An owner that records its calls: (what, port, priority or frame kind).
+struct RecordingOwner : public RocePortOwner
+{
+    std::vector<std::tuple<char, uint32_t, Time>> calls; // 'r'eceived, 'b'efore, 'd'equeued
+
+    void FrameReceived(uint32_t port, Ptr<Packet>, const ParsedFrame& f) override
+    {
+        CHECK(f.kind == FrameKind::Roce);
+        calls.emplace_back('r', port, Simulator::Now());
+    }
+
+    void BeforeTransmit(uint32_t port, Ptr<Packet>, uint8_t prio) override
+    {
+        CHECK(prio == 3);
+        calls.emplace_back('b', port, Simulator::Now());
+    }
+
+    void FrameDequeued(uint32_t port, Ptr<const Packet>, uint8_t prio) override
+    {
+        CHECK(prio == 3);
+        calls.emplace_back('d', port, Simulator::Now());
+    }
+};
+
+} // namespace
+
+TEST_CASE("a port with an owner calls it with the owner's index, in place of its callbacks")
+{
+    Link link;
+    RecordingOwner sender;
+    RecordingOwner receiver;
+    link.a->SetOwner(&sender, 7);
+    link.b->SetOwner(&receiver, 11);
+    uint32_t dequeueCallbacks = 0;
+    link.a->SetDequeueCallback(
+        MakeCallback(+[](uint32_t* n, Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t) {
+            ++*n;
+        }).Bind(&dequeueCallbacks));
+    link.Backlog(3, 2);
+    Simulator::Run();
+    // The sender's owner: each frame before it goes on the wire, then as it has left.
+    REQUIRE(sender.calls.size() == 4);
+    for (size_t i = 0; i < 4; ++i)
+    {
+        CHECK(std::get<0>(sender.calls[i]) == (i % 2 == 0 ? 'b' : 'd'));
+        CHECK(std::get<1>(sender.calls[i]) == 7);
+    }
+    // The receiver's owner has both frames, one wire time apart; its callback has nothing.
+    REQUIRE(receiver.calls.size() == 2);
+    CHECK(std::get<0>(receiver.calls[0]) == 'r');
+    CHECK(std::get<1>(receiver.calls[1]) == 11);
+    CHECK(std::get<2>(receiver.calls[1]) - std::get<2>(receiver.calls[0]) ==
+          link.a->WireTime(Link::Frame(1000, 3)->GetSize()));
+    CHECK(link.arrivalsAtB.empty());
+    CHECK(dequeueCallbacks == 0);
+
+    // Without an owner, the callbacks again.
+    link.a->SetOwner(nullptr, 0);
+    link.b->SetOwner(nullptr, 0);
+    link.Backlog(3, 1);
+    Simulator::Run();
+    CHECK(sender.calls.size() == 4);
+    CHECK(receiver.calls.size() == 2);
+    CHECK(link.arrivalsAtB.size() == 1);
+    CHECK(dequeueCallbacks == 1);
 }

@@ -134,6 +134,7 @@ RoceNetDevice::DoDispose()
         q.clear();
     }
     m_control.clear();
+    m_owner = nullptr;
     m_frameCallback = FrameCallback();
     m_dequeueCallback = DequeueCallback();
     m_beforeTransmit = BeforeTransmitCallback();
@@ -286,9 +287,13 @@ RoceNetDevice::TryTransmit()
     }
     Ptr<Packet> p = m_queues[prio].Pop();
     m_queueBytes[prio] -= p->GetSize();
-    if (!m_beforeTransmit.IsNull())
+    if (m_owner != nullptr)
     {
-        m_beforeTransmit(this, p, prio); // may rewrite bytes in place, never the size
+        m_owner->BeforeTransmit(m_ownerPort, p, prio); // may rewrite bytes, never the size
+    }
+    else if (!m_beforeTransmit.IsNull())
+    {
+        m_beforeTransmit(this, p, prio);
     }
     // On the wire first: an owner may enqueue again from the callbacks below.
     StartTransmission(p);
@@ -296,7 +301,11 @@ RoceNetDevice::TryTransmit()
     {
         m_macTxTrace(p, prio);
     }
-    if (!m_dequeueCallback.IsNull())
+    if (m_owner != nullptr)
+    {
+        m_owner->FrameDequeued(m_ownerPort, p, prio);
+    }
+    else if (!m_dequeueCallback.IsNull())
     {
         m_dequeueCallback(this, p, prio);
     }
@@ -307,7 +316,11 @@ RoceNetDevice::WatchdogDrop(Ptr<Packet> frame, uint8_t prio)
 {
     ++m_watchdogDrops;
     m_watchdogDropTrace(frame, prio);
-    if (!m_dequeueCallback.IsNull())
+    if (m_owner != nullptr)
+    {
+        m_owner->FrameDequeued(m_ownerPort, frame, prio);
+    }
+    else if (!m_dequeueCallback.IsNull())
     {
         m_dequeueCallback(this, frame, prio);
     }
@@ -361,6 +374,13 @@ RoceNetDevice::TransmitComplete()
 }
 
 void
+RoceNetDevice::SetOwner(RocePortOwner* owner, uint32_t port)
+{
+    m_owner = owner;
+    m_ownerPort = port;
+}
+
+void
 RoceNetDevice::Receive(Ptr<Packet> frame)
 {
     NS_LOG_FUNCTION(this << frame);
@@ -383,6 +403,11 @@ RoceNetDevice::Receive(Ptr<Packet> frame)
     if (!m_macRxTrace.IsEmpty())
     {
         m_macRxTrace(frame);
+    }
+    if (m_owner != nullptr)
+    {
+        m_owner->FrameReceived(m_ownerPort, frame, f);
+        return;
     }
     if (!m_frameCallback.IsNull())
     {

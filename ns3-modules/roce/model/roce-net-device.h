@@ -24,6 +24,7 @@
 #include "ns3/node.h"
 #include "ns3/ring-queue.h"
 #include "ns3/roce-frame.h"
+#include "ns3/roce-port-owner.h"
 #include "ns3/traced-callback.h"
 #include "ns3/tx-time-cache.h"
 
@@ -100,6 +101,13 @@ class RoceNetDevice : public NetDevice
     /// FCS, preamble + SFD and inter-frame gap included.
     static uint32_t WireBytes(uint32_t frameBytes);
     Time WireTime(uint32_t frameBytes) const;
+
+    /**
+     * Hands this port's frames to \p owner (a switch or a NIC), which knows the port as
+     * \p port: called directly, in place of the three callbacks below (RocePortOwner).
+     * Null lets go of it.
+     */
+    void SetOwner(RocePortOwner* owner, uint32_t port);
 
     void SetFrameCallback(FrameCallback cb) { m_frameCallback = cb; }
     void SetDequeueCallback(DequeueCallback cb) { m_dequeueCallback = cb; }
@@ -204,6 +212,8 @@ class RoceNetDevice : public NetDevice
     uint8_t m_rrNext{0};
     bool m_turnStarted{false};
 
+    RocePortOwner* m_owner{nullptr}; ///< see SetOwner; it outlives the port's traffic
+    uint32_t m_ownerPort{0};         ///< what the owner calls this port
     FrameCallback m_frameCallback;
     DequeueCallback m_dequeueCallback;
     BeforeTransmitCallback m_beforeTransmit;

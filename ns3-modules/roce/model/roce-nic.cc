@@ -74,6 +74,10 @@ RoceNic::DoDispose()
         c.pacer->Dispose();
     }
     m_conns.clear();
+    if (m_device)
+    {
+        m_device->SetOwner(nullptr, 0);
+    }
     m_device = nullptr;
     m_np = nullptr;
     Object::DoDispose();
@@ -88,8 +92,7 @@ RoceNic::Setup(Ptr<RoceNetDevice> device, Ipv4Address address)
     {
         m_np = CreateObject<DcqcnNotificationPoint>(); // CnpInterval, CnpPriority, CnpDscp
     }
-    device->SetFrameCallback(MakeCallback(&RoceNic::Receive, this));
-    device->SetDequeueCallback(MakeCallback(&RoceNic::Dequeued, this));
+    device->SetOwner(this, 0);
 }
 
 Ptr<RdmaQueuePair>
@@ -185,7 +188,7 @@ RoceNic::Wake()
 }
 
 void
-RoceNic::Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t)
+RoceNic::FrameDequeued(uint32_t /*port*/, Ptr<const Packet> /*frame*/, uint8_t /*prio*/)
 {
     ScheduleTrySend(Time(0));
 }
@@ -284,7 +287,7 @@ RoceNic::SendCnp(Conn& c)
 }
 
 void
-RoceNic::Receive(Ptr<RoceNetDevice>, Ptr<Packet> frame, const ParsedFrame& f)
+RoceNic::FrameReceived(uint32_t /*port*/, Ptr<Packet> frame, const ParsedFrame& f)
 {
     if (f.kind != FrameKind::Roce)
     {

@@ -23,6 +23,7 @@
 #include "ns3/qp-table.h"
 #include "ns3/rdma-queue-pair.h"
 #include "ns3/roce-net-device.h"
+#include "ns3/roce-port-owner.h"
 #include "ns3/traced-callback.h"
 
 #include <deque>
@@ -32,7 +33,7 @@
 namespace ns3
 {
 
-class RoceNic : public Object
+class RoceNic : public Object, public RocePortOwner
 {
   public:
     static TypeId GetTypeId();
@@ -82,8 +83,9 @@ class RoceNic : public Object
     void TrySend();
     void Wake();
     void ScheduleTrySend(Time at);
-    void Dequeued(Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t);
-    void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
+    // RocePortOwner: its one port (index 0).
+    void FrameDequeued(uint32_t port, Ptr<const Packet> frame, uint8_t prio) override;
+    void FrameReceived(uint32_t port, Ptr<Packet> frame, const ParsedFrame& f) override;
     void SendCnp(Conn& c);
     /// A frame for \p p; only data frames are sent ECN-capable, and only if \p ecnCapable.
     Ptr<Packet> Frame(const Conn& c, const TransportPacket& p, uint8_t priority, uint8_t dscp,

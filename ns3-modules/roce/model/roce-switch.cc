@@ -109,6 +109,7 @@ RoceSwitch::DoDispose()
         {
             ev.Cancel();
         }
+        port.device->SetOwner(nullptr, 0); // a frame still on its way is the port's own
         port.device = nullptr;
     }
     m_ports.clear();
@@ -126,9 +127,7 @@ RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
     device->SetAttribute("PfcWatchdogAction", EnumValue(m_watchdogAction));
     device->TraceConnectWithoutContext(
         "PfcWatchdogDrop", MakeCallback(&RoceSwitch::WatchdogDropped, this).Bind(index));
-    device->SetFrameCallback(MakeCallback(&RoceSwitch::Receive, this));
-    device->SetDequeueCallback(MakeCallback(&RoceSwitch::Dequeued, this));
-    device->SetBeforeTransmitCallback(MakeCallback(&RoceSwitch::BeforeTransmit, this));
+    device->SetOwner(this, index);
     return index;
 }
 
@@ -312,16 +311,15 @@ RoceSwitch::GetEgressHolding(Ptr<const RoceNetDevice> in, uint8_t prio) const
 void
 RoceSwitch::WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio)
 {
-    // The trace comes before the dequeue callback: the book's front is this frame, and
+    // The trace comes before FrameDequeued: the book's front is this frame, and
     // the Drop trace names the port it came in by. Its buffer is freed by Dequeued.
     const auto& book = m_ports[port].queued[prio];
     Drop(frame, book.empty() ? port : book.front().inPort, SwitchDropReason::PfcWatchdog);
 }
 
 void
-RoceSwitch::Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f)
+RoceSwitch::FrameReceived(uint32_t inPort, Ptr<Packet> frame, const ParsedFrame& f)
 {
-    const uint32_t inPort = m_portOf.at(PeekPointer(dev));
     if (f.kind == FrameKind::Malformed)
     {
         Drop(frame, inPort, SwitchDropReason::Malformed);
@@ -372,14 +370,14 @@ RoceSwitch::MaybeMark(Ptr<Packet> frame, const ParsedFrame& f, uint32_t port, ui
 }
 
 void
-RoceSwitch::BeforeTransmit(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, uint8_t prio)
+RoceSwitch::BeforeTransmit(uint32_t outPort, Ptr<Packet> frame, uint8_t prio)
 {
     if (m_markingPoint != Dequeue || !m_mmu->IsEcnEnabled())
     {
         return;
     }
-    const uint32_t outPort = m_portOf.at(PeekPointer(dev));
-    const uint64_t queueBytes = dev->GetQueueBytes(prio); // what this frame leaves behind
+    // What this frame leaves behind.
+    const uint64_t queueBytes = m_ports[outPort].device->GetQueueBytes(prio);
     if (m_mmu->MarkProbability(outPort, prio, queueBytes) > 0)
     {
         MaybeMark(frame, PeekFrame(frame), outPort, prio, queueBytes);
@@ -387,9 +385,8 @@ RoceSwitch::BeforeTransmit(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, uint8_t pr
 }
 
 void
-RoceSwitch::Dequeued(Ptr<RoceNetDevice> dev, Ptr<const Packet> /*frame*/, uint8_t prio)
+RoceSwitch::FrameDequeued(uint32_t outPort, Ptr<const Packet> /*frame*/, uint8_t prio)
 {
-    const uint32_t outPort = m_portOf.at(PeekPointer(dev));
     auto& queue = m_ports[outPort].queued[prio];
     NS_ABORT_MSG_IF(queue.empty(), "RoceSwitch: dequeue from an empty book on port " << outPort);
     const Queued q = queue.front();

@@ -27,6 +27,7 @@
 #include "ns3/random-variable-stream.h"
 #include "ns3/ring-queue.h"
 #include "ns3/roce-net-device.h"
+#include "ns3/roce-port-owner.h"
 #include "ns3/switch-mmu.h"
 #include "ns3/traced-callback.h"
 
@@ -54,7 +55,7 @@ enum class SwitchDropReason : uint8_t
 
 const char* SwitchDropReasonName(SwitchDropReason r);
 
-class RoceSwitch : public Object
+class RoceSwitch : public Object, public RocePortOwner
 {
   public:
     /// When a frame's ECN mark is decided.
@@ -126,9 +127,10 @@ class RoceSwitch : public Object
         std::array<EventId, SwitchMmu::kPriorities> refresh;
     };
 
-    void Receive(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, const ParsedFrame& f);
-    void Dequeued(Ptr<RoceNetDevice> dev, Ptr<const Packet> frame, uint8_t prio);
-    void BeforeTransmit(Ptr<RoceNetDevice> dev, Ptr<Packet> frame, uint8_t prio);
+    // RocePortOwner: each port calls these with its index here.
+    void FrameReceived(uint32_t inPort, Ptr<Packet> frame, const ParsedFrame& f) override;
+    void BeforeTransmit(uint32_t outPort, Ptr<Packet> frame, uint8_t prio) override;
+    void FrameDequeued(uint32_t outPort, Ptr<const Packet> frame, uint8_t prio) override;
     /// RED on egress queue (\p port, \p prio) holding \p queueBytes: marks \p frame CE.
     void MaybeMark(Ptr<Packet> frame, const ParsedFrame& f, uint32_t port, uint8_t prio,
                    uint64_t queueBytes);
