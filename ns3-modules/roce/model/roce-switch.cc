@@ -312,7 +312,7 @@ void
 RoceSwitch::WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio)
 {
     // The trace comes before FrameDequeued: the book's front is this frame, and
-    // the Drop trace names the port it came in by. Its buffer is freed by Dequeued.
+    // the Drop trace names the port it came in by. Its buffer is freed by FrameDequeued.
     const auto& book = m_ports[port].queued[prio];
     Drop(frame, book.empty() ? port : book.front().inPort, SwitchDropReason::PfcWatchdog);
 }
