@@ -355,3 +355,36 @@ TEST_CASE("Frames of a flow are kept as the bytes in which each differs from the
     CHECK(q.GetKeptBytes() == 0);
     CHECK(q.empty());
 }
+
+TEST_CASE("After clear(), a frame of the same shape as those cleared comes back whole")
+{
+    FrameQueue::ReleaseSpares();
+    FrameQueue q;
+    // a leaves and b is cleared unsent: c, of their shape, must not be coded against b,
+    // for Pop() would rebuild it on a, the last kept frame that left. b and c differ from
+    // a in byte 10, c from b only in byte 40.
+    std::vector<uint8_t> bytes(62);
+    for (size_t i = 0; i < bytes.size(); ++i)
+    {
+        bytes[i] = static_cast<uint8_t>(5 * i + 2);
+    }
+    Ptr<Packet> a = FrameOf(bytes, 58, 1024);
+    bytes[10] ^= 0xff;
+    Ptr<Packet> b = FrameOf(bytes, 58, 1024);
+    bytes[40] ^= 0xff;
+    Ptr<Packet> c = FrameOf(bytes, 58, 1024);
+    const auto wantA = AllBytes(a);
+    const auto wantC = AllBytes(c);
+    q.Push(a);
+    q.CompactBack();
+    q.Push(b);
+    q.CompactBack();
+    CHECK(q.GetCompacted() == 2);
+    CHECK(AllBytes(q.Pop()) == wantA);
+    q.clear();
+    q.Push(c);
+    q.CompactBack();
+    CHECK(q.GetCompacted() == 1);
+    CHECK(q.GetKeptBytes() == 62); // whole
+    CHECK(AllBytes(q.Pop()) == wantC);
+}
