@@ -301,14 +301,7 @@ RoceNetDevice::TryTransmit()
     {
         m_macTxTrace(p, prio);
     }
-    if (m_owner != nullptr)
-    {
-        m_owner->FrameDequeued(m_ownerPort, p, prio);
-    }
-    else if (!m_dequeueCallback.IsNull())
-    {
-        m_dequeueCallback(this, p, prio);
-    }
+    Dequeued(p, prio);
 }
 
 void
@@ -316,6 +309,12 @@ RoceNetDevice::WatchdogDrop(Ptr<Packet> frame, uint8_t prio)
 {
     ++m_watchdogDrops;
     m_watchdogDropTrace(frame, prio);
+    Dequeued(frame, prio);
+}
+
+void
+RoceNetDevice::Dequeued(const Ptr<Packet>& frame, uint8_t prio)
+{
     if (m_owner != nullptr)
     {
         m_owner->FrameDequeued(m_ownerPort, frame, prio);

@@ -158,8 +158,10 @@ class RoceNetDevice : public NetDevice
     uint8_t PickPriority();
     void ScheduleResume();
     /// Throws away \p frame of priority \p prio for the watchdog (counted, traced, and
-    /// handed to the dequeue callback, so the owner's buffer is freed as if it left).
+    /// handed to Dequeued, so the owner's buffer is freed as if it left).
     void WatchdogDrop(Ptr<Packet> frame, uint8_t prio);
+    /// Tells the owner, or else the dequeue callback, that \p frame has left its queue.
+    void Dequeued(const Ptr<Packet>& frame, uint8_t prio);
     void NextTurn();
     /// One round of a pause storm: pauses for every priority, the next round scheduled
     /// until m_stormUntil.
