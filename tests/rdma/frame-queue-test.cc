@@ -36,16 +36,23 @@ FrameOf(const std::vector<uint8_t>& bytes, uint32_t head, uint32_t zeros)
     return p;
 }
 
+/// \p n bytes that differ from their neighbours, and from another seed's at every place.
+std::vector<uint8_t>
+Pattern(size_t n, uint8_t seed)
+{
+    std::vector<uint8_t> bytes(n);
+    for (size_t i = 0; i < n; ++i)
+    {
+        bytes[i] = static_cast<uint8_t>(seed + 13 * i + 1);
+    }
+    return bytes;
+}
+
 /// A simulated frame: \p head bytes of headers, a zero payload of \p zeros, \p tail bytes.
 Ptr<Packet>
 Frame(uint32_t head, uint32_t zeros, uint32_t tail, uint8_t seed)
 {
-    std::vector<uint8_t> bytes(head + tail);
-    for (size_t i = 0; i < bytes.size(); ++i)
-    {
-        bytes[i] = static_cast<uint8_t>(seed + 13 * i + 1);
-    }
-    return FrameOf(bytes, head, zeros);
+    return FrameOf(Pattern(head + tail, seed), head, zeros);
 }
 
 /// Every byte of \p p as the Packet API copies it.
@@ -314,11 +321,7 @@ TEST_CASE("Frames of a flow are kept as the bytes in which each differs from the
     FrameQueue::ReleaseSpares();
     FrameQueue q;
     // Ethernet, VLAN, IPv4, UDP and BTH (58 bytes), 1,024 bytes of zeros, the ICRC.
-    std::vector<uint8_t> bytes(62);
-    for (size_t i = 0; i < bytes.size(); ++i)
-    {
-        bytes[i] = static_cast<uint8_t>(3 * i + 1);
-    }
+    std::vector<uint8_t> bytes = Pattern(62, 0);
     std::vector<std::vector<uint8_t>> want;
     const int frames = 1000;
     for (int n = 0; n < frames; ++n)
@@ -363,11 +366,7 @@ TEST_CASE("After clear(), a frame of the same shape as those cleared comes back 
     // a leaves and b is cleared unsent: c, of their shape, must not be coded against b,
     // for Pop() would rebuild it on a, the last kept frame that left. b and c differ from
     // a in byte 10, c from b only in byte 40.
-    std::vector<uint8_t> bytes(62);
-    for (size_t i = 0; i < bytes.size(); ++i)
-    {
-        bytes[i] = static_cast<uint8_t>(5 * i + 2);
-    }
+    std::vector<uint8_t> bytes = Pattern(62, 1);
     Ptr<Packet> a = FrameOf(bytes, 58, 1024);
     bytes[10] ^= 0xff;
     Ptr<Packet> b = FrameOf(bytes, 58, 1024);
