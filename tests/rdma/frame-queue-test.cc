@@ -230,6 +230,7 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
     u->SetStream(11);
     FrameQueue q;
     std::deque<std::pair<Ptr<Packet>, std::vector<uint8_t>>> expect;
+    std::deque<uint16_t> froms; // each frame's from: the step that pushed it
     struct Flow
     {
         std::vector<uint8_t> bytes;
@@ -275,7 +276,8 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
                 p->AddPacketTag(MarkTag());
             }
             expect.emplace_back(p, AllBytes(p));
-            q.Push(p);
+            froms.push_back(static_cast<uint16_t>(step));
+            q.Push(p, froms.back());
             if (u->GetInteger(0, 3) != 0) // a frame that left at once is not compacted
             {
                 q.CompactBack();
@@ -288,6 +290,8 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
         else
         {
             REQUIRE(q.FrontSize() == expect.front().second.size());
+            REQUIRE(q.FrontFrom() == froms.front()); // kept beside the frame, whole or not
+            froms.pop_front();
             const Ptr<Packet> queued = expect.front().first;
             const bool wasPacket = queued && !FrameQueue::IsCompactable(*queued);
             Ptr<Packet> p = q.Pop();
@@ -305,6 +309,14 @@ TEST_CASE("Kept and unkept frames leave in their order, across the ring's wrap a
         }
         maxDepth = std::max<uint32_t>(maxDepth, q.size());
         REQUIRE(q.size() == expect.size());
+        if (step % 97 == 0)
+        {
+            CHECK(!q.Holds(0xffff)); // no step pushed it
+            if (!froms.empty())
+            {
+                CHECK(q.Holds(froms[froms.size() / 2]));
+            }
+        }
     }
     CHECK(maxDepth > 200); // deep enough that the ring grew several times
     CHECK(compactedSeen > 5000);

@@ -60,11 +60,12 @@ struct Link
         return MakeRoceV2Packet(spec, false);
     }
 
-    void Backlog(uint8_t prio, int n, uint32_t payload = 1000)
+    /// \p n frames on \p prio, enqueued with from = firstFrom, firstFrom + 1, ...
+    void Backlog(uint8_t prio, int n, uint32_t payload = 1000, uint16_t firstFrom = 0)
     {
         for (int i = 0; i < n; ++i)
         {
-            a->Enqueue(Frame(payload, prio), prio);
+            a->Enqueue(Frame(payload, prio), prio, static_cast<uint16_t>(firstFrom + i));
         }
     }
 };
@@ -329,8 +330,8 @@ TEST_CASE("the PFC watchdog's Drop action empties the queue and drops what comes
         Simulator::Schedule(MicroSeconds(1 + 5 * i), &RoceNetDevice::SendPause, link.b, 3, 2000);
     }
     // 10 frames arrive during the recovery (1.5 ms), 10 after it and the storm (2.5 ms).
-    Simulator::Schedule(MicroSeconds(1500), &Link::Backlog, &link, 3, 10, 1000u);
-    Simulator::Schedule(MicroSeconds(2500), &Link::Backlog, &link, 3, 10, 1000u);
+    Simulator::Schedule(MicroSeconds(1500), &Link::Backlog, &link, 3, 10, 1000u, uint16_t{0});
+    Simulator::Schedule(MicroSeconds(2500), &Link::Backlog, &link, 3, 10, 1000u, uint16_t{0});
     Simulator::Run();
     // Some of the backlog left before the first pause came (at line rate, in ~2 us); the
     // rest waited. Fired once at 1 ms (+ one refresh): what waited is dropped then, the 10
@@ -359,27 +360,34 @@ TEST_CASE("the PFC watchdog's Drop action empties the queue and drops what comes
 namespace
 {
 
-/// An owner that records its calls: (what, port, priority or frame kind).
+/// An owner that records its calls: (what, port, when, the frame's from where there is one).
 struct RecordingOwner : public RocePortOwner
 {
-    std::vector<std::tuple<char, uint32_t, Time>> calls; // 'r'eceived, 'b'efore, 'd'equeued
+    // 'r'eceived, 'b'efore transmit, 'd'equeued, 'w'atchdog dropped
+    std::vector<std::tuple<char, uint32_t, Time, int>> calls;
 
     void FrameReceived(uint32_t port, Ptr<Packet>, const ParsedFrame& f) override
     {
         CHECK(f.kind == FrameKind::Roce);
-        calls.emplace_back('r', port, Simulator::Now());
+        calls.emplace_back('r', port, Simulator::Now(), -1);
     }
 
     void BeforeTransmit(uint32_t port, Ptr<Packet>, uint8_t prio) override
     {
         CHECK(prio == 3);
-        calls.emplace_back('b', port, Simulator::Now());
+        calls.emplace_back('b', port, Simulator::Now(), -1);
     }
 
-    void FrameDequeued(uint32_t port, Ptr<const Packet>, uint8_t prio) override
+    void FrameDequeued(uint32_t port, Ptr<const Packet>, uint8_t prio, uint16_t from) override
     {
         CHECK(prio == 3);
-        calls.emplace_back('d', port, Simulator::Now());
+        calls.emplace_back('d', port, Simulator::Now(), from);
+    }
+
+    void WatchdogDropped(uint32_t port, Ptr<const Packet>, uint8_t prio, uint16_t from) override
+    {
+        CHECK(prio == 3);
+        calls.emplace_back('w', port, Simulator::Now(), from);
     }
 };
 
@@ -397,15 +405,18 @@ TEST_CASE("a port with an owner calls it with the owner's index, in place of its
         MakeCallback(+[](uint32_t* n, Ptr<RoceNetDevice>, Ptr<const Packet>, uint8_t) {
             ++*n;
         }).Bind(&dequeueCallbacks));
-    link.Backlog(3, 2);
+    link.Backlog(3, 2, 1000, 40);
     Simulator::Run();
-    // The sender's owner: each frame before it goes on the wire, then as it has left.
+    // The sender's owner: each frame before it goes on the wire, then as it has left,
+    // with what it was enqueued with.
     REQUIRE(sender.calls.size() == 4);
     for (size_t i = 0; i < 4; ++i)
     {
         CHECK(std::get<0>(sender.calls[i]) == (i % 2 == 0 ? 'b' : 'd'));
         CHECK(std::get<1>(sender.calls[i]) == 7);
     }
+    CHECK(std::get<3>(sender.calls[1]) == 40);
+    CHECK(std::get<3>(sender.calls[3]) == 41);
     // The receiver's owner has both frames, one wire time apart; its callback has nothing.
     REQUIRE(receiver.calls.size() == 2);
     CHECK(std::get<0>(receiver.calls[0]) == 'r');
@@ -424,4 +435,55 @@ TEST_CASE("a port with an owner calls it with the owner's index, in place of its
     CHECK(receiver.calls.size() == 2);
     CHECK(link.arrivalsAtB.size() == 1);
     CHECK(dequeueCallbacks == 1);
+}
+
+TEST_CASE("a frame the watchdog drops is told to the owner, with its from, then dequeued")
+{
+    Link link;
+    link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
+    link.a->SetAttribute("PfcWatchdogRecovery", TimeValue(MilliSeconds(1)));
+    link.a->SetAttribute("PfcWatchdogAction", EnumValue(RoceNetDevice::Drop));
+    RecordingOwner owner;
+    link.a->SetOwner(&owner, 2);
+    link.Backlog(3, 100, 1000, 500); // from = 500 ... 599
+    for (int i = 0; i < 440; ++i)    // the storm of the case above
+    {
+        Simulator::Schedule(MicroSeconds(1 + 5 * i), &RoceNetDevice::SendPause, link.b, 3, 2000);
+    }
+    // One more during the recovery: dropped as it comes, with its own from.
+    Simulator::Schedule(MicroSeconds(1500), &Link::Backlog, &link, 3, 1, 1000u, uint16_t{7});
+    Simulator::Run();
+    std::vector<int> dequeued;
+    std::vector<int> dropped;
+    for (size_t i = 0; i < owner.calls.size(); ++i)
+    {
+        const auto& [what, port, at, from] = owner.calls[i];
+        CHECK(port == 2);
+        if (what == 'd')
+        {
+            dequeued.push_back(from);
+        }
+        if (what == 'w')
+        {
+            dropped.push_back(from);
+            // Told first, then dequeued (which frees its buffer at a switch).
+            REQUIRE(i + 1 < owner.calls.size());
+            CHECK(std::get<0>(owner.calls[i + 1]) == 'd');
+            CHECK(std::get<3>(owner.calls[i + 1]) == from);
+        }
+    }
+    // Every frame leaves once, in the order it came, with what it was enqueued with.
+    REQUIRE(dequeued.size() == 101);
+    for (int i = 0; i < 100; ++i)
+    {
+        CHECK(dequeued[i] == 500 + i);
+    }
+    CHECK(dequeued[100] == 7);
+    // The dropped ones: those that waited, then the one of the recovery.
+    REQUIRE(dropped.size() == link.a->GetWatchdogDrops());
+    REQUIRE(dropped.size() >= 2);
+    CHECK(dropped.size() < 101);
+    CHECK(dropped.back() == 7);
+    CHECK(dropped[dropped.size() - 2] == 599);
+    CHECK(dropped.front() == 500 + static_cast<int>(101 - dropped.size()));
 }

@@ -92,6 +92,7 @@ ApplyDifferences(const uint8_t* map, uint32_t words, const uint8_t* changed, uin
 
 static_assert(FrameQueue::kMaxCompactBytes <= ByteHeader::kMax);
 static_assert(FrameQueue::kMaxCompactBytes % 8 == 0); // a frame's bytes are whole words
+static_assert(FrameQueue::kMaxCompactTrailer < 128);  // a trailer's length takes 7 bits
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "CodeDifferences reads words");
 static_assert(FrameQueue::kMaxCompactTrailer <= ByteTrailer::kMax);
 
@@ -112,10 +113,11 @@ FrameQueue::Fits(const PacketByteRuns& runs)
 }
 
 void
-FrameQueue::Push(Ptr<Packet> frame)
+FrameQueue::Push(Ptr<Packet> frame, uint16_t from)
 {
     Entry e;
     e.size = frame->GetSize();
+    e.from = from;
     e.packet = std::move(frame);
     m_entries.push_back(std::move(e));
 }
@@ -155,7 +157,7 @@ FrameQueue::CompactBack()
     {
         std::array<uint8_t, kMaxCompactBytes / 8 + kMaxCompactBytes> coded;
         const uint32_t k = CodeDifferences(bytes.data(), newest.bytes.data(), words, coded.data());
-        e.delta = k < n;
+        e.delta = k < n ? 1 : 0;
         if (e.delta)
         {
             Reserve(k);
@@ -290,6 +292,13 @@ FrameQueue::Pop()
     }
     m_entries.pop_front();
     return frame;
+}
+
+bool
+FrameQueue::Holds(uint16_t from) const
+{
+    return std::any_of(m_entries.begin(), m_entries.end(),
+                       [from](const Entry& e) { return e.from == from; });
 }
 
 void

@@ -51,8 +51,9 @@ class FrameQueue
     /// A frame with more trailer bytes than this stays a Packet (ByteTrailer's room).
     static constexpr uint32_t kMaxCompactTrailer = 16;
 
-    /// Appends \p frame as it is.
-    void Push(Ptr<Packet> frame);
+    /// Appends \p frame as it is, with \p from: the caller's number for where the frame
+    /// came from, kept beside it at no cost in memory (a switch: the port it came in by).
+    void Push(Ptr<Packet> frame, uint16_t from = 0);
     /**
      * Keeps the newest frame as its bytes, if it is a Packet that may be kept so (see the
      * class). The queue then no longer holds that Packet. A port calls it once it has
@@ -64,6 +65,10 @@ class FrameQueue
     Ptr<Packet> Pop();
     /// The size in bytes of the oldest frame. The queue must not be empty.
     uint32_t FrontSize() const { return m_entries.front().size; }
+    /// The oldest frame's \p from (Push). The queue must not be empty.
+    uint16_t FrontFrom() const { return m_entries.front().from; }
+    /// Whether a waiting frame was pushed with \p from.
+    bool Holds(uint16_t from) const;
 
     bool empty() const { return m_entries.empty(); }
 
@@ -89,14 +94,19 @@ class FrameQueue
     /// Whether a plain frame of these byte runs is kept as bytes (see the class).
     static bool Fits(const PacketByteRuns& runs);
 
+    /// 16 bytes: the Packet's pointer, then what fills the rest of the word.
     struct Entry
     {
+        Entry() : tail(0), delta(0) {}
+
         Ptr<Packet> packet; ///< null when the frame is kept as bytes
         uint32_t size = 0;  ///< the frame's size in bytes
+        uint16_t from = 0;  ///< the caller's (Push)
         uint8_t head = 0;   ///< real bytes before the zero payload
-        uint8_t tail = 0;   ///< real bytes after it
-        bool delta = false; ///< kept as its differences from the frame kept before it
+        uint8_t tail : 7;   ///< real bytes after it (at most kMaxCompactTrailer)
+        uint8_t delta : 1;  ///< kept as its differences from the frame kept before it
     };
+    static_assert(sizeof(Entry) == 16, "an entry fills two words");
 
     /// A frame's real bytes, head then tail, and their shape.
     struct Image

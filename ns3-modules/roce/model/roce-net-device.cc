@@ -169,17 +169,17 @@ RoceNetDevice::Attach(Ptr<RoceChannel> channel)
 }
 
 void
-RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority)
+RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority, uint16_t from)
 {
     NS_LOG_FUNCTION(this << frame << +priority);
     NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
     // (Simulator::Now() is a call into ns-3: asked only when a recovery was ever set.)
     if (m_dropUntil[priority].IsStrictlyPositive() && m_dropUntil[priority] > Simulator::Now())
     {
-        WatchdogDrop(frame, priority); // the watchdog's Drop action is still recovering
+        WatchdogDrop(frame, priority, from); // the watchdog's Drop action is recovering
         return;
     }
-    m_queues[priority].Push(frame);
+    m_queues[priority].Push(frame, from);
     m_queueBytes[priority] += frame->GetSize();
     TryTransmit();
     if (m_compactWaiting && m_queues[priority].size() > m_compactionDepth)
@@ -285,6 +285,7 @@ RoceNetDevice::TryTransmit()
         ScheduleResume();
         return;
     }
+    const uint16_t from = m_queues[prio].FrontFrom();
     Ptr<Packet> p = m_queues[prio].Pop();
     m_queueBytes[prio] -= p->GetSize();
     if (m_owner != nullptr)
@@ -301,23 +302,27 @@ RoceNetDevice::TryTransmit()
     {
         m_macTxTrace(p, prio);
     }
-    Dequeued(p, prio);
+    Dequeued(p, prio, from);
 }
 
 void
-RoceNetDevice::WatchdogDrop(Ptr<Packet> frame, uint8_t prio)
+RoceNetDevice::WatchdogDrop(Ptr<Packet> frame, uint8_t prio, uint16_t from)
 {
     ++m_watchdogDrops;
     m_watchdogDropTrace(frame, prio);
-    Dequeued(frame, prio);
+    if (m_owner != nullptr)
+    {
+        m_owner->WatchdogDropped(m_ownerPort, frame, prio, from);
+    }
+    Dequeued(frame, prio, from);
 }
 
 void
-RoceNetDevice::Dequeued(const Ptr<Packet>& frame, uint8_t prio)
+RoceNetDevice::Dequeued(const Ptr<Packet>& frame, uint8_t prio, uint16_t from)
 {
     if (m_owner != nullptr)
     {
-        m_owner->FrameDequeued(m_ownerPort, frame, prio);
+        m_owner->FrameDequeued(m_ownerPort, frame, prio, from);
     }
     else if (!m_dequeueCallback.IsNull())
     {
@@ -467,9 +472,10 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
                 m_stormReported[p] = false;
                 while (!m_queues[p].empty())
                 {
+                    const uint16_t from = m_queues[p].FrontFrom();
                     Ptr<Packet> frame = m_queues[p].Pop();
                     m_queueBytes[p] -= frame->GetSize();
-                    WatchdogDrop(frame, p);
+                    WatchdogDrop(frame, p, from);
                 }
             }
             else if (m_watchdogRecovery.IsStrictlyPositive())

@@ -66,8 +66,11 @@ class RoceNetDevice : public NetDevice
     static TypeId GetTypeId();
     RoceNetDevice();
 
-    /// Queues a frame on a priority queue; starts sending if the wire is idle.
-    void Enqueue(Ptr<Packet> frame, uint8_t priority);
+    /// Queues a frame on a priority queue; starts sending if the wire is idle. \p from is
+    /// the owner's word on the frame, kept beside it in the queue and handed back to the
+    /// owner as it leaves (RocePortOwner::FrameDequeued): a switch's is the port it came
+    /// in by.
+    void Enqueue(Ptr<Packet> frame, uint8_t priority, uint16_t from = 0);
     /// Sends a PFC frame for one priority ahead of all data (\p quanta 0 resumes).
     void SendPause(uint8_t priority, uint16_t quanta);
     bool IsPaused(uint8_t priority) const;
@@ -81,6 +84,8 @@ class RoceNetDevice : public NetDevice
     {
         return static_cast<uint32_t>(m_queues[priority].GetCompacted());
     }
+    /// Whether a frame enqueued with \p from waits on \p priority.
+    bool IsHolding(uint8_t priority, uint16_t from) const { return m_queues[priority].Holds(from); }
     bool IsBusy() const { return m_busy; }
     /// Pause storms the watchdog has reported (PfcWatchdogTime > 0): its triggers.
     uint64_t GetPfcStorms() const { return m_pfcStorms; }
@@ -157,11 +162,12 @@ class RoceNetDevice : public NetDevice
     /// The next priority to serve, or kPriorities when none may send now.
     uint8_t PickPriority();
     void ScheduleResume();
-    /// Throws away \p frame of priority \p prio for the watchdog (counted, traced, and
-    /// handed to Dequeued, so the owner's buffer is freed as if it left).
-    void WatchdogDrop(Ptr<Packet> frame, uint8_t prio);
+    /// Throws away \p frame of priority \p prio (enqueued with \p from) for the watchdog
+    /// (counted, traced, told to the owner, and handed to Dequeued, so the owner's buffer
+    /// is freed as if it left).
+    void WatchdogDrop(Ptr<Packet> frame, uint8_t prio, uint16_t from);
     /// Tells the owner, or else the dequeue callback, that \p frame has left its queue.
-    void Dequeued(const Ptr<Packet>& frame, uint8_t prio);
+    void Dequeued(const Ptr<Packet>& frame, uint8_t prio, uint16_t from);
     void NextTurn();
     /// One round of a pause storm: pauses for every priority, the next round scheduled
     /// until m_stormUntil.

@@ -188,7 +188,8 @@ RoceNic::Wake()
 }
 
 void
-RoceNic::FrameDequeued(uint32_t /*port*/, Ptr<const Packet> /*frame*/, uint8_t /*prio*/)
+RoceNic::FrameDequeued(uint32_t /*port*/, Ptr<const Packet> /*frame*/, uint8_t /*prio*/,
+                       uint16_t /*from*/)
 {
     ScheduleTrySend(Time(0));
 }

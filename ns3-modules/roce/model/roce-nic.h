@@ -84,7 +84,8 @@ class RoceNic : public Object, public RocePortOwner
     void Wake();
     void ScheduleTrySend(Time at);
     // RocePortOwner: its one port (index 0).
-    void FrameDequeued(uint32_t port, Ptr<const Packet> frame, uint8_t prio) override;
+    void FrameDequeued(uint32_t port, Ptr<const Packet> frame, uint8_t prio,
+                       uint16_t from) override;
     void FrameReceived(uint32_t port, Ptr<Packet> frame, const ParsedFrame& f) override;
     void SendCnp(Conn& c);
     /// A frame for \p p; only data frames are sent ECN-capable, and only if \p ecnCapable.

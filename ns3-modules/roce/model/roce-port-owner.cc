@@ -11,7 +11,14 @@ RocePortOwner::BeforeTransmit(uint32_t /*port*/, Ptr<Packet> /*frame*/, uint8_t 
 }
 
 void
-RocePortOwner::FrameDequeued(uint32_t /*port*/, Ptr<const Packet> /*frame*/, uint8_t /*prio*/)
+RocePortOwner::FrameDequeued(uint32_t /*port*/, Ptr<const Packet> /*frame*/, uint8_t /*prio*/,
+                             uint16_t /*from*/)
+{
+}
+
+void
+RocePortOwner::WatchdogDropped(uint32_t /*port*/, Ptr<const Packet> /*frame*/, uint8_t /*prio*/,
+                               uint16_t /*from*/)
 {
 }
 

@@ -42,8 +42,14 @@ class RocePortOwner
     virtual void BeforeTransmit(uint32_t port, Ptr<Packet> frame, uint8_t prio);
 
     /// A queued data frame of \p prio has left \p port's queue: sent, or dropped by the
-    /// PFC watchdog. Nothing by default.
-    virtual void FrameDequeued(uint32_t port, Ptr<const Packet> frame, uint8_t prio);
+    /// PFC watchdog. \p from is what the owner enqueued it with (RoceNetDevice::Enqueue).
+    /// Nothing by default.
+    virtual void FrameDequeued(uint32_t port, Ptr<const Packet> frame, uint8_t prio, uint16_t from);
+
+    /// The PFC watchdog's Drop action has thrown \p frame away (enqueued with \p from);
+    /// FrameDequeued follows. Nothing by default.
+    virtual void WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio,
+                                 uint16_t from);
 };
 
 } // namespace ns3

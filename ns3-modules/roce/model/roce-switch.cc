@@ -121,12 +121,11 @@ uint32_t
 RoceSwitch::AddPort(Ptr<RoceNetDevice> device)
 {
     const uint32_t index = static_cast<uint32_t>(m_ports.size());
-    m_ports.push_back(Port{device, {}, {}, {}});
+    NS_ABORT_MSG_IF(index >= kMaxPorts, "RoceSwitch: more than " << kMaxPorts << " ports");
+    m_ports.push_back(Port{device, {}, {}});
     m_portOf[PeekPointer(device)] = index;
     device->SetAttribute("PfcWatchdogRecovery", TimeValue(m_watchdogRecovery));
     device->SetAttribute("PfcWatchdogAction", EnumValue(m_watchdogAction));
-    device->TraceConnectWithoutContext(
-        "PfcWatchdogDrop", MakeCallback(&RoceSwitch::WatchdogDropped, this).Bind(index));
     device->SetOwner(this, index);
     return index;
 }
@@ -298,9 +297,7 @@ RoceSwitch::GetEgressHolding(Ptr<const RoceNetDevice> in, uint8_t prio) const
     }
     for (const Port& port : m_ports)
     {
-        const auto& book = port.queued[prio];
-        if (std::any_of(book.begin(), book.end(),
-                        [&](const Queued& q) { return q.inPort == it->second; }))
+        if (port.device->IsHolding(prio, static_cast<uint16_t>(it->second)))
         {
             out.push_back(port.device);
         }
@@ -309,12 +306,12 @@ RoceSwitch::GetEgressHolding(Ptr<const RoceNetDevice> in, uint8_t prio) const
 }
 
 void
-RoceSwitch::WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio)
+RoceSwitch::WatchdogDropped(uint32_t /*outPort*/, Ptr<const Packet> frame, uint8_t /*prio*/,
+                            uint16_t inPort)
 {
-    // The trace comes before FrameDequeued: the book's front is this frame, and
-    // the Drop trace names the port it came in by. Its buffer is freed by FrameDequeued.
-    const auto& book = m_ports[port].queued[prio];
-    Drop(frame, book.empty() ? port : book.front().inPort, SwitchDropReason::PfcWatchdog);
+    // The Drop trace names the port it came in by; its buffer is freed by FrameDequeued,
+    // which follows.
+    Drop(frame, inPort, SwitchDropReason::PfcWatchdog);
 }
 
 void
@@ -352,8 +349,7 @@ RoceSwitch::FrameReceived(uint32_t inPort, Ptr<Packet> frame, const ParsedFrame&
     {
         MaybeMark(frame, f, outPort, prio, out.device->GetQueueBytes(prio));
     }
-    out.queued[prio].push_back(Queued{inPort, bytes});
-    out.device->Enqueue(frame, prio);
+    out.device->Enqueue(frame, prio, static_cast<uint16_t>(inPort));
     CheckPause(inPort, prio);
 }
 
@@ -385,14 +381,11 @@ RoceSwitch::BeforeTransmit(uint32_t outPort, Ptr<Packet> frame, uint8_t prio)
 }
 
 void
-RoceSwitch::FrameDequeued(uint32_t outPort, Ptr<const Packet> /*frame*/, uint8_t prio)
+RoceSwitch::FrameDequeued(uint32_t outPort, Ptr<const Packet> frame, uint8_t prio, uint16_t inPort)
 {
-    auto& queue = m_ports[outPort].queued[prio];
-    NS_ABORT_MSG_IF(queue.empty(), "RoceSwitch: dequeue from an empty book on port " << outPort);
-    const Queued q = queue.front();
-    queue.pop_front();
-    m_mmu->Release(q.inPort, outPort, prio, q.bytes);
-    CheckPause(q.inPort, prio);
+    // Its size is the one admitted: a frame's bytes may change on its way, never its size.
+    m_mmu->Release(inPort, outPort, prio, frame->GetSize());
+    CheckPause(inPort, prio);
 }
 
 void

@@ -25,7 +25,6 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 #include "ns3/random-variable-stream.h"
-#include "ns3/ring-queue.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/roce-port-owner.h"
 #include "ns3/switch-mmu.h"
@@ -67,6 +66,9 @@ class RoceSwitch : public Object, public RocePortOwner
 
     static TypeId GetTypeId();
     RoceSwitch();
+
+    /// The most ports a switch has (a waiting frame keeps its in-port in 16 bits).
+    static constexpr uint32_t kMaxPorts = 65536;
 
     /// Adds a port; returns its index. Call before ConfigureMmu.
     uint32_t AddPort(Ptr<RoceNetDevice> device);
@@ -114,23 +116,22 @@ class RoceSwitch : public Object, public RocePortOwner
     /// FNV-1a of \p f's 5-tuple from basis \p h.
     static uint32_t Hash5Tuple(uint32_t h, const ParsedFrame& f);
     std::vector<uint64_t> Headroom() const;
-    struct Queued
-    {
-        uint32_t inPort;
-        uint32_t bytes;
-    };
+    /// A port. What its queues hold is the device's: each frame is enqueued with the port
+    /// it came in by (RoceNetDevice::Enqueue's from), which its buffer is charged to.
     struct Port
     {
         Ptr<RoceNetDevice> device;
-        std::array<RingQueue<Queued>, SwitchMmu::kPriorities> queued; ///< FIFO as the device's
-        std::array<bool, SwitchMmu::kPriorities> pausing{};           ///< XOFF in force upstream
+        std::array<bool, SwitchMmu::kPriorities> pausing{}; ///< XOFF in force upstream
         std::array<EventId, SwitchMmu::kPriorities> refresh;
     };
 
     // RocePortOwner: each port calls these with its index here.
     void FrameReceived(uint32_t inPort, Ptr<Packet> frame, const ParsedFrame& f) override;
     void BeforeTransmit(uint32_t outPort, Ptr<Packet> frame, uint8_t prio) override;
-    void FrameDequeued(uint32_t outPort, Ptr<const Packet> frame, uint8_t prio) override;
+    void FrameDequeued(uint32_t outPort, Ptr<const Packet> frame, uint8_t prio,
+                       uint16_t inPort) override;
+    void WatchdogDropped(uint32_t outPort, Ptr<const Packet> frame, uint8_t prio,
+                         uint16_t inPort) override;
     /// RED on egress queue (\p port, \p prio) holding \p queueBytes: marks \p frame CE.
     void MaybeMark(Ptr<Packet> frame, const ParsedFrame& f, uint32_t port, uint8_t prio,
                    uint64_t queueBytes);
@@ -156,7 +157,6 @@ class RoceSwitch : public Object, public RocePortOwner
     uint16_t m_pauseQuanta{0xffff};
     Time m_watchdogRecovery; ///< given to every port (RoceNetDevice::PfcWatchdogRecovery)
     RoceNetDevice::WatchdogAction m_watchdogAction{RoceNetDevice::Forward}; ///< the same
-    void WatchdogDropped(uint32_t port, Ptr<const Packet> frame, uint8_t prio);
     uint32_t m_maxFrameBytes{9018};
     EcnMarkingPoint m_markingPoint{Dequeue};
 
