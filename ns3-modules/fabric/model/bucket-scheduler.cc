@@ -28,12 +28,12 @@ BucketScheduler::GetTypeId()
             .AddAttribute("BucketWidth",
                           "Simulated time one bucket spans, rounded up to a power of two of "
                           "time steps",
-                          TimeValue(NanoSeconds(2)), MakeTimeAccessor(&BucketScheduler::m_width),
+                          TimeValue(NanoSeconds(1)), MakeTimeAccessor(&BucketScheduler::m_width),
                           MakeTimeChecker(Time(0)))
             .AddAttribute("Buckets",
                           "Buckets in the window ahead of the present (a power of two, at "
                           "least 64); an event later than the window waits in a map",
-                          UintegerValue(2048), MakeUintegerAccessor(&BucketScheduler::m_count),
+                          UintegerValue(4096), MakeUintegerAccessor(&BucketScheduler::m_count),
                           MakeUintegerChecker<uint32_t>(64, 1U << 24));
     return tid;
 }

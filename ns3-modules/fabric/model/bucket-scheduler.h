@@ -31,7 +31,7 @@ namespace ns3
  *
  * Every ns-3 scheduler runs events in the same order, so results do not change with
  * it. `BucketWidth` is rounded up to a power of two of time steps (at picoseconds,
- * 2 ns gives 2,048 ps, and the 2,048 buckets 4.2 us); both attributes are read when the
+ * 1 ns gives 1,024 ps, and the 4,096 buckets 4.2 us); both attributes are read when the
  * first event is inserted. A bucket emptied gives back room for more than a few events.
  */
 class BucketScheduler : public Scheduler
@@ -102,8 +102,8 @@ class BucketScheduler : public Scheduler
 
     static thread_local Touch t_touch; ///< TouchNext's hint, taken by the next Insert
 
-    Time m_width{NanoSeconds(2)}; ///< attribute BucketWidth
-    uint32_t m_count{2048};       ///< attribute Buckets
+    Time m_width{NanoSeconds(1)}; ///< attribute BucketWidth
+    uint32_t m_count{4096};       ///< attribute Buckets
     uint64_t m_slots{0};          ///< buckets, fixed when the first event comes (Layout)
     uint32_t m_shift{0};          ///< log2 of a bucket's width in time steps
     uint64_t m_mask{0};           ///< buckets - 1
