@@ -60,6 +60,19 @@ struct Link
         return MakeRoceV2Packet(spec, false);
     }
 
+    /// a's watchdog set to its Drop action (1 ms to detect, 1 ms of recovery), and a storm
+    /// from b: pauses of 2,000 quanta on priority 3, refreshed every 5 us, for 2.2 ms.
+    void DropOnStorm()
+    {
+        a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
+        a->SetAttribute("PfcWatchdogRecovery", TimeValue(MilliSeconds(1)));
+        a->SetAttribute("PfcWatchdogAction", EnumValue(RoceNetDevice::Drop));
+        for (int i = 0; i < 440; ++i)
+        {
+            Simulator::Schedule(MicroSeconds(1 + 5 * i), &RoceNetDevice::SendPause, b, 3, 2000);
+        }
+    }
+
     /// \p n frames on \p prio, enqueued with from = firstFrom, firstFrom + 1, ...
     void Backlog(uint8_t prio, int n, uint32_t payload = 1000, uint16_t firstFrom = 0)
     {
@@ -309,9 +322,6 @@ TEST_CASE("pauses with breaks between them are not a storm")
 TEST_CASE("the PFC watchdog's Drop action empties the queue and drops what comes until recovery")
 {
     Link link;
-    link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
-    link.a->SetAttribute("PfcWatchdogRecovery", TimeValue(MilliSeconds(1)));
-    link.a->SetAttribute("PfcWatchdogAction", EnumValue(RoceNetDevice::Drop));
     std::vector<Time> dropped;
     link.a->TraceConnectWithoutContext(
         "PfcWatchdogDrop", MakeCallback(+[](std::vector<Time>* d, Ptr<const Packet>, uint8_t prio) {
@@ -324,11 +334,7 @@ TEST_CASE("the PFC watchdog's Drop action empties the queue and drops what comes
             ++*n;
         }).Bind(&dequeued));
     link.Backlog(3, 100);
-    // A storm as above, pauses refreshed every 5 us, for 2.2 ms.
-    for (int i = 0; i < 440; ++i)
-    {
-        Simulator::Schedule(MicroSeconds(1 + 5 * i), &RoceNetDevice::SendPause, link.b, 3, 2000);
-    }
+    link.DropOnStorm(); // a storm as above, pauses refreshed every 5 us, for 2.2 ms
     // 10 frames arrive during the recovery (1.5 ms), 10 after it and the storm (2.5 ms).
     Simulator::Schedule(MicroSeconds(1500), &Link::Backlog, &link, 3, 10, 1000u, uint16_t{0});
     Simulator::Schedule(MicroSeconds(2500), &Link::Backlog, &link, 3, 10, 1000u, uint16_t{0});
@@ -440,16 +446,10 @@ TEST_CASE("a port with an owner calls it with the owner's index, in place of its
 TEST_CASE("a frame the watchdog drops is told to the owner, with its from, then dequeued")
 {
     Link link;
-    link.a->SetAttribute("PfcWatchdogTime", TimeValue(MilliSeconds(1)));
-    link.a->SetAttribute("PfcWatchdogRecovery", TimeValue(MilliSeconds(1)));
-    link.a->SetAttribute("PfcWatchdogAction", EnumValue(RoceNetDevice::Drop));
     RecordingOwner owner;
     link.a->SetOwner(&owner, 2);
     link.Backlog(3, 100, 1000, 500); // from = 500 ... 599
-    for (int i = 0; i < 440; ++i)    // the storm of the case above
-    {
-        Simulator::Schedule(MicroSeconds(1 + 5 * i), &RoceNetDevice::SendPause, link.b, 3, 2000);
-    }
+    link.DropOnStorm();
     // One more during the recovery: dropped as it comes, with its own from.
     Simulator::Schedule(MicroSeconds(1500), &Link::Backlog, &link, 3, 1, 1000u, uint16_t{7});
     Simulator::Run();
