@@ -1,12 +1,14 @@
 /*
- * An ns-3 event scheduler for packet-level fabrics: fixed-width time buckets over a
- * short window ahead of the present, and a map for the events beyond it.
+ * An ns-3 event scheduler for packet-level fabrics: time buckets over a short window
+ * ahead of the present, their width following the events' density, and a map for the
+ * events beyond the window.
  */
 #ifndef FABEMU_BUCKET_SCHEDULER_H
 #define FABEMU_BUCKET_SCHEDULER_H
 
 #include "ns3/nstime.h"
 #include "ns3/scheduler.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <map>
@@ -23,16 +25,30 @@ namespace ns3
  * arrival, tens of nanoseconds to a few microseconds ahead; timers (retransmission,
  * DCQCN, samplers) are few and far. MapScheduler pays a red-black tree insert (a
  * node allocated, some log2(n) cache lines walked) for each. This scheduler keeps the
- * events of the next `Buckets` x `BucketWidth` of simulated time in that many buckets,
- * each a vector kept in order, with a bitmap of the buckets that hold any; an event
- * later than that window waits in a map and moves into its bucket as the window
- * reaches it. Inserting is finding the bucket and its place among a few events;
- * the next event is the first of the first filled bucket.
+ * events of a window of simulated time ahead of the present (`Buckets` x `BucketWidth`,
+ * 4.2 us by default) in buckets of equal width, each a list kept in order, with a
+ * bitmap of the buckets that hold any; an event later than that window waits in a map
+ * and moves into its bucket as the window reaches it. Inserting is finding the bucket
+ * and its place among a few events; the next event is the first of the first filled
+ * bucket. The lists' nodes live in one pool, and a node freed is the next one taken,
+ * while it is still in the caches: nothing is allocated per event once the pool has
+ * grown to the most events pending.
+ *
+ * The events' density differs by orders of magnitude between a few hosts and thousands
+ * of them at the same link rates: a fixed width puts hundreds of events in a bucket in
+ * a large fabric, and an event then passes many others to find its place; or it leaves
+ * most buckets empty in a small one. So, as a calendar queue does, the scheduler looks
+ * at the last `kLookEvery` events it ran. When an insert passed more than `DenseAt`
+ * events on average, it halves the width and doubles the buckets (within `MaxBuckets`);
+ * when it ran fewer than `SparseAt` events per bucket it emptied, and inserts passed
+ * few, it doubles the width and halves the buckets (at least 64). Either way the window
+ * stays the same, the events move into the new layout, and their order does not
+ * change. Events with the same time stamp (a permutation's hosts start in lockstep)
+ * never ask for a narrower width: each new one goes at its bucket's end.
  *
  * Every ns-3 scheduler runs events in the same order, so results do not change with
  * it. `BucketWidth` is rounded up to a power of two of time steps (at picoseconds,
- * 1 ns gives 1,024 ps, and the 4,096 buckets 4.2 us); both attributes are read when the
- * first event is inserted. A bucket emptied gives back room for more than a few events.
+ * 1 ns gives 1,024 ps); the attributes are read when the first event is inserted.
  */
 class BucketScheduler : public Scheduler
 {
@@ -58,6 +74,20 @@ class BucketScheduler : public Scheduler
      */
     static void TouchNext(const void* first, const void* second = nullptr);
 
+    /// The width of a bucket now (zero before the first event).
+    Time GetBucketWidth() const;
+    /// The buckets now (zero before the first event).
+    uint64_t GetBuckets() const;
+
+    /**
+     * TracedCallback signature for a new layout.
+     * \param width the new width of a bucket
+     * \param buckets the new number of buckets
+     * \param figure what asked for it: events passed per event run (narrower), or events
+     * run per bucket emptied (wider)
+     */
+    typedef void (*ResizeTracedCallback)(Time width, uint64_t buckets, double figure);
+
   private:
     /// Memory an event reads first (TouchNext); null when nobody said.
     struct Touch
@@ -66,26 +96,31 @@ class BucketScheduler : public Scheduler
         const void* second{nullptr};
     };
 
-    /// An event in a bucket, with what to prefetch with it.
-    struct Entry
+    static constexpr uint32_t kNil = UINT32_MAX;
+
+    /// An event in a bucket's list, with what to prefetch with it.
+    struct Node
     {
         Event ev;
         Touch touch;
+        uint32_t next{kNil}; ///< the next node of the bucket, or of the free list
     };
 
-    /// One bucket: its events in (time stamp, uid) order from \c head on.
+    /// One bucket: the first and last nodes of its list, in (time stamp, uid) order.
     struct Bucket
     {
-        std::vector<Entry> events;
-        uint32_t head{0}; ///< events before this one have been removed
+        uint32_t head{kNil};
+        uint32_t tail{kNil};
     };
 
-    /// Events a bucket keeps room for once it is empty.
-    static constexpr size_t kKeptRoom = 16;
+    /// Events handed out between two looks at the density.
+    static constexpr uint64_t kLookEvery = 1 << 14;
 
-    void Layout();
-    /// Empties \p bucket's vector (room for a few events kept) and clears its bit.
-    void Empty(uint64_t bucket);
+    /// Sizes the buckets for \p shift (log2 of the width in time steps) and \p slots.
+    void Layout(uint32_t shift, uint64_t slots);
+    /// Halves (\p narrower) or doubles the width, and moves every event to the new
+    /// layout.
+    void Resize(bool narrower, double figure);
     uint64_t BucketOf(uint64_t ts) const { return ts >> m_shift; }
     Bucket& At(uint64_t bucket) { return m_buckets[bucket & m_mask]; }
     /// The first filled bucket at or after the cursor (there must be one).
@@ -95,23 +130,45 @@ class BucketScheduler : public Scheduler
     static uint64_t Bit(uint64_t bucket) { return uint64_t(1) << (bucket & 63); }
     /// Moves the cursor to \p bucket, later, and the far events now inside the window in.
     void Advance(uint64_t bucket);
+    /// Moves the far events now inside the window in.
+    void PullIn();
     /// Moves the cursor back to \p bucket (an event earlier than the present's bucket):
     /// buckets then past the window go to the far map.
     void Rewind(uint64_t bucket);
+    /// Moves every event of \p bucket to the far map and empties it.
+    void SendFar(uint64_t bucket);
     void Place(const Event& ev, uint64_t bucket, const Touch& touch);
+    /// Links \p node into \p bucket's list at its place.
+    void Link(uint32_t node, uint64_t bucket);
+    /// Calls \p visit(bucket) for every filled bucket, in time order from the cursor.
+    template <class Visit>
+    void ForEachFilled(Visit visit) const;
+    /// Every kLookEvery events handed out: resizes if they were too dense or too sparse.
+    void Look();
+    uint32_t NewNode();
+    void FreeNode(uint32_t node);
 
     static thread_local Touch t_touch; ///< TouchNext's hint, taken by the next Insert
 
     Time m_width{NanoSeconds(1)}; ///< attribute BucketWidth
     uint32_t m_count{4096};       ///< attribute Buckets
-    uint64_t m_slots{0};          ///< buckets, fixed when the first event comes (Layout)
+    uint64_t m_maxSlots{1 << 20}; ///< attribute MaxBuckets
+    double m_dense{4};            ///< attribute DenseAt
+    double m_sparse{1.5};         ///< attribute SparseAt
+    uint64_t m_slots{0};          ///< buckets now (Layout)
     uint32_t m_shift{0};          ///< log2 of a bucket's width in time steps
     uint64_t m_mask{0};           ///< buckets - 1
     std::vector<Bucket> m_buckets;
     std::vector<uint64_t> m_filled;       ///< a bit per bucket that holds an event
+    std::vector<Node> m_nodes;            ///< the pool of every bucket's nodes
+    uint32_t m_free{kNil};                ///< the free nodes, the last freed first
     uint64_t m_cursor{0};                 ///< the bucket of the last event removed
     uint64_t m_near{0};                   ///< events in the buckets
+    uint64_t m_handed{0};                 ///< events removed since the last look at the density
+    uint64_t m_visits{0};                 ///< buckets the cursor emptied since then
+    uint64_t m_walked{0};                 ///< nodes passed by ordered inserts since then
     std::map<EventKey, EventImpl*> m_far; ///< events at or past the window's end
+    TracedCallback<Time, uint64_t, double> m_resize; ///< trace source Resize
 };
 
 } // namespace ns3
