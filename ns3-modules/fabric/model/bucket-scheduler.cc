@@ -6,6 +6,8 @@
 #include "ns3/trace-source-accessor.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
+
 namespace ns3
 {
 
@@ -198,53 +200,40 @@ BucketScheduler::IsEmpty() const
 }
 
 uint64_t
+BucketScheduler::NextFilled(uint64_t from) const
+{
+    NS_ASSERT(from >= m_cursor);
+    // The ring's words line up with 64 buckets of absolute number, as m_slots is a
+    // multiple of 64: a word's bits from \p from's on are the buckets from it on.
+    const uint64_t end = m_cursor + m_slots;
+    while (from < end)
+    {
+        const uint64_t bits = m_filled[(from & m_mask) >> 6] & (~uint64_t(0) << (from & 63));
+        if (bits != 0)
+        {
+            // Bits past the window's end in its last word are the buckets at its start.
+            return std::min(end, from + (__builtin_ctzll(bits) - (from & 63)));
+        }
+        from = (from | 63) + 1;
+    }
+    return end;
+}
+
+uint64_t
 BucketScheduler::FirstFilled() const
 {
     NS_ASSERT(m_near > 0);
-    const uint64_t start = m_cursor & m_mask;
-    const size_t words = m_filled.size();
-    size_t word = start >> 6;
-    uint64_t bits = m_filled[word] & (~uint64_t(0) << (start & 63));
-    // Once round the ring, and the first word again for the bits below the start.
-    for (size_t i = 0; i <= words; ++i)
+    // Most often in the cursor's own word, whose bits from the cursor's on are all in
+    // the window.
+    const uint64_t bits = m_filled[(m_cursor & m_mask) >> 6] & (~uint64_t(0) << (m_cursor & 63));
+    if (bits != 0)
     {
-        if (bits != 0)
-        {
-            const uint64_t index = (uint64_t(word) << 6) + __builtin_ctzll(bits);
-            return m_cursor + ((index - start) & m_mask);
-        }
-        word = word + 1 == words ? 0 : word + 1;
-        bits = m_filled[word];
+        return m_cursor + (__builtin_ctzll(bits) - (m_cursor & 63));
     }
-    NS_ABORT_MSG("BucketScheduler: events counted but no bucket holds any");
-    return 0;
-}
-
-template <class Visit>
-void
-BucketScheduler::ForEachFilled(Visit visit) const
-{
-    const uint64_t start = m_cursor & m_mask;
-    const size_t words = m_filled.size();
-    size_t word = start >> 6;
-    for (size_t i = 0; i <= words; ++i)
-    {
-        uint64_t bits = m_filled[word];
-        if (i == 0)
-        {
-            bits &= ~uint64_t(0) << (start & 63);
-        }
-        else if (i == words)
-        {
-            bits &= (uint64_t(1) << (start & 63)) - 1; // the start word's bits below it
-        }
-        for (; bits != 0; bits &= bits - 1)
-        {
-            const uint64_t index = (uint64_t(word) << 6) + __builtin_ctzll(bits);
-            visit(m_cursor + ((index - start) & m_mask));
-        }
-        word = word + 1 == words ? 0 : word + 1;
-    }
+    const uint64_t bucket = NextFilled((m_cursor | 63) + 1);
+    NS_ABORT_MSG_IF(bucket == m_cursor + m_slots,
+                    "BucketScheduler: events counted but no bucket holds any");
+    return bucket;
 }
 
 Scheduler::Event
@@ -306,17 +295,11 @@ BucketScheduler::Rewind(uint64_t bucket)
 {
     // Not met under ns-3's simulators (an event is never earlier than the last one
     // run), but kept correct: the window's end comes in with its start.
-    const uint64_t end = bucket + m_slots;
-    std::vector<uint64_t> past;
-    ForEachFilled([&](uint64_t abs) {
-        if (abs >= end)
-        {
-            past.push_back(abs);
-        }
-    });
-    for (const uint64_t abs : past)
+    const uint64_t end = m_cursor + m_slots;
+    for (uint64_t b = NextFilled(std::max(bucket + m_slots, m_cursor)); b != end;
+         b = NextFilled(b + 1))
     {
-        SendFar(abs);
+        SendFar(b);
     }
     m_cursor = bucket;
 }
@@ -327,12 +310,14 @@ BucketScheduler::Resize(bool narrower, double figure)
     // Every waiting node, in time order (so each goes to the tail of its new bucket).
     std::vector<uint32_t> nodes;
     nodes.reserve(m_near);
-    ForEachFilled([&](uint64_t abs) {
-        for (uint32_t n = At(abs).head; n != kNil; n = m_nodes[n].next)
+    const uint64_t end = m_cursor + m_slots;
+    for (uint64_t b = NextFilled(m_cursor); b != end; b = NextFilled(b + 1))
+    {
+        for (uint32_t n = At(b).head; n != kNil; n = m_nodes[n].next)
         {
             nodes.push_back(n);
         }
-    });
+    }
     // The new cursor's bucket starts at or before the old one's: before every event.
     const uint64_t start = m_cursor << m_shift;
     const uint32_t shift = narrower ? m_shift - 1 : m_shift + 1;

@@ -123,6 +123,9 @@ class BucketScheduler : public Scheduler
     void Resize(bool narrower, double figure);
     uint64_t BucketOf(uint64_t ts) const { return ts >> m_shift; }
     Bucket& At(uint64_t bucket) { return m_buckets[bucket & m_mask]; }
+    /// The first filled bucket at or after \p from (at or after the cursor) in the
+    /// window, or the window's end if none is.
+    uint64_t NextFilled(uint64_t from) const;
     /// The first filled bucket at or after the cursor (there must be one).
     uint64_t FirstFilled() const;
     void MarkFilled(uint64_t bucket) { m_filled[(bucket & m_mask) >> 6] |= Bit(bucket); }
@@ -140,9 +143,6 @@ class BucketScheduler : public Scheduler
     void Place(const Event& ev, uint64_t bucket, const Touch& touch);
     /// Links \p node into \p bucket's list at its place.
     void Link(uint32_t node, uint64_t bucket);
-    /// Calls \p visit(bucket) for every filled bucket, in time order from the cursor.
-    template <class Visit>
-    void ForEachFilled(Visit visit) const;
     /// Every kLookEvery events handed out: resizes if they were too dense or too sparse.
     void Look();
     uint32_t NewNode();
