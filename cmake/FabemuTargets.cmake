@@ -14,8 +14,8 @@ endfunction()
 
 # A program that runs simulations (fabemu, the benchmarks) links FABEMU_ALLOCATOR's malloc.
 function(fabemu_allocator target)
-  if(FABEMU_ALLOCATOR STREQUAL "tcmalloc")
-    target_link_libraries(${target} PRIVATE PkgConfig::TCMALLOC)
+  if(NOT FABEMU_ALLOCATOR STREQUAL "system")
+    target_link_libraries(${target} PRIVATE PkgConfig::FABEMU_MALLOC)
   endif()
 endfunction()
 
