@@ -16,7 +16,7 @@ namespace
 {
 
 /// The first room of a queue's ring of bytes: some eight frames' headers.
-constexpr uint32_t kFirstBytes = 512; // a power of two
+constexpr uint32_t kFirstBytes = 512;
 
 /// How many Packets of kept frames a thread holds on to, to be the frames that leave.
 constexpr std::size_t kSpares = 64;
@@ -189,10 +189,10 @@ FrameQueue::Reserve(uint32_t n)
     {
         return;
     }
-    uint32_t capacity = std::max(kFirstBytes, 2 * b.capacity);
+    uint32_t capacity = std::max(kFirstBytes, b.capacity + b.capacity / 2);
     while (capacity - b.used < n)
     {
-        capacity *= 2;
+        capacity += capacity / 2;
     }
     std::unique_ptr<uint8_t[]> bigger(new uint8_t[capacity]); // (left uninitialised)
     const uint32_t used = b.used;
@@ -210,7 +210,11 @@ void
 FrameQueue::PutBytes(const uint8_t* bytes, uint32_t n)
 {
     Bytes& b = *m_bytes;
-    const uint32_t end = (b.first + b.used) & (b.capacity - 1);
+    uint32_t end = b.first + b.used;
+    if (end >= b.capacity)
+    {
+        end -= b.capacity;
+    }
     const uint32_t first = std::min(n, b.capacity - end);
     std::memcpy(b.ring.get() + end, bytes, first);
     std::memcpy(b.ring.get(), bytes + first, n - first);
@@ -224,7 +228,11 @@ FrameQueue::TakeBytes(uint8_t* out, uint32_t n)
     const uint32_t first = std::min(n, b.capacity - b.first);
     std::memcpy(out, b.ring.get() + b.first, first);
     std::memcpy(out + first, b.ring.get(), n - first);
-    b.first = (b.first + n) & (b.capacity - 1);
+    b.first += n;
+    if (b.first >= b.capacity)
+    {
+        b.first -= b.capacity;
+    }
     b.used -= n;
 }
 

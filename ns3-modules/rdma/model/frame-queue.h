@@ -121,7 +121,7 @@ class FrameQueue
     void PutBytes(const uint8_t* bytes, uint32_t n);
     /// Copies \p n bytes from the front of the ring of bytes to \p out and drops them.
     void TakeBytes(uint8_t* out, uint32_t n);
-    /// Makes room for \p n more bytes (a power of two, doubled, the bytes kept in order);
+    /// Makes room for \p n more bytes (grown by half, the bytes kept in order);
     /// m_bytes must exist.
     void Reserve(uint32_t n);
 
@@ -129,7 +129,7 @@ class FrameQueue
     struct Bytes
     {
         std::unique_ptr<uint8_t[]> ring;
-        uint32_t capacity = 0; ///< a power of two, or 0
+        uint32_t capacity = 0; ///< 0 until the first frame
         uint32_t first = 0;    ///< where the oldest byte is
         uint32_t used = 0;
         uint32_t compacted = 0; ///< how many frames

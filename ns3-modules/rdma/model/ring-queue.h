@@ -14,7 +14,7 @@ namespace ns3
 {
 
 /**
- * \brief A FIFO of \p T on boost's circular_buffer, doubled when full.
+ * \brief A FIFO of \p T on boost's circular_buffer, grown by half when full.
  *
  * A port's queues fill and drain for the whole run. A deque (std's or boost's) frees
  * a block each time its front leaves one and allocates another as its back enters
@@ -33,7 +33,7 @@ class RingQueue
     {
         if (m_ring.full())
         {
-            m_ring.set_capacity(std::max<std::size_t>(kFirstCapacity, 2 * m_ring.capacity()));
+            m_ring.set_capacity(std::max<std::size_t>(kFirstCapacity, m_ring.capacity() * 3 / 2));
         }
         m_ring.push_back(std::move(value));
     }
