@@ -62,51 +62,49 @@ Find(const std::string& type)
 
 } // namespace
 
-FabricPluginEntry
-LoadFabricPlugin(const std::string& type, const std::string& path)
+void*
+LoadPlugin(const std::string& what, const std::string& path, const char* entry, bool global)
 {
     static std::mutex mutex;
-    static std::map<std::string, FabricPluginEntry> loaded;
+    static std::map<std::pair<std::string, std::string>, void*> loaded;
     const std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = loaded.find(path); it != loaded.end())
+    if (const auto it = loaded.find({path, entry}); it != loaded.end())
     {
         return it->second;
     }
     // RTLD_NOW: a symbol missing from fabemu shows here, named, and not as a crash later.
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void* handle = dlopen(path.c_str(), RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (handle == nullptr)
     {
-        throw std::runtime_error(
-            fmt::format("the {} fabric's plugin does not load: {}", type, dlerror()));
+        throw std::runtime_error(fmt::format("{}'s plugin does not load: {}", what, dlerror()));
     }
-    const auto entry = reinterpret_cast<FabricPluginEntry>(dlsym(handle, kFabricPluginEntry));
-    if (entry == nullptr)
+    void* function = dlsym(handle, entry);
+    if (function == nullptr)
     {
         dlclose(handle);
-        throw std::runtime_error(
-            fmt::format("the {} fabric's plugin {} has no {}()", type, path, kFabricPluginEntry));
+        throw std::runtime_error(fmt::format("{}'s plugin {} has no {}()", what, path, entry));
     }
-    loaded.emplace(path, entry);
-    return entry;
+    loaded.emplace(std::make_pair(path, std::string(entry)), function);
+    return function;
 }
 
-namespace
+FabricPluginEntry
+LoadFabricPlugin(const std::string& type, const std::string& path)
 {
+    return reinterpret_cast<FabricPluginEntry>(
+        LoadPlugin(fmt::format("the {} fabric", type), path, kFabricPluginEntry));
+}
 
-/// Where \p f's plugin is: the build's own file, or the file of that name in
-/// $FABEMU_PLUGIN_DIR when it is set (plugins moved with fabemu).
 std::string
-PluginPath(const Registered& f)
+PluginPath(const std::string& built)
 {
     const char* dir = std::getenv("FABEMU_PLUGIN_DIR");
     if (dir == nullptr || *dir == '\0')
     {
-        return f.plugin;
+        return built;
     }
-    return (std::filesystem::path(dir) / std::filesystem::path(f.plugin).filename()).string();
+    return (std::filesystem::path(dir) / std::filesystem::path(built).filename()).string();
 }
-
-} // namespace
 
 void
 FabricRegistry::Load(const std::string& type)
@@ -114,7 +112,7 @@ FabricRegistry::Load(const std::string& type)
     const Registered& f = Find(type);
     if (!f.make)
     {
-        (void)LoadFabricPlugin(f.name, PluginPath(f));
+        (void)LoadFabricPlugin(f.name, PluginPath(f.plugin));
     }
 }
 
@@ -126,7 +124,7 @@ FabricRegistry::Create(const std::string& type)
     {
         return f.make();
     }
-    return std::unique_ptr<Fabric>(LoadFabricPlugin(f.name, PluginPath(f))());
+    return std::unique_ptr<Fabric>(LoadFabricPlugin(f.name, PluginPath(f.plugin))());
 }
 
 std::vector<std::string>

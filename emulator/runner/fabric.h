@@ -167,6 +167,17 @@ inline constexpr const char* kFabricPluginEntry = "fabemu_make_fabric";
 /// std::runtime_error naming the fabric and the file when it does not load.
 FabricPluginEntry LoadFabricPlugin(const std::string& type, const std::string& path);
 
+/// Loads the plugin at \p path once and never unloads it, and returns its function
+/// \p entry (unmangled). \p global: its libraries' symbols serve what they load in turn
+/// (Open MPI loads its components so). Throws std::runtime_error naming \p what and the
+/// file when either does not load.
+void* LoadPlugin(const std::string& what, const std::string& path, const char* entry,
+                 bool global = false);
+
+/// Where the plugin built as \p built is: that file, or the file of its name in
+/// $FABEMU_PLUGIN_DIR when that is set (plugins moved with fabemu).
+std::string PluginPath(const std::string& built);
+
 /// The hosts real endpoints stand for, which the fabric's helper gives bare ports
 /// (SetExternalHosts): in emulation every endpoint's host, in simulation none.
 std::vector<uint32_t> ExternalHosts(const Scenario& s, RunMode mode);

@@ -6,11 +6,6 @@
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/topology-partition.h"
-#ifdef FABEMU_HAVE_MPI
-#include "ns3/mpi-interface.h"
-
-#include <mpi.h>
-#endif
 
 #include <fmt/format.h>
 
@@ -191,19 +186,16 @@ PartitionedRun::PartitionedRun(const std::string& engine) : m_engine(engine)
     {
         throw std::runtime_error("one partitioned run per process: MPI starts only once");
     }
+    // RTLD_GLOBAL: Open MPI loads components of its own that take its symbols.
+    const auto make = reinterpret_cast<RankCommEntry>(
+        LoadPlugin("the partitioned run", PluginPath(FABEMU_MPI_PLUGIN), kRankCommEntry, true));
+    m_comm.reset(make());
     started = true;
     GlobalValue::Bind("SchedulerType", StringValue("ns3::DeterministicScheduler"));
     GlobalValue::Bind("SimulatorImplementationType",
                       StringValue(engine == "gtw" ? "ns3::DistributedSimulatorImpl"
                                                   : "ns3::NullMessageSimulatorImpl"));
-    // ns-3's engines read (and may log) the arguments: give them one.
-    static int argc = 1;
-    static char name[] = "fabemu";
-    static char* args[] = {name, nullptr};
-    static char** argv = args;
-    MpiInterface::Enable(&argc, &argv);
-    m_rank = MpiInterface::GetSystemId();
-    m_size = MpiInterface::GetSize();
+    m_comm->Start(m_rank, m_size);
 #else
     throw std::runtime_error("this build has no ns-3 mpi module: run scripts/install-deps "
                              "(Open MPI, ns-3's mpi source), then rebuild");
@@ -212,15 +204,8 @@ PartitionedRun::PartitionedRun(const std::string& engine) : m_engine(engine)
 
 PartitionedRun::~PartitionedRun()
 {
-#ifdef FABEMU_HAVE_MPI
-    if (std::uncaught_exceptions() > 0)
-    {
-        // The other ranks wait for this one in a collective: end them all, now.
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    Simulator::Destroy(); // the engine's last use of MPI, if the run did not destroy it yet
-    MpiInterface::Disable();
-#endif
+    // An exception leaving: the other ranks wait for this one in a collective.
+    m_comm->End(std::uncaught_exceptions() > 0);
     GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::DefaultSimulatorImpl"));
     GlobalValue::Bind("SchedulerType", StringValue("ns3::MapScheduler"));
 }
@@ -244,13 +229,9 @@ PartitionedRun::StopWhenAllDone(std::function<size_t()> pendingHere, Time every,
 void
 PartitionedRun::Check()
 {
-#ifdef FABEMU_HAVE_MPI
     // Every rank is at this instant of the same window: this collective cannot cross one
     // of the engine's own (on its own communicator).
-    unsigned long here = m_pending();
-    unsigned long all = 0;
-    MPI_Allreduce(&here, &all, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (all == 0)
+    if (m_comm->Sum(m_pending()) == 0)
     {
         Simulator::Stop();
         return;
@@ -259,60 +240,27 @@ PartitionedRun::Check()
     {
         Simulator::Schedule(m_every, &PartitionedRun::Check, this);
     }
-#endif
 }
 
 Time
 PartitionedRun::LastEnd(bool allHere, Time lastHere) const
 {
     // {a flow not ended, the latest end}: the most of each over the ranks.
-    long long mine[2] = {allHere ? 0 : 1, static_cast<long long>(lastHere.GetTimeStep())};
-    long long all[2] = {mine[0], mine[1]};
-#ifdef FABEMU_HAVE_MPI
-    MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-#endif
+    int64_t all[2] = {allHere ? 0 : 1, lastHere.GetTimeStep()};
+    m_comm->Max(all);
     return all[0] != 0 ? Time::Max() : TimeStep(all[1]);
 }
 
 std::vector<std::string>
 PartitionedRun::Gather(const std::string& mine) const
 {
-    std::vector<std::string> all;
-#ifdef FABEMU_HAVE_MPI
     if (mine.size() >= static_cast<size_t>(std::numeric_limits<int>::max()))
     {
         throw std::runtime_error(fmt::format("rank {}: its share of the results is {} bytes, more "
                                              "than MPI's counts take (record fewer pcaps?)",
                                              m_rank, mine.size()));
     }
-    int size = static_cast<int>(mine.size());
-    std::vector<int> sizes(m_size);
-    MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-    std::vector<int> offsets(m_size, 0);
-    int64_t total = 0;
-    for (uint32_t r = 0; r < m_size; ++r)
-    {
-        offsets[r] = static_cast<int>(total);
-        total += sizes[r];
-        if (m_rank == 0 && total >= std::numeric_limits<int>::max())
-        {
-            MPI_Abort(MPI_COMM_WORLD, 1); // the others are already in MPI_Gatherv
-        }
-    }
-    std::string buffer(m_rank == 0 ? static_cast<size_t>(total) : 0, '\0');
-    MPI_Gatherv(mine.data(), size, MPI_CHAR, buffer.data(), sizes.data(), offsets.data(), MPI_CHAR,
-                0, MPI_COMM_WORLD);
-    if (m_rank == 0)
-    {
-        for (uint32_t r = 0; r < m_size; ++r)
-        {
-            all.push_back(buffer.substr(offsets[r], sizes[r]));
-        }
-    }
-#else
-    all.push_back(mine);
-#endif
-    return all;
+    return m_comm->Gather(mine);
 }
 
 const std::vector<std::string>&

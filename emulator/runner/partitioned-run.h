@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,32 @@ class DeterministicTies
     bool m_on;
 };
 
+/// What a partitioned run asks of MPI. Open MPI and ns-3's distributed engines come in a
+/// plugin of their own (runner/partitioned-run-mpi.cc), which PartitionedRun loads: no
+/// other run maps their libraries (some 1.4 MiB of pages).
+class RankComm
+{
+  public:
+    virtual ~RankComm() = default;
+    /// Starts MPI (the engine's simulator is bound already) and opens ns3::RankExchange on
+    /// it; sets this process's rank and how many there are.
+    virtual void Start(uint32_t& rank, uint32_t& size) = 0;
+    /// Ends MPI, after the engine's last use (Simulator::Destroy); with \p abort, ends
+    /// every rank at once instead (the others would wait for this one in a collective).
+    virtual void End(bool abort) = 0;
+    /// The sum of \p here over the ranks; every rank calls it.
+    virtual uint64_t Sum(uint64_t here) = 0;
+    /// The most of each of \p values over the ranks, in place; every rank calls it.
+    virtual void Max(int64_t (&values)[2]) = 0;
+    /// Rank 0 gets every rank's \p mine in rank order, the others nothing. Ends every rank
+    /// where rank 0's whole would not fit MPI's counts (ints).
+    virtual std::vector<std::string> Gather(const std::string& mine) = 0;
+};
+
+/// What the plugin exports, unmangled: a new RankComm the caller owns.
+using RankCommEntry = RankComm* (*)();
+inline constexpr const char* kRankCommEntry = "fabemu_make_rank_comm";
+
 /// This process's share of a partitioned run. Construct after Simulator::Destroy and
 /// before anything is built: it binds the engine and ns3::DeterministicScheduler (ties
 /// broken alike however many ranks) and starts MPI; the destructor ends MPI, after the
@@ -98,6 +125,7 @@ class PartitionedRun
     void Check();
 
     std::string m_engine;
+    std::unique_ptr<RankComm> m_comm; ///< from the MPI plugin
     uint32_t m_rank{0};
     uint32_t m_size{1};
     std::function<size_t()> m_pending;

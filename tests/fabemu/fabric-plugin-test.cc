@@ -1,8 +1,10 @@
-// A fabric in a plugin (issue 22, memory): the iWARP fabric and ns-3's TCP/IP stack under
-// it are loaded only when a scenario names that fabric, so every other run leaves their
-// pages out. This program links fabemu's runner as fabemu does, and nothing of iWARP.
+// Plugins (issue 22, memory): the iWARP fabric and ns-3's TCP/IP stack under it are
+// loaded only when a scenario names that fabric, and Open MPI with ns-3's mpi module only
+// for a partitioned run, so every other run leaves their pages out. This program links
+// fabemu's runner as fabemu does, and nothing of iWARP or MPI.
 #include "emulator/fabemu/cli.h"
 #include "emulator/runner/fabric.h"
+#include "emulator/runner/partitioned-run.h"
 #include "emulator/runner/scenario-fabric.h"
 
 #include "ns3/type-id.h"
@@ -147,3 +149,45 @@ TEST_CASE("the iWARP fabric and ns-3's TCP/IP stack load only when a run names t
                       LoadFabricPlugin("iwarp", FABEMU_IWARP_PLUGIN);
     CHECK(once);
 }
+
+#ifdef FABEMU_MPI_PLUGIN
+TEST_CASE("Open MPI and ns-3's mpi module load only for a partitioned run")
+{
+    REQUIRE_FALSE(Loaded("libmpi.so"));
+    REQUIRE_FALSE(Loaded("libfabemu-ns3-mpi"));
+    const std::string tag = std::to_string(getpid());
+    const auto scenario =
+        std::filesystem::temp_directory_path() / ("fabric-plugin-test-mpi-" + tag + ".yaml");
+    std::ofstream(scenario) << "name: roce\nduration: 1ms\nfabric: {type: roce}\n"
+                               "topology: {builder: star, hosts: 2}\n"
+                               "workloads:\n  - {type: permutation, hosts: all, bytes: 1000}\n";
+    const auto results = scenario.parent_path() / ("fabric-plugin-test-mpi-out-" + tag);
+    std::ostringstream out;
+    std::ostringstream err;
+    CHECK(RunFabemu({"run", scenario.string(), "--out", results.string(), "--quiet"}, out, err) ==
+          0);
+    CAPTURE(err.str());
+    CHECK(std::filesystem::exists(results / "fct.csv"));
+    CHECK_FALSE(Loaded("libmpi.so"));
+    CHECK_FALSE(Loaded("libfabemu-ns3-mpi"));
+    std::filesystem::remove_all(results);
+    std::filesystem::remove(scenario);
+
+    // Moved away ($FABEMU_PLUGIN_DIR), the plugin is named in the partitioned run's error.
+    setenv("FABEMU_PLUGIN_DIR", "/nonexistent-plugins", 1);
+    const std::string moved = Thrown([] { PartitionedRun run("gtw"); });
+    unsetenv("FABEMU_PLUGIN_DIR");
+    CHECK(moved.find("the partitioned run's plugin does not load: "
+                     "/nonexistent-plugins/libfabemu-runner-mpi.so") != std::string::npos);
+    CHECK_FALSE(Loaded("libmpi.so"));
+
+    // Loaded (as a partitioned run does before MPI starts), it brings Open MPI and ns-3's
+    // distributed engines, which register their TypeIds.
+    CHECK(LoadPlugin("the partitioned run", FABEMU_MPI_PLUGIN, kRankCommEntry, true) != nullptr);
+    CHECK(Loaded("libmpi.so"));
+    CHECK(Loaded("libfabemu-ns3-mpi"));
+    ns3::TypeId tid;
+    CHECK(ns3::TypeId::LookupByNameFailSafe("ns3::DistributedSimulatorImpl", &tid));
+    CHECK(ns3::TypeId::LookupByNameFailSafe("ns3::NullMessageSimulatorImpl", &tid));
+}
+#endif

@@ -15,6 +15,7 @@
 #include "ns3/uinteger.h"
 #ifdef FABEMU_HAVE_MPI
 #include "ns3/mpi-interface.h"
+#include "ns3/mpi-rank-exchange.h"
 #endif
 
 #include <cstdio>
@@ -182,6 +183,7 @@ main(int argc, char** argv)
                           StringValue(o.engine == "gtw" ? "ns3::DistributedSimulatorImpl"
                                                         : "ns3::NullMessageSimulatorImpl"));
         MpiInterface::Enable(&argc, &argv);
+        OpenMpiRankExchange();
         rank = MpiInterface::GetSystemId();
         ranks = MpiInterface::GetSize();
 #else

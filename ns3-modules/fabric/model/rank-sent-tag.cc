@@ -1,5 +1,7 @@
 #include "ns3/rank-sent-tag.h"
 
+#include "ns3/rank-exchange.h"
+
 #include <stdexcept>
 
 namespace ns3
@@ -20,11 +22,13 @@ RankSentTag::GetTypeId()
 Time
 RankSentTag::Lookahead(Time delay, const std::string& link)
 {
-#ifndef FABEMU_HAVE_MPI
-    throw std::invalid_argument("link " + link +
-                                " crosses ranks, but this build has no ns-3 mpi module "
-                                "(scripts/install-deps, then rebuild)");
-#endif
+    if (!RankExchange::IsOpen())
+    {
+        throw std::invalid_argument("link " + link +
+                                    " crosses ranks, but no MPI interface is open (a "
+                                    "partitioned run opens one, where the build has ns-3's "
+                                    "mpi module: scripts/install-deps, then rebuild)");
+    }
     if (delay <= Lead())
     {
         throw std::invalid_argument(

@@ -32,8 +32,8 @@ class RankSentTag : public Tag
     /// link between ranks is its delay less this.
     static Time Lead() { return PicoSeconds(1); }
     /// The lookahead of \p link, of \p delay, between ranks: the delay less Lead().
-    /// Throws std::invalid_argument, naming the link, when nothing is left, or where this
-    /// build has no ns-3 mpi module.
+    /// Throws std::invalid_argument, naming the link, when nothing is left, or where no
+    /// MPI interface is open (RankExchange).
     static Time Lookahead(Time delay, const std::string& link);
 
     int64_t sentAt{0}; ///< time steps

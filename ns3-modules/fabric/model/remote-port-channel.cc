@@ -1,6 +1,6 @@
 #include "ns3/remote-port-channel.h"
 
-#include "ns3/mpi-receiver.h"
+#include "ns3/rank-exchange.h"
 #include "ns3/rank-sent-tag.h"
 
 namespace ns3
@@ -43,11 +43,7 @@ RemotePortChannel::Cable(Ptr<Node> a, Ptr<Node> b, Time delay, const std::string
         Ptr<RemotePortDevice> dev = CreateObject<RemotePortDevice>();
         (i == 0 ? a : b)->AddDevice(dev); // sets its node and ifIndex
         dev->SetChannel(channel);
-        // ns-3's MPI interfaces hand a packet from another rank to the MpiReceiver
-        // aggregated to the device it is addressed to.
-        Ptr<MpiReceiver> receiver = CreateObject<MpiReceiver>();
-        receiver->SetReceiveCallback(MakeCallback(&RemotePortDevice::FromRank, dev));
-        dev->AggregateObject(receiver);
+        RankExchange::Listen(dev, MakeCallback(&RemotePortDevice::FromRank, dev));
         channel->m_ends[i] = dev;
     }
     return {channel->m_ends[0], channel->m_ends[1]};

@@ -2,7 +2,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/deterministic-scheduler.h"
-#include "ns3/mpi-interface.h"
+#include "ns3/rank-exchange.h"
 #include "ns3/rank-sent-tag.h"
 #include "ns3/remote-port-channel.h"
 #include "ns3/simulator.h"
@@ -44,8 +44,8 @@ RemotePortDevice::SendToRank(Ptr<Packet> p, Time arrival)
 {
     NS_ABORT_MSG_IF(!m_channel, "RemotePortDevice: send before RemotePortChannel::Cable");
     const Ptr<RemotePortDevice> peer = m_channel->GetPeer(this);
-    MpiInterface::SendPacket(p, arrival - RankSentTag::Lead(), peer->GetNode()->GetId(),
-                             peer->GetIfIndex());
+    RankExchange::Send(p, arrival - RankSentTag::Lead(), peer->GetNode()->GetId(),
+                       peer->GetIfIndex());
 }
 
 void

@@ -6,8 +6,7 @@
  * this device gives them both. The port sends through SendToRank and is told of an
  * arrival by the arrival callback, at the time it arrives, as an event made by the
  * sending port when it sent it (RankSentTag, DeterministicScheduler::ScheduleArrival).
- * Built where ns-3's mpi module is (FABEMU_HAVE_MPI); RemotePortChannel::Cable makes
- * the pair.
+ * Packets cross ranks through RankExchange; RemotePortChannel::Cable makes the pair.
  */
 #ifndef FABEMU_REMOTE_PORT_DEVICE_H
 #define FABEMU_REMOTE_PORT_DEVICE_H

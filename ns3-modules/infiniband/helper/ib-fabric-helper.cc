@@ -7,12 +7,10 @@
 #include "ns3/node.h"
 #include "ns3/pointer.h"
 #include "ns3/rank-sent-tag.h"
+#include "ns3/remote-port-channel.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "ns3/wait-cycle.h"
-#ifdef FABEMU_HAVE_MPI
-#include "ns3/remote-port-channel.h"
-#endif
 
 #include <algorithm>
 #include <map>
@@ -169,16 +167,12 @@ IbFabricHelper::JoinRanks(const TopologySpec& spec)
             continue;
         }
         const std::string name = nodes[link.a].name + "-" + nodes[link.b].name;
-#ifdef FABEMU_HAVE_MPI
         const auto [da, db] =
             RemotePortChannel::Cable(ns3Nodes[link.a], ns3Nodes[link.b], link.params.delay, name);
         a->SetToRank(MakeCallback(&RemotePortDevice::SendToRank, da));
         da->SetArrivalCallback(MakeCallback(&IbPort::ArriveFromRank, a));
         b->SetToRank(MakeCallback(&RemotePortDevice::SendToRank, db));
         db->SetArrivalCallback(MakeCallback(&IbPort::ArriveFromRank, b));
-#else
-        RankSentTag::Lookahead(link.params.delay, name); // throws: no mpi module here
-#endif
     }
 }
 

@@ -6,13 +6,11 @@
 #include "ns3/host-address.h"
 #include "ns3/link-errors.h"
 #include "ns3/pointer.h"
+#include "ns3/rank-exchange.h"
 #include "ns3/rank-sent-tag.h"
 #include "ns3/roce-channel.h"
-#ifdef FABEMU_HAVE_MPI
-#include "ns3/mpi-receiver.h"
-#include "ns3/roce-remote-channel.h"
-#endif
 #include "ns3/roce-recorders.h"
+#include "ns3/roce-remote-channel.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 #include "ns3/wait-cycle.h"
@@ -93,14 +91,10 @@ RoceFabricHelper::NewCable(const TopologySpec::Link& link) const
     {
         const std::string name = m_spec.Nodes()[link.a].name + "-" + m_spec.Nodes()[link.b].name;
         const Time lookahead = RankSentTag::Lookahead(link.params.delay, name);
-#ifdef FABEMU_HAVE_MPI
         // The far rank hears of a frame RankSentTag::Lead() before it arrives.
         cable = CreateObject<RoceRemoteChannel>();
         cable->SetAttribute("Delay", TimeValue(lookahead));
         return cable;
-#else
-        (void)lookahead; // not reached: Lookahead throws without the mpi module
-#endif
     }
     cable->SetAttribute("Delay", TimeValue(link.params.delay));
     return cable;
@@ -109,19 +103,10 @@ RoceFabricHelper::NewCable(const TopologySpec::Link& link) const
 void
 RoceFabricHelper::ReceiveFromOtherRanks(Ptr<RoceNetDevice> dev, const TopologySpec::Link& link)
 {
-#ifdef FABEMU_HAVE_MPI
     if (CrossesRanks(link))
     {
-        // ns-3's MPI interfaces hand a frame from another rank to the MpiReceiver
-        // aggregated to the device it is for.
-        Ptr<MpiReceiver> receiver = CreateObject<MpiReceiver>();
-        receiver->SetReceiveCallback(MakeBoundCallback(&RoceRemoteChannel::ArriveFromRank, dev));
-        dev->AggregateObject(receiver);
+        RankExchange::Listen(dev, MakeBoundCallback(&RoceRemoteChannel::ArriveFromRank, dev));
     }
-#else
-    (void)dev;
-    (void)link;
-#endif
 }
 
 void

@@ -2,8 +2,8 @@
 
 #include "ns3/abort.h"
 #include "ns3/deterministic-scheduler.h"
-#include "ns3/mpi-interface.h"
 #include "ns3/node.h"
+#include "ns3/rank-exchange.h"
 #include "ns3/roce-net-device.h"
 #include "ns3/simulator.h"
 
@@ -40,8 +40,8 @@ RoceRemoteChannel::Transmit(Ptr<Packet> p, Ptr<const RoceNetDevice> src, Time tx
     tag.node = src->GetNode()->GetId();
     tag.port = src->GetIfIndex();
     copy->AddPacketTag(tag);
-    MpiInterface::SendPacket(copy, Simulator::Now() + txTime + GetDelay(), dst->GetNode()->GetId(),
-                             dst->GetIfIndex());
+    RankExchange::Send(copy, Simulator::Now() + txTime + GetDelay(), dst->GetNode()->GetId(),
+                       dst->GetIfIndex());
 }
 
 void

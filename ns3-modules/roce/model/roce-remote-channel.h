@@ -1,10 +1,10 @@
 /*
  * A RoceChannel whose two ends are simulated by different MPI ranks (a partitioned run on
  * ns-3's distributed simulator): a frame for the far end goes to its rank through
- * MpiInterface. Built where ns-3's mpi module is (FABEMU_HAVE_MPI).
+ * RankExchange (ns-3's MpiInterface, in a partitioned run).
  *
- * The far rank gets the frame RankSentTag::Lead() before it arrives (its MpiReceiver calls
- * ArriveFromRank), and schedules the arrival itself as made by the sending port when it
+ * The far rank gets the frame RankSentTag::Lead() before it arrives (RankExchange::Listen
+ * calls ArriveFromRank), and schedules the arrival itself as made by the sending port when it
  * was sent (DeterministicScheduler::ScheduleArrival), as the one-rank run does. So the
  * cable's Delay attribute, which ns-3's engines take as the lookahead, is the link's
  * delay less that lead; RoceFabricHelper sets it so.
