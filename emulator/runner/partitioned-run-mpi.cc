@@ -7,9 +7,8 @@
 #include "ns3/mpi-rank-exchange.h"
 #include "ns3/simulator.h"
 
-#include <mpi.h>
-
 #include <limits>
+#include <mpi.h>
 
 namespace fabemu
 {
