@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -116,7 +117,7 @@ TEST_CASE("queue samples left out are an empty queue; a plot of zeros is left ou
     CHECK(md.find("| 0.999983 |") != std::string::npos);
 }
 
-TEST_CASE("plots rendered together: one gnuplot failing leaves the others drawn, and is named")
+TEST_CASE("plots rendered by one gnuplot; one failing leaves the others drawn, and is named")
 {
     if (!HaveGnuplot())
     {
@@ -128,16 +129,35 @@ TEST_CASE("plots rendered together: one gnuplot failing leaves the others drawn,
     RunInProcess(kScenarios / "roce-incast-pfc.yaml", out, {});
     const auto plots = CheckPlots(out);
     REQUIRE(plots.size() >= 3);
-    // A gnuplot on PATH that fails on the queue plot and runs the real one on the others.
     const fs::path bin = dir / "bin";
     fs::create_directories(bin);
     const std::string path = std::getenv("PATH");
     const std::string real = FindOnPath("gnuplot");
     REQUIRE(!real.empty());
-    Write(bin / "gnuplot", "#!/bin/sh\nif [ \"$1\" = queue.gp ]; then echo 'no queue today' >&2; "
-                           "exit 1; fi\nexec " +
+    // A gnuplot on PATH that notes its scripts and runs the real one: one gnuplot draws
+    // them all, in one start.
+    const fs::path calls = dir / "calls";
+    Write(bin / "gnuplot", "#!/bin/sh\necho \"$*\" >>" + ShellQuote(calls.string()) + "\nexec " +
                                ShellQuote(real) + " \"$@\"\n");
     fs::permissions(bin / "gnuplot", fs::perms::owner_all);
+    setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
+    std::ostringstream quiet;
+    const auto once = RenderReport(out, quiet);
+    setenv("PATH", path.c_str(), 1);
+    const std::string noted = Slurp(calls);
+    CAPTURE(noted);
+    CHECK(std::count(noted.begin(), noted.end(), '\n') == 1);
+    CHECK(noted.find("queue.gp") != std::string::npos);
+    CHECK(once.size() == plots.size());
+    for (const auto& p : once)
+    {
+        CHECK(fs::exists(out / p));
+    }
+    // A gnuplot on PATH that fails whenever it is given the queue plot, and runs the real
+    // one on the others: the queue plot is named, and the others are drawn each by its own.
+    Write(bin / "gnuplot", "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = queue.gp ]; then echo "
+                           "'no queue today' >&2; exit 1; fi; done\nexec " +
+                               ShellQuote(real) + " \"$@\"\n");
     setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
     std::ostringstream err;
     const auto made = RenderReport(out, err);
