@@ -1,3 +1,6 @@
+#include "ns3/rank-exchange.h"
+#include "ns3/rank-sent-tag.h"
+#include "ns3/simple-net-device.h"
 #include "ns3/topology-partition.h"
 
 #include <doctest/doctest.h>
@@ -111,4 +114,72 @@ TEST_CASE("pinned switches go where they are pinned; a leaf takes its hosts; bad
     }
     CHECK_THROWS_WITH_AS(PartitionByTier(spec, 2, all), doctest::Contains("rank 1 would simulate"),
                          std::invalid_argument);
+}
+
+namespace
+{
+
+struct DoorLog
+{
+    uint32_t sent{0};
+    Time at;
+    uint32_t node{0};
+    uint32_t device{0};
+    uint32_t listened{0};
+};
+
+DoorLog gDoor;
+
+void
+NoteSend(Ptr<Packet> p, Time at, uint32_t node, uint32_t device)
+{
+    ++gDoor.sent;
+    gDoor.at = at;
+    gDoor.node = node;
+    gDoor.device = device;
+    (void)p;
+}
+
+void
+NoteListen(Ptr<NetDevice> device, RankExchange::Receive receive)
+{
+    ++gDoor.listened;
+    receive(Create<Packet>(10)); // what a rank would hand the device
+    (void)device;
+}
+
+} // namespace
+
+TEST_CASE("links between ranks need the door: refused, naming the link, until one is open")
+{
+    // No partitioned run has opened it in this process.
+    REQUIRE_FALSE(RankExchange::IsOpen());
+    try
+    {
+        RankSentTag::Lookahead(MicroSeconds(1), "e0-a0");
+        FAIL("a crossing link was taken with no door open");
+    }
+    catch (const std::invalid_argument& e)
+    {
+        const std::string what = e.what();
+        CHECK(what.find("link e0-a0 crosses ranks, but no MPI interface is open") !=
+              std::string::npos);
+    }
+    RankExchange::Open({&NoteSend, &NoteListen});
+    REQUIRE(RankExchange::IsOpen());
+    CHECK(RankSentTag::Lookahead(MicroSeconds(1), "e0-a0") == MicroSeconds(1) - PicoSeconds(1));
+    CHECK_THROWS_AS(RankSentTag::Lookahead(PicoSeconds(1), "e0-a0"), std::invalid_argument);
+    // What goes through reaches the door unchanged.
+    RankExchange::Send(Create<Packet>(100), NanoSeconds(1500), 7, 2);
+    CHECK(gDoor.sent == 1);
+    CHECK(gDoor.at == NanoSeconds(1500));
+    CHECK(gDoor.node == 7);
+    CHECK(gDoor.device == 2);
+    uint32_t heard = 0;
+    RankExchange::Listen(CreateObject<SimpleNetDevice>(),
+                         RankExchange::Receive([&heard](Ptr<Packet> p) { heard += p->GetSize(); }));
+    CHECK(gDoor.listened == 1);
+    CHECK(heard == 10);
+    RankExchange::Open({nullptr, nullptr});
+    CHECK_FALSE(RankExchange::IsOpen());
 }
