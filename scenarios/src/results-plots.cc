@@ -459,8 +459,8 @@ Draw(const std::vector<Figure>& figs, const fs::path& dir, bool haveGnuplot, std
     {
         return why;
     }
-    std::string out;
-    bool drawn = FinishGnuplot(StartGnuplot(dir / "plots", scripts), out) == 0;
+    std::string together;
+    bool drawn = FinishGnuplot(StartGnuplot(dir / "plots", scripts), together) == 0;
     for (size_t i = 0; i < figs.size() && drawn; ++i)
     {
         drawn = !why[i].empty() || fs::exists(dir / "plots" / (figs[i].name + ".png"));
