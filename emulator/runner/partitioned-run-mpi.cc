@@ -30,8 +30,6 @@ class MpiRankComm : public RankComm
         ns3::OpenMpiRankExchange();
         rank = ns3::MpiInterface::GetSystemId();
         size = ns3::MpiInterface::GetSize();
-        m_rank = rank;
-        m_size = size;
     }
 
     void End(bool abort) override
@@ -46,54 +44,46 @@ class MpiRankComm : public RankComm
 
     uint64_t Sum(uint64_t here) override
     {
-        unsigned long mine = here;
-        unsigned long all = 0;
-        MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
-        return all;
+        MPI_Allreduce(MPI_IN_PLACE, &here, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+        return here;
     }
 
     void Max(int64_t (&values)[2]) override
     {
-        long long mine[2] = {values[0], values[1]};
-        long long all[2] = {0, 0};
-        MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-        values[0] = all[0];
-        values[1] = all[1];
+        MPI_Allreduce(MPI_IN_PLACE, values, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     }
 
     std::vector<std::string> Gather(const std::string& mine) override
     {
+        const uint32_t rank = ns3::MpiInterface::GetSystemId();
+        const uint32_t ranks = ns3::MpiInterface::GetSize();
         int size = static_cast<int>(mine.size());
-        std::vector<int> sizes(m_size);
+        std::vector<int> sizes(ranks);
         MPI_Gather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-        std::vector<int> offsets(m_size, 0);
+        std::vector<int> offsets(ranks, 0);
         int64_t total = 0;
-        for (uint32_t r = 0; r < m_size; ++r)
+        for (uint32_t r = 0; r < ranks; ++r)
         {
             offsets[r] = static_cast<int>(total);
             total += sizes[r];
-            if (m_rank == 0 && total >= std::numeric_limits<int>::max())
+            if (rank == 0 && total >= std::numeric_limits<int>::max())
             {
                 MPI_Abort(MPI_COMM_WORLD, 1); // the others are already in MPI_Gatherv
             }
         }
-        std::string buffer(m_rank == 0 ? static_cast<size_t>(total) : 0, '\0');
+        std::string buffer(rank == 0 ? static_cast<size_t>(total) : 0, '\0');
         MPI_Gatherv(mine.data(), size, MPI_CHAR, buffer.data(), sizes.data(), offsets.data(),
                     MPI_CHAR, 0, MPI_COMM_WORLD);
         std::vector<std::string> all;
-        if (m_rank == 0)
+        if (rank == 0)
         {
-            for (uint32_t r = 0; r < m_size; ++r)
+            for (uint32_t r = 0; r < ranks; ++r)
             {
                 all.push_back(buffer.substr(offsets[r], sizes[r]));
             }
         }
         return all;
     }
-
-  private:
-    uint32_t m_rank{0};
-    uint32_t m_size{1};
 };
 
 } // namespace

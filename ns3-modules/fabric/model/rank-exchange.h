@@ -1,8 +1,8 @@
 /*
  * The door between the ranks of a partitioned run: how a packet goes to the rank that
  * simulates its far end, and how a device hears of packets from other ranks. ns-3's MPI
- * interfaces open it (MpiRankExchange, in fabemu-rank-exchange-mpi), which a partitioned
- * run loads; every other run leaves Open MPI's libraries unmapped. The fabric models'
+ * interfaces open it (OpenMpiRankExchange, in fabemu-rank-exchange-mpi), which a
+ * partitioned run loads; every other run leaves Open MPI's libraries unmapped. The fabric models'
  * cables between ranks (RemotePortChannel, RoceRemoteChannel) go through it.
  */
 #ifndef FABEMU_RANK_EXCHANGE_H
