@@ -25,8 +25,9 @@ class RemotePortChannel : public Channel
 
     /**
      * \brief Joins \p a and \p b, nodes of different ranks, by a link of \p delay: a device
-     * on each, each with an MpiReceiver, and the channel between them. Throws
-     * std::invalid_argument when the delay leaves no lookahead (\p name names the link).
+     * on each, each listening through RankExchange (an MpiReceiver in a partitioned run),
+     * and the channel between them. Throws std::invalid_argument when the delay leaves no
+     * lookahead or no RankExchange is open (\p name names the link).
      */
     static std::pair<Ptr<RemotePortDevice>, Ptr<RemotePortDevice>> Cable(Ptr<Node> a, Ptr<Node> b,
                                                                          Time delay,

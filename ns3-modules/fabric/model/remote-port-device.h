@@ -37,7 +37,8 @@ class RemotePortDevice : public NetDevice
     void SetArrivalCallback(ArrivalCallback cb) { m_arrival = cb; }
     /// The joining cable (RemotePortChannel::Cable).
     void SetChannel(Ptr<RemotePortChannel> channel) { m_channel = channel; }
-    /// ns-3's MpiReceiver hands over \p p: it arrives RankSentTag::Lead() from now.
+    /// RankExchange (ns-3's MpiReceiver) hands over \p p: it arrives RankSentTag::Lead()
+    /// from now.
     void FromRank(Ptr<Packet> p);
 
     // NetDevice: a stand-in that sends and receives nothing of its own.
