@@ -59,7 +59,9 @@ EdgePort::Start()
 void
 EdgePort::StartReading()
 {
-    auto handler = [this](uint8_t* frame, size_t len) { OnTapFrame(frame, len); };
+    auto handler = [this](uint8_t* frame, size_t len, TapPort::Clock::time_point arrived) {
+        OnTapFrame(frame, len, arrived);
+    };
     if (auto sim = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
     {
         // The simulation thread reads the tap itself: no hand-over per frame.
@@ -92,7 +94,7 @@ EdgePort::Stop()
 }
 
 void
-EdgePort::OnTapFrame(uint8_t* frame, size_t len)
+EdgePort::OnTapFrame(uint8_t* frame, size_t len, TapPort::Clock::time_point arrived)
 {
     ParsedFrame f;
     {
@@ -107,7 +109,7 @@ EdgePort::OnTapFrame(uint8_t* frame, size_t len)
     if (m_watching)
     {
         // On the simulation thread, at the time the frame arrived: straight in.
-        m_watching->RunInContext(m_context, [&] { Take(frame, len, f); });
+        m_watching->RunInContext(m_context, arrived, [&] { Take(frame, len, f); });
         return;
     }
     auto copy = std::make_shared<std::vector<uint8_t>>(frame, frame + len);
@@ -281,6 +283,7 @@ EdgePort::GetCounters() const
         c.drops["tap_write_error"] = c.tapWriteFailures;
     }
     c.framesRead = m_tap->FramesRead();
+    c.framesUnstamped = m_tap->Unstamped();
     c.heldBytesNow = m_heldBytes;
     if (m_tap->Truncated() > 0)
     {

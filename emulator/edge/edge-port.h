@@ -72,7 +72,8 @@ class EdgePort
 
   private:
     void StartReading();
-    void OnTapFrame(uint8_t* frame, size_t len); ///< whichever thread reads the tap
+    /// Whichever thread reads the tap; \p arrived: the frame's receive stamp.
+    void OnTapFrame(uint8_t* frame, size_t len, TapPort::Clock::time_point arrived);
     /// A copy for the simulation thread, when another thread reads the tap.
     void Inject(std::shared_ptr<std::vector<uint8_t>> frame);
     /// Takes an endpoint's frame, parsed as \p f, into the fabric, on the simulation

@@ -24,6 +24,9 @@ namespace fabemu
 struct EdgeCounters
 {
     uint64_t framesRead{0}; ///< frames read from the tap (before the filter)
+    /// of those, read with no receive stamp from the kernel: each entered the fabric at
+    /// the moment it was read, not when it arrived
+    uint64_t framesUnstamped{0};
     uint64_t fromTap{0};    ///< frames taken into the fabric
     uint64_t toTap{0};      ///< frames delivered to the endpoint
     uint64_t bytesToTap{0}; ///< their bytes (Ethernet header on, no FCS)

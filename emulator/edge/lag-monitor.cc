@@ -43,6 +43,7 @@ LagMonitor::Summarize() const
     const LatenessRecord& r = Record();
     Summary s;
     s.maxMs = r.MaxNs() / 1e6;
+    s.medianMs = r.QuantileNs(0.5) / 1e6;
     s.p99Ms = r.QuantileNs(0.99) / 1e6;
     s.measurements = r.Count();
     s.distribution = r.Buckets();

@@ -37,6 +37,7 @@ class LagMonitor
     struct Summary
     {
         double maxMs{0};
+        double medianMs{0};
         double p99Ms{0};
         uint64_t measurements{0}; ///< events (or samples) measured
         /// The distribution, for a CSV: (a bucket's upper bound in ns, how many).

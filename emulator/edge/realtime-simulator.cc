@@ -2,6 +2,7 @@
 
 #include "ns3/abort.h"
 #include "ns3/assert.h"
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/map-scheduler.h"
 #include "ns3/pointer.h"
@@ -118,7 +119,14 @@ FabemuRealtimeSimulatorImpl::GetTypeId()
                           "so an overload bounds the lag and the memory instead of growing both",
                           TimeValue(MilliSeconds(50)),
                           MakeTimeAccessor(&FabemuRealtimeSimulatorImpl::m_maxBacklog),
-                          MakeTimeChecker(Time(0)));
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("ArrivalStamps",
+                          "A frame read from a watched descriptor enters the model at the "
+                          "moment the kernel received it (its receive stamp), after the "
+                          "events due before that moment; off: at the moment it is read",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&FabemuRealtimeSimulatorImpl::m_arrivalStamps),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -211,19 +219,8 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
     {
         return;
     }
-    {
-        // The frames arrive now. The observers' events that came due while the thread
-        // slept see the model before these frames change it. Then simulated time comes
-        // up to the wall clock, unless events before now still wait (then the
-        // simulation is behind, and they must run first).
-        std::unique_lock<std::mutex> lock(m_mutex);
-        const uint64_t now = RealtimeTs();
-        RunDueObservers(now, lock);
-        if (now > m_currentTs && (m_events->IsEmpty() || m_events->PeekNext().key.m_ts > now))
-        {
-            m_currentTs = now;
-        }
-    }
+    // Each frame a handler reads brings simulated time to its own arrival
+    // (RunInContext), after what was due before it.
     for (size_t i = 1; i < fds.size(); ++i)
     {
         // A handler may Unwatch: call only what is still watched under that descriptor.
@@ -231,6 +228,45 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
         {
             m_watched[i - 1].onReadable();
         }
+    }
+}
+
+void
+FabemuRealtimeSimulatorImpl::Arrive(std::chrono::steady_clock::time_point arrived)
+{
+    std::unique_lock<std::mutex> lock(m_mutex);
+    const auto wall = std::chrono::steady_clock::now();
+    const uint64_t nowTs = TsOf(wall);
+    const uint64_t ts = TsOf(std::clamp(arrived, m_origin, wall));
+    if (ts <= m_currentTs)
+    {
+        return; // before what has run already: the frame arrives at the present
+    }
+    // What was due before the frame arrived sees the model without it, as the events
+    // before an event of its time would. (If the simulation is behind, that is the
+    // backlog up to the frame's moment, which the loop would run first anyway.)
+    const uint32_t context = m_currentContext;
+    RunUpTo(ts, nowTs, lock);
+    m_currentContext = context;
+    m_currentTs = ts;
+}
+
+void
+FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs,
+                                     std::unique_lock<std::mutex>& lock)
+{
+    const int64_t stepsPerNs = NanoSeconds(1).GetTimeStep();
+    for (;;)
+    {
+        RunDueObservers(ts, lock);
+        if (m_events->IsEmpty() || m_events->PeekNext().key.m_ts > ts)
+        {
+            return;
+        }
+        const auto lateSteps = static_cast<int64_t>(nowTs - m_events->PeekNext().key.m_ts);
+        m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs
+                                      : TimeStep(lateSteps).GetNanoSeconds());
+        Invoke(m_events->RemoveNext(), lock);
     }
 }
 
@@ -314,11 +350,16 @@ FabemuRealtimeSimulatorImpl::SetScheduler(ObjectFactory schedulerFactory)
 }
 
 uint64_t
+FabemuRealtimeSimulatorImpl::TsOf(std::chrono::steady_clock::time_point wall) const
+{
+    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(wall - m_origin);
+    return m_originTs + NanoSeconds(elapsed.count()).GetTimeStep();
+}
+
+uint64_t
 FabemuRealtimeSimulatorImpl::RealtimeTs() const
 {
-    const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::steady_clock::now() - m_origin);
-    return m_originTs + NanoSeconds(elapsed.count()).GetTimeStep();
+    return TsOf(std::chrono::steady_clock::now());
 }
 
 Time

@@ -14,6 +14,9 @@
  * polled while the simulation waits (and every few events while it is busy),
  * and its handler runs on the simulation thread. A frame then costs no thread
  * hand-over at all: tap, model and tap again on one thread, as a relay would.
+ * Each frame enters the model at the moment the kernel received it (its stamp),
+ * not when this thread woke to read it: the wake-up overlaps the frame's modelled
+ * path instead of adding to it, and a batch read at once keeps its spacing.
  * More than MaxBacklog behind the wall clock it stops reading them until it has
  * caught up: an overload then costs frames dropped (and counted) by the kernel,
  * not a backlog of events growing in memory and lag without bound.
@@ -38,6 +41,7 @@
 #include <mutex>
 #include <poll.h>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -134,23 +138,31 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 
     /**
      * \brief Calls \p onReadable on the simulation thread whenever \p fd is
-     * readable; it must read what is there (non-blocking). Simulated time has
-     * been brought up to the wall clock when it runs, unless the simulation is
-     * behind. Call before Run or from the simulation thread.
+     * readable; it must read what is there (non-blocking), and put what it read
+     * into the model with RunInContext. Call before Run or from the simulation thread.
      */
     void Watch(int fd, std::function<void()> onReadable);
     void Unwatch(int fd);
     /**
-     * \brief From a Watch callback: runs \p fn at once, at the simulated time the
-     * callback sees, as an event of node \p context would (what it schedules is
-     * scheduled from that node). A frame read from a tap goes into the model this
-     * way, without an event of its own.
+     * \brief From a Watch callback: runs \p fn at once, as an event of node \p context
+     * would (what it schedules is scheduled from that node), at the simulated time of
+     * the wall clock's moment \p arrived: when the frame \p fn puts into the model
+     * reached the host (its tap's receive stamp). A frame goes into the model this way,
+     * without an event of its own.
+     *
+     * The events due before that moment run first, as they would before an event of
+     * that time; a moment later than the wall clock's now counts as now, one earlier than
+     * the events already run as the latest of them. So the frames of one read keep the
+     * spacing they arrived with, and a frame's modelled path starts when it left its
+     * endpoint, not when this thread woke to read it. With the attribute ArrivalStamps
+     * off, \p arrived is not used: every frame arrives at the moment it is read.
      */
     template <typename F>
-    void RunInContext(uint32_t context, F&& fn)
+    void RunInContext(uint32_t context, std::chrono::steady_clock::time_point arrived, F&& fn)
     {
         NS_ASSERT_MSG(m_running && std::this_thread::get_id() == m_main,
                       "RunInContext: only from a Watch callback, on the simulation thread");
+        Arrive(m_arrivalStamps ? arrived : std::chrono::steady_clock::time_point::max());
         struct Restore
         {
             uint32_t& current;
@@ -159,6 +171,12 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
         } restore{m_currentContext, m_currentContext};
         m_currentContext = context;
         fn();
+    }
+    /// The same at the moment of the call (a read with no receive stamp).
+    template <typename F>
+    void RunInContext(uint32_t context, F&& fn)
+    {
+        RunInContext(context, std::chrono::steady_clock::time_point::max(), std::forward<F>(fn));
     }
     /// Calls \p hook on the simulation thread whenever the events due now have
     /// run and it is about to wait (or, while busy, every few events), and at
@@ -174,6 +192,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Inserts under the lock; \p ts absolute.
     EventId Insert(uint64_t ts, uint32_t context, EventImpl* event);
     uint64_t RealtimeTs() const;
+    /// The simulation's time step of the wall clock's \p wall (not before Run's start).
+    uint64_t TsOf(std::chrono::steady_clock::time_point wall) const;
     /// Waits up to \p ns (0: only looks) for a watched descriptor or a wake-up;
     /// runs the handlers of those readable. Called without the lock.
     void PollWatched(int64_t ns);
@@ -184,6 +204,12 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Runs the observers' events that ObserverDue, in order; \p lock is held before
     /// and after.
     void RunDueObservers(uint64_t nowTs, std::unique_lock<std::mutex>& lock);
+    /// Brings simulated time to the wall clock's \p arrived (at most now, at least the
+    /// present), the events due before it run first (RunInContext).
+    void Arrive(std::chrono::steady_clock::time_point arrived);
+    /// Runs the events and observers' events up to \p ts, in order, counting their
+    /// lateness against the wall clock's \p nowTs; \p lock is held before and after.
+    void RunUpTo(uint64_t ts, uint64_t nowTs, std::unique_lock<std::mutex>& lock);
     /// Makes \p next the current event and runs it; \p lock is held before and after.
     void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
 
@@ -220,6 +246,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     uint64_t m_looks{0};
     unsigned m_eventsSinceLook{0}; ///< events run since the descriptors were last looked at
     Time m_maxBacklog;
+    bool m_arrivalStamps{true}; ///< attribute ArrivalStamps
     uint64_t m_deferredReads{0};
     LatenessRecord m_lateness;
 };

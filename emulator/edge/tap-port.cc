@@ -11,9 +11,11 @@
 #include <netlink/route/link.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <memory>
 #include <poll.h>
@@ -100,6 +102,14 @@ TapPort::TapPort(std::string ifname) : m_ifname(std::move(ifname))
     {
         (void)setsockopt(m_fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     }
+    // Every frame read carries the moment the kernel received it: a frame that waited
+    // for the reading thread to wake enters the model at its own time.
+    if (setsockopt(m_fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) != 0)
+    {
+        const std::string why = strerror(errno);
+        close(m_fd);
+        throw TapError(m_ifname + ": SO_TIMESTAMPNS: " + why);
+    }
     sockaddr_ll addr{};
     addr.sll_family = AF_PACKET;
     addr.sll_protocol = htons(ETH_P_ALL);
@@ -173,6 +183,12 @@ TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
     std::array<mmsghdr, kBatch> msgs{};
     std::array<iovec, kBatch> iov{};
     std::array<sockaddr_ll, kBatch> from{};
+    // Room for each frame's receive stamp (SCM_TIMESTAMPNS).
+    struct alignas(cmsghdr) Control
+    {
+        char bytes[CMSG_SPACE(sizeof(timespec))];
+    };
+    std::array<Control, kBatch> control{};
     for (unsigned batch = 0; batch < maxBatches; ++batch)
     {
         for (unsigned i = 0; i < kBatch; ++i)
@@ -183,12 +199,19 @@ TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
             msgs[i].msg_hdr.msg_iovlen = 1;
             msgs[i].msg_hdr.msg_name = &from[i];
             msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+            msgs[i].msg_hdr.msg_control = control[i].bytes;
+            msgs[i].msg_hdr.msg_controllen = sizeof(control[i].bytes);
         }
         const int n = recvmmsg(m_fd, msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
         if (n <= 0)
         {
             return;
         }
+        // The stamps are on the real-time clock: moved onto the steady clock by the
+        // difference between the two now, never later than now.
+        const Clock::time_point readAt = Clock::now();
+        timespec realNow{};
+        clock_gettime(CLOCK_REALTIME, &realNow);
         for (int i = 0; i < n; ++i)
         {
             if (from[i].sll_pkttype == PACKET_OUTGOING)
@@ -201,7 +224,21 @@ TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
                 continue;
             }
             ++m_read;
-            handler(static_cast<uint8_t*>(iov[i].iov_base), msgs[i].msg_len);
+            Clock::time_point arrived = readAt;
+            const cmsghdr* c = CMSG_FIRSTHDR(&msgs[i].msg_hdr);
+            if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS)
+            {
+                timespec stamp;
+                std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+                const int64_t agoNs = (realNow.tv_sec - stamp.tv_sec) * 1'000'000'000LL +
+                                      (realNow.tv_nsec - stamp.tv_nsec);
+                arrived -= std::chrono::nanoseconds(std::max<int64_t>(agoNs, 0));
+            }
+            else
+            {
+                ++m_unstamped;
+            }
+            handler(static_cast<uint8_t*>(iov[i].iov_base), msgs[i].msg_len, arrived);
         }
         if (static_cast<unsigned>(n) < kBatch)
         {

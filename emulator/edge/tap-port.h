@@ -10,6 +10,7 @@
 #define FABEMU_TAP_PORT_H
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -29,9 +30,12 @@ class TapError : public std::runtime_error
 class TapPort
 {
   public:
-    /// Called with each frame read (no FCS), on the thread that reads. The frame is in
-    /// the reader's buffer: valid, and the handler's to change, until it returns.
-    using Handler = std::function<void(uint8_t* frame, size_t len)>;
+    using Clock = std::chrono::steady_clock;
+    /// Called with each frame read (no FCS), on the thread that reads, with the moment
+    /// the kernel received it from the endpoint (its receive stamp, on the steady clock;
+    /// the moment of the read where the kernel gave none). The frame is in the reader's
+    /// buffer: valid, and the handler's to change, until it returns.
+    using Handler = std::function<void(uint8_t* frame, size_t len, Clock::time_point arrived)>;
 
     /// Opens \p ifname; throws TapError naming it on failure. Reading starts with Start.
     /// Our side of every tap takes frames up to this MTU: any the guests send at any
@@ -80,6 +84,9 @@ class TapPort
     uint64_t WriteFailures() const { return m_writeFailures; }
     /// System calls that wrote at least one frame (Write, and Flush's batches).
     uint64_t WriteCalls() const { return m_writeCalls; }
+    /// Frames read with no receive stamp from the kernel (their arrival is the read's
+    /// moment).
+    uint64_t Unstamped() const { return m_unstamped; }
     /// Frames longer than 9 KiB (no endpoint MTU allows them), dropped on reading.
     uint64_t Truncated() const { return m_truncated; }
     /// Frames the endpoint sent that the kernel dropped before we read them
@@ -104,6 +111,7 @@ class TapPort
     uint64_t m_writeCalls{0};
     uint64_t m_socketDrops{0};
     uint64_t m_truncated{0};
+    uint64_t m_unstamped{0};
 };
 
 } // namespace fabemu

@@ -105,7 +105,9 @@ TapRelay::Loop()
             if (fds[i].revents & POLLIN)
             {
                 m_members[i].port->ReadAvailable(
-                    [this, i](const uint8_t* frame, size_t len) { Forward(i, frame, len); });
+                    [this, i](const uint8_t* frame, size_t len, TapPort::Clock::time_point) {
+                        Forward(i, frame, len);
+                    });
             }
         }
         for (auto& m : m_members)

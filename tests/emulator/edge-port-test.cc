@@ -19,6 +19,7 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <unistd.h>
@@ -237,4 +238,105 @@ TEST_CASE("the same with PFC off: the edge holds everything itself and sends no 
     CHECK(o.b.pausesToFabric == 0);
     CHECK(o.pfcFrames == 0);
     CHECK(o.b.peakHeldBytes > EdgePort::kHoldXoff); // all 600 minus the ring's 16
+}
+
+TEST_CASE("frames read together enter the fabric at the moments they left the endpoint, as the "
+          "kernel stamped them")
+{
+    const std::string why = OwnedTap::WhyNot();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    // The simulation thread is held by a 40 ms event while A sends two frames 5 ms
+    // apart; it then reads both at once. Each must reach A's port on the fabric at its
+    // own moment (MacTx: it leaves the port's queue for the wire at once), 5 ms apart,
+    // not both at the moment of the read.
+    Simulator::Destroy();
+    Config::Reset();
+    GlobalValue::Bind("SimulatorImplementationType",
+                      StringValue("ns3::FabemuRealtimeSimulatorImpl"));
+    const std::string tag = std::to_string(getpid() % 100000);
+    OwnedTap tapA("fes" + tag + "a", 1000);
+    OwnedTap tapB("fes" + tag + "b", 1000);
+    std::vector<int64_t> onWireNs;
+    std::vector<std::chrono::steady_clock::time_point> sentAt;
+    int64_t heldUntilNs = 0;
+    EdgePort::Counters countersA;
+    {
+        RoceFabricHelper fabric;
+        fabric.SetExternalHosts({0, 1});
+        fabric.Install(TopologySpec::Star(2, LinkParams{DataRate("100Gbps"), MicroSeconds(1)}));
+        const auto d = Directory(fabric);
+        EdgePort a("h0", std::make_unique<RoceUplink>(fabric.GetPort(0), 3),
+                   std::make_unique<TapPort>(tapA.Name()), 1500, 3, d);
+        EdgePort b("h1", std::make_unique<RoceUplink>(fabric.GetPort(1), 3),
+                   std::make_unique<TapPort>(tapB.Name()), 1500, 3, d);
+        fabric.GetPort(0)->TraceConnectWithoutContext(
+            "MacTx", MakeCallback(+[](std::vector<int64_t>* at, Ptr<const Packet>, uint8_t) {
+                         at->push_back(Simulator::Now().GetNanoSeconds());
+                     }).Bind(&onWireNs));
+        a.Start();
+        b.Start();
+        const std::vector<std::vector<uint8_t>> frames{SendFrame(d, 0), SendFrame(d, 1)};
+        std::atomic<bool> held{false};
+        Simulator::Schedule(MilliSeconds(1), [&] {
+            held = true;
+            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(40);
+            while (std::chrono::steady_clock::now() < until)
+            {
+            }
+            heldUntilNs = DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation())
+                              ->RealtimeNow()
+                              .GetNanoSeconds();
+        });
+        std::thread sim([] { Simulator::Run(); });
+        while (!held)
+        {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        for (const auto& frame : frames)
+        {
+            if (!sentAt.empty())
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            sentAt.push_back(std::chrono::steady_clock::now());
+            REQUIRE(tapA.Send(frame));
+            sentAt.push_back(std::chrono::steady_clock::now());
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        size_t got = 0;
+        while (got < 2 && std::chrono::steady_clock::now() < deadline)
+        {
+            got += tapB.Discard(frames[0].size());
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+        }
+        Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
+        sim.join();
+        a.Stop();
+        b.Stop();
+        countersA = a.GetCounters();
+        CHECK(got == 2);
+    }
+    Simulator::Destroy();
+    Config::Reset();
+    GlobalValue::Bind("SimulatorImplementationType", StringValue("ns3::DefaultSimulatorImpl"));
+    REQUIRE(onWireNs.size() == 2);
+    // Each frame was stamped inside its write: between the moments before and after it.
+    const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    const double apartAtLeastMs = ms(sentAt[2] - sentAt[1]);
+    const double apartAtMostMs = ms(sentAt[3] - sentAt[0]);
+    const double onWireApartMs = (onWireNs[1] - onWireNs[0]) / 1e6;
+    INFO("sent " << apartAtLeastMs << " to " << apartAtMostMs << " ms apart, on the wire "
+                 << onWireApartMs << " ms apart; the first at " << onWireNs[0] / 1e6
+                 << " ms, the thread held until " << heldUntilNs / 1e6 << " ms");
+    // Sent while the thread was held (else this shows nothing about a late read).
+    REQUIRE(apartAtMostMs < 35.0);
+    CHECK(onWireApartMs > apartAtLeastMs - 0.05);
+    CHECK(onWireApartMs < apartAtMostMs + 0.05);
+    // The first went in before the thread was free to read it: at its own moment.
+    CHECK(onWireNs[0] < heldUntilNs - 20'000'000);
+    CHECK(countersA.framesRead == 2);
+    CHECK(countersA.framesUnstamped == 0);
 }

@@ -7,16 +7,22 @@
 #include "emulator/edge/lag-monitor.h"
 #include "emulator/edge/realtime-simulator.h"
 
+#include "ns3/boolean.h"
 #include "ns3/global-value.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fcntl.h>
+#include <mutex>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace ns3;
 using Clock = std::chrono::steady_clock;
@@ -76,7 +82,8 @@ Overload(Time maxBacklog)
         if (!r.read)
         {
             r.read = true;
-            r.lagAtReadMs = (sim->RealtimeNow() - Simulator::Now()).GetSeconds() * 1e3;
+            // Simulated time as the run has it: the wall clock's unless events are overdue.
+            r.lagAtReadMs = (sim->RealtimeNow() - sim->SimulatedNow()).GetSeconds() * 1e3;
             r.chainDoneBeforeRead = gChainLeft == 0 ? 1 : 0;
         }
     });
@@ -255,6 +262,137 @@ TEST_CASE("a watched descriptor's reader runs model code at once, as an event of
     Simulator::Destroy();
 }
 
+namespace
+{
+
+/// Two frames (a byte each) written into a watched pipe 20 ms apart while the
+/// simulation thread is held by an event of 1 ms that takes 60 ms of wall time, so
+/// one read takes both; the reader puts each into the model with its write's moment
+/// as its arrival. An event at 10 ms was due before the read, and each frame
+/// schedules a follow-up 1 ms after it arrived.
+struct Arrivals
+{
+    std::vector<Clock::time_point> written; ///< the writer's moment of each frame
+    std::vector<int64_t> nowNs;             ///< Now() as each frame went in
+    std::vector<int64_t> wallNs;            ///< the wall clock's now as it went in
+    std::vector<Clock::time_point> readAt;  ///< the steady clock as it went in
+    std::vector<int64_t> followUpNs;        ///< Now() in each frame's follow-up
+    std::vector<int> order;                 ///< 1, 2: frames in; -1, -2: follow-ups
+    int framesInOneRead{0};                 ///< the most frames one read took
+};
+
+Arrivals
+TwoLateFrames(bool stamps)
+{
+    const auto sim = FreshSimulator();
+    sim->SetAttribute("ArrivalStamps", BooleanValue(stamps));
+    int fds[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    Arrivals a;
+    std::atomic<bool> held{false};
+    std::mutex written;
+    sim->Watch(fds[0], [&] {
+        char byte;
+        int inThisRead = 0;
+        while (read(fds[0], &byte, 1) == 1)
+        {
+            const size_t k = a.nowNs.size();
+            Clock::time_point at;
+            {
+                std::lock_guard<std::mutex> lock(written);
+                at = a.written.at(k);
+            }
+            sim->RunInContext(7, at, [&] {
+                a.order.push_back(static_cast<int>(k) + 1);
+                a.nowNs.push_back(Simulator::Now().GetNanoSeconds());
+                a.wallNs.push_back(sim->RealtimeNow().GetNanoSeconds());
+                a.readAt.push_back(Clock::now());
+                Simulator::Schedule(MilliSeconds(1), [&a, k] {
+                    a.order.push_back(-static_cast<int>(k) - 1);
+                    a.followUpNs.push_back(Simulator::Now().GetNanoSeconds());
+                });
+            });
+            a.framesInOneRead = std::max(a.framesInOneRead, ++inThisRead);
+        }
+    });
+    Simulator::Schedule(MilliSeconds(1), [&held] {
+        held = true;
+        const auto until = Clock::now() + std::chrono::milliseconds(60);
+        while (Clock::now() < until)
+        {
+        }
+    });
+    Simulator::Schedule(MilliSeconds(10), [] {});
+    std::thread writer([&] {
+        while (!held)
+        {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        for (int k = 0; k < 2; ++k)
+        {
+            if (k > 0)
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+            std::lock_guard<std::mutex> lock(written);
+            a.written.push_back(Clock::now());
+            (void)!write(fds[1], "x", 1);
+        }
+    });
+    Simulator::Stop(MilliSeconds(150));
+    Simulator::Run();
+    writer.join();
+    sim->Unwatch(fds[0]);
+    close(fds[0]);
+    close(fds[1]);
+    Simulator::Destroy();
+    return a;
+}
+
+} // namespace
+
+TEST_CASE("a frame read late enters the model at its arrival: what was due before it runs "
+          "first, and frames read together keep their spacing")
+{
+    const Arrivals a = TwoLateFrames(true);
+    REQUIRE(a.nowNs.size() == 2);
+    REQUIRE(a.followUpNs.size() == 2);
+    // Held by the 60 ms event, the thread took both frames in one read (else the
+    // spacing would be kept by reading them apart, and this shows nothing).
+    REQUIRE(a.framesInOneRead == 2);
+    // The wall clock's moment of each write on the simulation's time line.
+    std::vector<int64_t> arrivalNs;
+    for (size_t k = 0; k < 2; ++k)
+    {
+        const auto ago =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(a.readAt[k] - a.written[k]);
+        arrivalNs.push_back(a.wallNs[k] - ago.count());
+        INFO("frame " << k << ": written at " << arrivalNs[k] << " ns, in at " << a.nowNs[k]
+                      << " ns, read " << ago.count() << " ns after it was written");
+        CHECK(ago.count() > 1'000'000); // read late: the thread was held
+    }
+    // Frame 1 came before the event at 10 ms had run, which had run before the read:
+    // it enters at the present, 10 ms, never before what has run.
+    CHECK(a.nowNs[0] >= 10'000'000);
+    CHECK(std::abs(a.nowNs[0] - std::max<int64_t>(10'000'000, arrivalNs[0])) < 50'000);
+    // Frame 2 at its own moment (within the clocks' reading), 20 ms or more after the
+    // first was written, though read in the same call.
+    CHECK(std::abs(a.nowNs[1] - arrivalNs[1]) < 50'000);
+    CHECK(a.nowNs[1] - a.nowNs[0] > 9'000'000);
+    // Frame 1's follow-up, due 1 ms after it and before frame 2, ran before frame 2
+    // went in, at its own time; frame 2's at its own.
+    CHECK(a.order == std::vector<int>{1, -1, 2, -2});
+    CHECK(a.followUpNs[0] == a.nowNs[0] + 1'000'000);
+    CHECK(a.followUpNs[1] == a.nowNs[1] + 1'000'000);
+
+    // With ArrivalStamps off, both go in at the moment of the read, after the 60 ms.
+    const Arrivals off = TwoLateFrames(false);
+    REQUIRE(off.nowNs.size() == 2);
+    CHECK(off.nowNs[0] > 60'000'000);
+    CHECK(off.nowNs[1] - off.nowNs[0] < 1'000'000);
+    CHECK(off.order == std::vector<int>{1, 2, -1, -2});
+}
+
 TEST_CASE("the taps are looked at between events only in a long run of events with no wait, "
           "since every wait looks at them too")
 {
@@ -331,8 +469,11 @@ TEST_CASE("an observer's events never wake the thread, yet each runs at its own 
         while (read(fds[0], &byte, 1) == 1)
         {
         }
-        readAtMs = Simulator::Now().GetSeconds() * 1e3;
-        samplesBeforeRead = o.simNs.size();
+        // Into the model at the read's moment: the samples due by then run first.
+        sim->RunInContext(0, [&] {
+            readAtMs = Simulator::Now().GetSeconds() * 1e3;
+            samplesBeforeRead = o.simNs.size();
+        });
     });
     std::thread writer([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(45));
