@@ -151,7 +151,7 @@ void
 FabemuRealtimeSimulatorImpl::Watch(int fd, std::function<void()> onReadable)
 {
     Unwatch(fd);
-    m_watched.push_back({fd, std::move(onReadable)});
+    m_watched.push_back({fd, std::make_shared<std::function<void()>>(std::move(onReadable))});
 }
 
 void
@@ -223,10 +223,12 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
     // (RunInContext), after what was due before it.
     for (size_t i = 1; i < fds.size(); ++i)
     {
-        // A handler may Unwatch: call only what is still watched under that descriptor.
+        // A handler, or an event its frames run, may Watch or Unwatch: call only what is
+        // still watched under that descriptor, and keep it while it runs.
         if (fds[i].revents && i - 1 < m_watched.size() && m_watched[i - 1].fd == fds[i].fd)
         {
-            m_watched[i - 1].onReadable();
+            const auto handler = m_watched[i - 1].onReadable;
+            (*handler)();
         }
     }
 }

@@ -38,6 +38,7 @@
 #include <chrono>
 #include <functional>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <poll.h>
 #include <thread>
@@ -221,7 +222,9 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     struct Watched
     {
         int fd;
-        std::function<void()> onReadable;
+        /// Shared, so that a handler whose frames run events (RunInContext) that watch or
+        /// unwatch descriptors is not moved or destroyed while it runs.
+        std::shared_ptr<std::function<void()>> onReadable;
     };
     std::vector<Watched> m_watched;
     std::vector<pollfd> m_pollFds; ///< PollWatched's, reused

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -391,6 +392,84 @@ TEST_CASE("a frame read late enters the model at its arrival: what was due befor
     CHECK(off.nowNs[0] > 60'000'000);
     CHECK(off.nowNs[1] - off.nowNs[0] < 1'000'000);
     CHECK(off.order == std::vector<int>{1, 2, -1, -2});
+}
+
+TEST_CASE("an event that a frame's arrival runs may unwatch the very descriptor being read, and "
+          "its reader finishes intact")
+{
+    // The thread is held past a frame's arrival; 100 events come due before it, so the
+    // thread looks at the pipe after 64 of them, and the frame's RunInContext runs the
+    // rest first, among them one that stops watching the pipe (as an edge that stops
+    // would) and watches others. The reader that is running must not be destroyed
+    // under it: it owns the only reference to `token`.
+    const auto sim = FreshSimulator();
+    int fds[2];
+    int others[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    REQUIRE(pipe2(others, O_NONBLOCK | O_CLOEXEC) == 0);
+    std::atomic<bool> held{false};
+    std::atomic<bool> written{false};
+    Clock::time_point writtenAt;
+    bool inReader = false;
+    bool unwatchedInReader = false;
+    int reads = 0;
+    int aliveAfter = -1;
+    auto token = std::make_shared<int>(7);
+    std::weak_ptr<int> weak = token;
+    sim->Watch(fds[0], [&, token] {
+        char byte;
+        while (read(fds[0], &byte, 1) == 1)
+        {
+            ++reads;
+            inReader = true;
+            sim->RunInContext(3, written ? writtenAt : Clock::now(), [] {});
+            inReader = false;
+            aliveAfter = weak.expired() ? 0 : *token;
+        }
+    });
+    token.reset();
+    Simulator::Schedule(MilliSeconds(1), [&held] {
+        held = true;
+        const auto until = Clock::now() + std::chrono::milliseconds(40);
+        while (Clock::now() < until)
+        {
+        }
+    });
+    for (int i = 0; i < 100; ++i)
+    {
+        Simulator::Schedule(MilliSeconds(2), [] {});
+    }
+    Simulator::Schedule(MilliSeconds(5), [&] {
+        unwatchedInReader = inReader;
+        sim->Unwatch(fds[0]);
+        for (int i = 0; i < 16; ++i)
+        {
+            sim->Watch(others[0], [] {}); // and the list is rewritten meanwhile
+        }
+    });
+    std::thread writer([&] {
+        while (!held)
+        {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(15));
+        writtenAt = Clock::now();
+        written = true;
+        (void)!write(fds[1], "x", 1);
+    });
+    Simulator::Stop(MilliSeconds(100));
+    Simulator::Run();
+    writer.join();
+    sim->Unwatch(others[0]);
+    for (int fd : {fds[0], fds[1], others[0], others[1]})
+    {
+        close(fd);
+    }
+    Simulator::Destroy();
+    REQUIRE(reads == 1);
+    REQUIRE(unwatchedInReader); // else this case shows nothing
+    CHECK(aliveAfter == 7);
+    CHECK(weak.expired()); // and released once it had returned
 }
 
 TEST_CASE("the taps are looked at between events only in a long run of events with no wait, "
