@@ -35,7 +35,8 @@ TEST_CASE("MakeRoceV2Packet: real headers and ICRC around a payload ns-3 never a
     CHECK(ReadIcrc(icrc.Data()) == f.icrc);
 }
 
-TEST_CASE("RoceSwitch routes: each destination's ports in the order added, shared sets apart")
+TEST_CASE("RoceSwitch routes: each destination's ports in the order added, shared sets apart, "
+          "any address")
 {
     Ptr<RoceSwitch> sw = CreateObject<RoceSwitch>();
     for (int i = 0; i < 4; ++i)
@@ -62,5 +63,24 @@ TEST_CASE("RoceSwitch routes: each destination's ports in the order added, share
     CHECK(sw->GetRoute(c) == std::vector<uint32_t>{2, 3, 0});
     CHECK(sw->GetRoute(a) == std::vector<uint32_t>{2, 3});
     CHECK(sw->GetRoute(Ipv4Address("10.0.0.9")).empty());
+    // The table starts at the first address routed (c): a and b, below it, and an
+    // address far above it are kept aside, and the gaps inside it route nowhere.
+    sw->AddRoute(Ipv4Address("10.0.0.6"), 1);
+    sw->AddRoute(Ipv4Address("11.0.0.1"), 3);
+    CHECK(sw->GetRoute(Ipv4Address("10.0.0.6")) == std::vector<uint32_t>{1});
+    CHECK(sw->GetRoute(Ipv4Address("11.0.0.1")) == std::vector<uint32_t>{3});
+    CHECK(sw->GetRoute(Ipv4Address("10.0.0.5")).empty());
+    CHECK(sw->GetRoute(Ipv4Address("10.0.0.4")).empty());
+    CHECK(sw->GetRoute(b) == std::vector<uint32_t>{1, 0});
+    // Cleared and routed again from a lower first address.
+    sw->ClearRoutes();
+    CHECK(sw->GetRoute(c).empty());
+    sw->AddRoute(b, 2);
+    sw->AddRoute(c, 0);
+    sw->AddRoute(a, 1);
+    CHECK(sw->GetRoute(a) == std::vector<uint32_t>{1});
+    CHECK(sw->GetRoute(b) == std::vector<uint32_t>{2});
+    CHECK(sw->GetRoute(c) == std::vector<uint32_t>{0});
+    CHECK(sw->GetRoute(Ipv4Address("11.0.0.1")).empty());
     Simulator::Destroy();
 }

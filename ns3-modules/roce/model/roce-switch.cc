@@ -167,13 +167,24 @@ RoceSwitch::ConfigureMmu()
     m_mmu->ConfigurePorts(Headroom());
 }
 
+uint32_t
+RoceSwitch::RouteSet4(uint32_t dst) const
+{
+    const uint32_t offset = dst - m_routes4Base;
+    if (offset < m_routes4Dense.size())
+    {
+        return m_routes4Dense[offset];
+    }
+    const auto it = m_routes4.find(dst);
+    return it == m_routes4.end() ? kNoRoute : it->second;
+}
+
 void
 RoceSwitch::AddRoute(Ipv4Address dst, uint32_t port)
 {
     NS_ABORT_MSG_IF(port >= m_ports.size(), "route to port " << port << " that does not exist");
-    const auto it = m_routes4.find(dst.Get());
-    std::vector<uint32_t> ports =
-        it == m_routes4.end() ? std::vector<uint32_t>{} : m_portSets[it->second];
+    const uint32_t before = RouteSet4(dst.Get());
+    std::vector<uint32_t> ports = before == kNoRoute ? std::vector<uint32_t>{} : m_portSets[before];
     ports.push_back(port);
     const auto [set, fresh] =
         m_portSetIndex.try_emplace(ports, static_cast<uint32_t>(m_portSets.size()));
@@ -181,27 +192,37 @@ RoceSwitch::AddRoute(Ipv4Address dst, uint32_t port)
     {
         m_portSets.push_back(ports);
     }
-    if (it == m_routes4.end())
+    if (m_routes4Dense.empty() && m_routes4.empty())
     {
-        m_routes4.emplace(dst.Get(), set->second); // hosts in address order: at the end
+        m_routes4Base = dst.Get(); // the first route: the table starts here
+    }
+    const uint32_t offset = dst.Get() - m_routes4Base;
+    if (offset < kDenseSpan)
+    {
+        if (offset >= m_routes4Dense.size())
+        {
+            m_routes4Dense.resize(offset + 1, kNoRoute); // hosts in address order: at the end
+        }
+        m_routes4Dense[offset] = set->second;
     }
     else
     {
-        it->second = set->second;
+        m_routes4[dst.Get()] = set->second;
     }
 }
 
 std::vector<uint32_t>
 RoceSwitch::GetRoute(Ipv4Address dst) const
 {
-    const auto it = m_routes4.find(dst.Get());
-    return it == m_routes4.end() ? std::vector<uint32_t>{} : m_portSets[it->second];
+    const uint32_t set = RouteSet4(dst.Get());
+    return set == kNoRoute ? std::vector<uint32_t>{} : m_portSets[set];
 }
 
 void
 RoceSwitch::ClearRoutes()
 {
-    m_routes4.clear(); // the port sets stay: the next routes mostly use them again
+    m_routes4Dense.clear(); // the port sets stay: the next routes mostly use them again
+    m_routes4.clear();
     m_routes6.clear();
 }
 
@@ -229,8 +250,8 @@ RoceSwitch::Lookup(const ParsedFrame& f) const
     {
         const uint32_t dst = static_cast<uint32_t>(f.dstIp[0]) << 24 | f.dstIp[1] << 16 |
                              f.dstIp[2] << 8 | f.dstIp[3];
-        const auto it = m_routes4.find(dst);
-        return it == m_routes4.end() ? nullptr : &m_portSets[it->second];
+        const uint32_t set = RouteSet4(dst);
+        return set == kNoRoute ? nullptr : &m_portSets[set];
     }
     auto it = m_routes6.find(std::string(reinterpret_cast<const char*>(f.dstIp.data()), 16));
     return it == m_routes6.end() ? nullptr : &it->second;

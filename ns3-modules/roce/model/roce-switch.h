@@ -149,7 +149,17 @@ class RoceSwitch : public Object, public RocePortOwner
     /// vector per destination took ~80 (issue 22: memory).
     std::vector<std::vector<uint32_t>> m_portSets;
     std::map<std::vector<uint32_t>, uint32_t> m_portSetIndex;
+    /// IPv4 routes: the hosts' addresses are consecutive (HostIpv4), so a table indexed by
+    /// the address less the first one routed holds each destination's set (kNoRoute: none)
+    /// in 4 bytes, found without a search; an address below that one, or more than
+    /// kDenseSpan above it, is kept in the map instead.
+    static constexpr uint32_t kNoRoute = UINT32_MAX;
+    static constexpr uint32_t kDenseSpan = 1u << 20;
+    uint32_t m_routes4Base{0};
+    std::vector<uint32_t> m_routes4Dense;
     boost::container::flat_map<uint32_t, uint32_t> m_routes4;
+    /// The set index of \p dst's route, or kNoRoute.
+    uint32_t RouteSet4(uint32_t dst) const;
     std::unordered_map<std::string, std::vector<uint32_t>> m_routes6;
     Ptr<UniformRandomVariable> m_uniform;
     uint32_t m_ecmpSeed{0};
