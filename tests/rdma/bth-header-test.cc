@@ -78,7 +78,7 @@ TEST_CASE("extension header sizes follow rxe's opcode table")
     {
         CAPTURE(IbOpcodeName(c.opcode));
         auto info = LookupIbOpcode(c.opcode);
-        REQUIRE(info.has_value());
+        REQUIRE(info != nullptr);
         CHECK(info->ExtensionBytes() == c.ext);
     }
     CHECK(LookupIbOpcode(0x81)->fixedPayload == 16);
@@ -89,7 +89,7 @@ TEST_CASE("opcodes no transport defines are rejected by name")
     for (uint8_t op : {0x15, 0x18, 0x1f, 0x2c, 0x31, 0x60, 0x66, 0xa0, 0xff})
     {
         CAPTURE(op);
-        CHECK_FALSE(LookupIbOpcode(op).has_value());
+        CHECK(LookupIbOpcode(op) == nullptr);
         CHECK(IbOpcodeName(op).find("unknown") != std::string::npos);
     }
     CHECK(IbOpcodeName(0x06) == "RC RDMA WRITE First");

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdio>
+#include <optional>
 
 namespace ns3
 {
@@ -144,10 +145,10 @@ Describe(uint8_t opcode)
 
 } // namespace
 
-std::optional<IbOpcodeInfo>
+const IbOpcodeInfo*
 LookupIbOpcode(uint8_t opcode)
 {
-    // Every frame's parse asks, at every hop: the 256 answers are worked out once.
+    // The 256 answers are worked out once; a pointer into them is returned, not a copy.
     static const std::array<std::optional<IbOpcodeInfo>, 256> kTable = [] {
         std::array<std::optional<IbOpcodeInfo>, 256> table;
         for (unsigned o = 0; o < table.size(); ++o)
@@ -156,7 +157,8 @@ LookupIbOpcode(uint8_t opcode)
         }
         return table;
     }();
-    return kTable[opcode];
+    const std::optional<IbOpcodeInfo>& entry = kTable[opcode];
+    return entry ? &*entry : nullptr;
 }
 
 std::string

@@ -6,7 +6,6 @@
 #define FABEMU_IB_OPCODE_H
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace ns3
@@ -78,8 +77,9 @@ struct IbOpcodeInfo
     uint32_t ExtensionBytes() const;
 };
 
-/// Describes a known opcode; nullopt for an opcode no transport defines.
-std::optional<IbOpcodeInfo> LookupIbOpcode(uint8_t opcode);
+/// Describes a known opcode (an entry of a table that lasts as long as the program);
+/// null for an opcode no transport defines. Every frame's parse asks, at every hop.
+const IbOpcodeInfo* LookupIbOpcode(uint8_t opcode);
 
 /// The opcode's name, or "opcode 0xNN (unknown)".
 std::string IbOpcodeName(uint8_t opcode);
