@@ -51,6 +51,20 @@ FreshSimulator()
     return sim;
 }
 
+/// Runs the simulation until \p stop, waits for \p writer, and closes the pipe \p fds
+/// whose reading end the simulation watched.
+void
+RunAndClosePipe(const Ptr<FabemuRealtimeSimulatorImpl>& sim, Time stop, std::thread& writer,
+                const int (&fds)[2])
+{
+    Simulator::Stop(stop);
+    Simulator::Run();
+    writer.join();
+    sim->Unwatch(fds[0]);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int gChainLeft = 0;
 
 /// One burdened event: 1.5 ms of wall time for every 0.5 ms of simulated time.
@@ -247,12 +261,7 @@ TEST_CASE("a watched descriptor's reader runs model code at once, as an event of
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
         (void)!write(fds[1], "x", 1);
     });
-    Simulator::Stop(MilliSeconds(100));
-    Simulator::Run();
-    writer.join();
-    sim->Unwatch(fds[0]);
-    close(fds[0]);
-    close(fds[1]);
+    RunAndClosePipe(sim, MilliSeconds(100), writer, fds);
     CHECK(contextInside == 7);
     CHECK(contextAfter == Simulator::NO_CONTEXT);
     CHECK(contextOfFollowUp == 7);
@@ -340,12 +349,7 @@ TwoLateFrames(bool stamps)
             (void)!write(fds[1], "x", 1);
         }
     });
-    Simulator::Stop(MilliSeconds(150));
-    Simulator::Run();
-    writer.join();
-    sim->Unwatch(fds[0]);
-    close(fds[0]);
-    close(fds[1]);
+    RunAndClosePipe(sim, MilliSeconds(150), writer, fds);
     Simulator::Destroy();
     return a;
 }
@@ -457,14 +461,10 @@ TEST_CASE("an event that a frame's arrival runs may unwatch the very descriptor 
         written = true;
         (void)!write(fds[1], "x", 1);
     });
-    Simulator::Stop(MilliSeconds(100));
-    Simulator::Run();
-    writer.join();
+    RunAndClosePipe(sim, MilliSeconds(100), writer, fds);
     sim->Unwatch(others[0]);
-    for (int fd : {fds[0], fds[1], others[0], others[1]})
-    {
-        close(fd);
-    }
+    close(others[0]);
+    close(others[1]);
     Simulator::Destroy();
     REQUIRE(reads == 1);
     REQUIRE(unwatchedInReader); // else this case shows nothing
