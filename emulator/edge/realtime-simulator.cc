@@ -257,7 +257,6 @@ void
 FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs,
                                      std::unique_lock<std::mutex>& lock)
 {
-    const int64_t stepsPerNs = NanoSeconds(1).GetTimeStep();
     for (;;)
     {
         RunDueObservers(ts, lock);
@@ -265,11 +264,17 @@ FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs,
         {
             return;
         }
-        const auto lateSteps = static_cast<int64_t>(nowTs - m_events->PeekNext().key.m_ts);
-        m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs
-                                      : TimeStep(lateSteps).GetNanoSeconds());
-        Invoke(m_events->RemoveNext(), lock);
+        InvokeNextEvent(nowTs, lock);
     }
+}
+
+void
+FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nowTs, std::unique_lock<std::mutex>& lock)
+{
+    const auto lateSteps = static_cast<int64_t>(nowTs - m_events->PeekNext().key.m_ts);
+    m_lateness.Add(m_stepsPerNs > 0 ? lateSteps / m_stepsPerNs
+                                    : TimeStep(lateSteps).GetNanoSeconds());
+    Invoke(m_events->RemoveNext(), lock);
 }
 
 bool
@@ -526,8 +531,7 @@ FabemuRealtimeSimulatorImpl::Run()
     }
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
     const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
-    const int64_t stepsPerNs =
-        NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
+    m_stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
     std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
     {
@@ -592,10 +596,7 @@ FabemuRealtimeSimulatorImpl::Run()
             continue;
         }
         // Due: nextTs <= nowTs, read at the top of this turn.
-        const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
-        m_lateness.Add(stepsPerNs > 0 ? lateSteps / stepsPerNs
-                                      : TimeStep(lateSteps).GetNanoSeconds());
-        Invoke(m_events->RemoveNext(), lock);
+        InvokeNextEvent(nowTs, lock);
     }
     if (m_stopTs > 0)
     {

@@ -211,6 +211,9 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Runs the events and observers' events up to \p ts, in order, counting their
     /// lateness against the wall clock's \p nowTs; \p lock is held before and after.
     void RunUpTo(uint64_t ts, uint64_t nowTs, std::unique_lock<std::mutex>& lock);
+    /// Records how late the next model event starts at the wall clock's \p nowTs, then
+    /// runs it (Invoke); \p lock is held before and after.
+    void InvokeNextEvent(uint64_t nowTs, std::unique_lock<std::mutex>& lock);
     /// Makes \p next the current event and runs it; \p lock is held before and after.
     void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
 
@@ -250,6 +253,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     unsigned m_eventsSinceLook{0}; ///< events run since the descriptors were last looked at
     Time m_maxBacklog;
     bool m_arrivalStamps{true}; ///< attribute ArrivalStamps
+    int64_t m_stepsPerNs{1};    ///< time steps per nanosecond, set by Run (0: coarser than 1 ns)
     uint64_t m_deferredReads{0};
     LatenessRecord m_lateness;
 };
