@@ -109,6 +109,27 @@ TEST_CASE("a backlog leaves at line rate, framing overhead included")
     CHECK(span == link.a->WireTime(size) * 199);
 }
 
+TEST_CASE("a port counts the data frames it sends, as MacTx reports them, and no PFC frame")
+{
+    Link link;
+    link.Backlog(0, 30);
+    link.Backlog(3, 20);
+    link.a->SendPause(5, 100); // a control frame from a: sent, never counted
+    uint64_t midway = 0;
+    size_t tracedMidway = 0;
+    Simulator::Schedule(MicroSeconds(2), [&]() {
+        midway = link.a->GetDataFramesSent();
+        tracedMidway = link.txAtA.size();
+    });
+    Simulator::Run();
+    CHECK(tracedMidway > 0);
+    CHECK(tracedMidway < 50);
+    CHECK(midway == tracedMidway);
+    CHECK(link.txAtA.size() == 50);
+    CHECK(link.a->GetDataFramesSent() == 50);
+    CHECK(link.b->GetDataFramesSent() == 0);
+}
+
 TEST_CASE("a pause of q quanta stops that priority for q*512/r, and only that priority")
 {
     // Strict priority, so the paused (higher) priority is served the moment its

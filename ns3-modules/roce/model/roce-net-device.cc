@@ -298,6 +298,7 @@ RoceNetDevice::TryTransmit()
     }
     // On the wire first: an owner may enqueue again from the callbacks below.
     StartTransmission(p);
+    ++m_dataFramesSent;
     if (!m_macTxTrace.IsEmpty()) // an empty trace's call still copies a Ptr: two writes to p
     {
         m_macTxTrace(p, prio);

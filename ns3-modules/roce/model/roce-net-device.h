@@ -87,6 +87,9 @@ class RoceNetDevice : public NetDevice
     /// Whether a frame enqueued with \p from waits on \p priority.
     bool IsHolding(uint8_t priority, uint16_t from) const { return m_queues[priority].Holds(from); }
     bool IsBusy() const { return m_busy; }
+    /// Data frames that have left their priority queues for the wire (each a MacTx), so
+    /// far: a count kept without a trace connection, so reading it costs the model nothing.
+    uint64_t GetDataFramesSent() const { return m_dataFramesSent; }
     /// Pause storms the watchdog has reported (PfcWatchdogTime > 0): its triggers.
     uint64_t GetPfcStorms() const { return m_pfcStorms; }
     /// Frames the watchdog's Drop action threw away.
@@ -211,6 +214,7 @@ class RoceNetDevice : public NetDevice
     uint64_t m_pfcStorms{0};
     EventId m_resumeEvent;
     bool m_busy{false};
+    uint64_t m_dataFramesSent{0};
     /// TransmitComplete's event, scheduled again for every frame: one serialisation at a
     /// time, so one event, where a new one was allocated per frame (issue 22).
     Ptr<EventImpl> m_transmitComplete;
