@@ -84,3 +84,45 @@ TEST_CASE("RoceSwitch routes: each destination's ports in the order added, share
     CHECK(sw->GetRoute(Ipv4Address("11.0.0.1")).empty());
     Simulator::Destroy();
 }
+
+TEST_CASE("RoceSwitch routes: a switch with more port sets than its table's byte numbers keeps "
+          "the later ones aside, and routes every destination")
+{
+    Ptr<RoceSwitch> sw = CreateObject<RoceSwitch>();
+    for (int i = 0; i < 4; ++i)
+    {
+        Ptr<RoceNetDevice> dev = CreateObject<RoceNetDevice>();
+        dev->SetNode(CreateObject<Node>());
+        dev->SetAddress(Mac48Address::Allocate());
+        sw->AddPort(dev);
+    }
+    // 400 consecutive destinations, each with its own sequence of five ports (its number
+    // in base 4): 400 distinct sets, and their prefixes, numbered well past 255.
+    const uint32_t first = Ipv4Address("10.1.0.0").Get();
+    auto ports = [](uint32_t i) {
+        std::vector<uint32_t> v;
+        for (int digit = 0; digit < 5; ++digit, i /= 4)
+        {
+            v.push_back(i % 4);
+        }
+        return v;
+    };
+    for (uint32_t i = 0; i < 400; ++i)
+    {
+        for (const uint32_t port : ports(i))
+        {
+            sw->AddRoute(Ipv4Address(first + i), port);
+        }
+    }
+    sw->AddRoute(Ipv4Address(first + 402), 1); // a gap at 400 and 401
+    int wrong = 0;
+    for (uint32_t i = 0; i < 400; ++i)
+    {
+        wrong += sw->GetRoute(Ipv4Address(first + i)) != ports(i) ? 1 : 0;
+    }
+    CHECK(wrong == 0);
+    CHECK(sw->GetRoute(Ipv4Address(first + 400)).empty());
+    CHECK(sw->GetRoute(Ipv4Address(first + 401)).empty());
+    CHECK(sw->GetRoute(Ipv4Address(first + 402)) == std::vector<uint32_t>{1});
+    Simulator::Destroy();
+}

@@ -173,7 +173,15 @@ RoceSwitch::RouteSet4(uint32_t dst) const
     const uint32_t offset = dst - m_routes4Base;
     if (offset < m_routes4Dense.size())
     {
-        return m_routes4Dense[offset];
+        const uint8_t set = m_routes4Dense[offset];
+        if (set < kDenseInMap)
+        {
+            return set;
+        }
+        if (set == kDenseNone)
+        {
+            return kNoRoute;
+        }
     }
     const auto it = m_routes4.find(dst);
     return it == m_routes4.end() ? kNoRoute : it->second;
@@ -201,14 +209,18 @@ RoceSwitch::AddRoute(Ipv4Address dst, uint32_t port)
     {
         if (offset >= m_routes4Dense.size())
         {
-            m_routes4Dense.resize(offset + 1, kNoRoute); // hosts in address order: at the end
+            m_routes4Dense.resize(offset + 1, kDenseNone); // hosts in address order: at the end
         }
-        m_routes4Dense[offset] = set->second;
+        if (set->second < kDenseInMap)
+        {
+            // (A set's number only grows as a route takes more ports: a route once in
+            // the map never comes back to a small number.)
+            m_routes4Dense[offset] = static_cast<uint8_t>(set->second);
+            return;
+        }
+        m_routes4Dense[offset] = kDenseInMap;
     }
-    else
-    {
-        m_routes4[dst.Get()] = set->second;
-    }
+    m_routes4[dst.Get()] = set->second;
 }
 
 std::vector<uint32_t>

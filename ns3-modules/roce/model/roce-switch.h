@@ -150,13 +150,17 @@ class RoceSwitch : public Object, public RocePortOwner
     std::vector<std::vector<uint32_t>> m_portSets;
     std::map<std::vector<uint32_t>, uint32_t> m_portSetIndex;
     /// IPv4 routes: the hosts' addresses are consecutive (HostIpv4), so a table indexed by
-    /// the address less the first one routed holds each destination's set (kNoRoute: none)
-    /// in 4 bytes, found without a search; an address below that one, or more than
-    /// kDenseSpan above it, is kept in the map instead.
+    /// the address less the first one routed holds each destination's set in one byte,
+    /// found without a search (a switch has few sets; kDenseNone: no route). A set
+    /// numbered kDenseInMap or more, an address below the first one, or one more than
+    /// kDenseSpan above it, is kept in the map instead. One byte a route keeps a large
+    /// fabric's tables in the caches: at k=32, 8 KiB a switch, where 4 bytes took 32.
     static constexpr uint32_t kNoRoute = UINT32_MAX;
     static constexpr uint32_t kDenseSpan = 1u << 20;
+    static constexpr uint8_t kDenseNone = 0xff;
+    static constexpr uint8_t kDenseInMap = 0xfe;
     uint32_t m_routes4Base{0};
-    std::vector<uint32_t> m_routes4Dense;
+    std::vector<uint8_t> m_routes4Dense;
     boost::container::flat_map<uint32_t, uint32_t> m_routes4;
     /// The set index of \p dst's route, or kNoRoute.
     uint32_t RouteSet4(uint32_t dst) const;
