@@ -133,6 +133,7 @@ RoceNetDevice::DoDispose()
     {
         q.clear();
     }
+    m_backlogged = 0;
     m_control.clear();
     m_owner = nullptr;
     m_frameCallback = FrameCallback();
@@ -180,6 +181,7 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority, uint16_t from)
         return;
     }
     m_queues[priority].Push(frame, from);
+    m_backlogged |= uint8_t(1U << priority);
     m_queueBytes[priority] += frame->GetSize();
     TryTransmit();
     if (m_compactWaiting && m_queues[priority].size() > m_compactionDepth)
@@ -219,12 +221,15 @@ RoceNetDevice::PickPriority()
 {
     if (m_scheduler == Scheduler::StrictPriority)
     {
-        for (int p = kPriorities - 1; p >= 0; --p)
+        // The backlogged priorities, highest first.
+        for (unsigned bits = m_backlogged; bits != 0;)
         {
-            if (!m_queues[p].empty() && !IsPaused(p))
+            const auto p = static_cast<uint8_t>(31 - __builtin_clz(bits));
+            if (!IsPaused(p))
             {
-                return static_cast<uint8_t>(p);
+                return p;
             }
+            bits &= ~(1U << p);
         }
         return kPriorities;
     }
@@ -287,6 +292,7 @@ RoceNetDevice::TryTransmit()
     }
     const uint16_t from = m_queues[prio].FrontFrom();
     Ptr<Packet> p = m_queues[prio].Pop();
+    NoteEmptied(prio);
     m_queueBytes[prio] -= p->GetSize();
     if (m_owner != nullptr)
     {
@@ -332,13 +338,22 @@ RoceNetDevice::Dequeued(const Ptr<Packet>& frame, uint8_t prio, uint16_t from)
 }
 
 void
+RoceNetDevice::NoteEmptied(uint8_t priority)
+{
+    if (m_queues[priority].empty())
+    {
+        m_backlogged &= uint8_t(~(1U << priority));
+    }
+}
+
+void
 RoceNetDevice::ScheduleResume()
 {
     // Frames wait behind a pause: wake when the earliest such pause expires.
     Time earliest = Time::Max();
     for (uint8_t p = 0; p < kPriorities; ++p)
     {
-        if (!m_queues[p].empty() && IsPaused(p))
+        if (((m_backlogged >> p) & 1) != 0 && IsPaused(p))
         {
             earliest = std::min(earliest, m_pausedUntil[p]);
         }
@@ -475,6 +490,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
                 {
                     const uint16_t from = m_queues[p].FrontFrom();
                     Ptr<Packet> frame = m_queues[p].Pop();
+                    NoteEmptied(p);
                     m_queueBytes[p] -= frame->GetSize();
                     WatchdogDrop(frame, p, from);
                 }

@@ -165,6 +165,8 @@ class RoceNetDevice : public NetDevice
     /// The next priority to serve, or kPriorities when none may send now.
     uint8_t PickPriority();
     void ScheduleResume();
+    /// After a frame left \p priority's queue: its bit in m_backlogged off if it is empty.
+    void NoteEmptied(uint8_t priority);
     /// Throws away \p frame of priority \p prio (enqueued with \p from) for the watchdog
     /// (counted, traced, told to the owner, and handed to Dequeued, so the owner's buffer
     /// is freed as if it left).
@@ -176,28 +178,46 @@ class RoceNetDevice : public NetDevice
     /// until m_stormUntil.
     void StormRound();
 
+    // What every frame through the port reads or writes comes first, in a few cache lines:
+    // a large fabric's ports are out of the caches when a frame comes (issue 22: the
+    // growth per packet-hop). The rest, set up once or used by PFC and its watchdog, after.
     Ptr<RoceChannel> m_channel;
+    RocePortOwner* m_owner{nullptr}; ///< see SetOwner; it outlives the port's traffic
+    uint32_t m_ownerPort{0};         ///< what the owner calls this port
+    bool m_busy{false};
+    bool m_compactWaiting{true}; ///< keep waiting simulated frames as bytes
+    /// Bit p set while priority p's queue holds a frame: the strict-priority pick reads
+    /// this byte, not the eight queues.
+    uint8_t m_backlogged{0};
+    Scheduler m_scheduler{Scheduler::StrictPriority};
+    uint32_t m_compactionDepth{8}; ///< ... when at least this many wait before them
+    DataRate m_rate;
+    /// TransmitComplete's event, scheduled again for every frame: one serialisation at a
+    /// time, so one event, where a new one was allocated per frame (issue 22).
+    Ptr<EventImpl> m_transmitComplete;
+    uint64_t m_dataFramesSent{0};
+    Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
+    TracedCallback<Ptr<const Packet>> m_snifferTrace;
+    TracedCallback<Ptr<const Packet>, uint8_t> m_macTxTrace;
+    TracedCallback<Ptr<const Packet>> m_macRxTrace;
+    std::array<uint64_t, kPriorities> m_queueBytes{};
+    std::array<Time, kPriorities> m_pausedUntil{};
+    std::array<Time, kPriorities> m_dropUntil{}; ///< the Drop action's recovery, by priority
+    RingQueue<Ptr<Packet>> m_control;            ///< PFC frames: never paused, sent first
+    // Rings that allocate nothing until used (most of a large fabric's queues stay
+    // empty) and keep their room after; a waiting simulated frame kept as its bytes.
+    std::array<FrameQueue, kPriorities> m_queues;
+    TxTimeCache m_txTimes; ///< WireTime of the last few frame sizes
+
     Ptr<Node> m_node;
     Mac48Address m_address;
     uint32_t m_ifIndex{0};
     uint16_t m_mtu{9000};
-    DataRate m_rate;
-    TxTimeCache m_txTimes;               ///< WireTime of the last few frame sizes
-    Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
     uint64_t m_bitErrorDrops{0};
     TracedCallback<Ptr<const Packet>> m_phyRxDropTrace;
     bool m_pfcEnabled{true};
-    Scheduler m_scheduler{Scheduler::StrictPriority};
     uint32_t m_dwrrQuantum{9000};
 
-    // Rings that allocate nothing until used (most of a large fabric's queues stay
-    // empty) and keep their room after; a waiting simulated frame kept as its bytes.
-    std::array<FrameQueue, kPriorities> m_queues;
-    bool m_compactWaiting{true};   ///< keep waiting simulated frames as bytes
-    uint32_t m_compactionDepth{8}; ///< ... when at least this many wait before them
-    std::array<uint64_t, kPriorities> m_queueBytes{};
-    RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
-    std::array<Time, kPriorities> m_pausedUntil{};
     std::array<std::optional<Time>, kPriorities>
         m_pauseStart; ///< since when paused without a break
     std::array<bool, kPriorities> m_stormReported{};
@@ -205,7 +225,6 @@ class RoceNetDevice : public NetDevice
     Time m_watchdogTime;
     Time m_watchdogRecovery;
     WatchdogAction m_watchdogAction{Forward};
-    std::array<Time, kPriorities> m_dropUntil{}; ///< the Drop action's recovery, by priority
     uint64_t m_watchdogDrops{0};
     TracedCallback<Ptr<const Packet>, uint8_t> m_watchdogDropTrace;
     EventId m_stormEvent;
@@ -213,19 +232,12 @@ class RoceNetDevice : public NetDevice
     TracedCallback<uint8_t, uint16_t> m_pfcIgnoredTrace;
     uint64_t m_pfcStorms{0};
     EventId m_resumeEvent;
-    bool m_busy{false};
-    uint64_t m_dataFramesSent{0};
-    /// TransmitComplete's event, scheduled again for every frame: one serialisation at a
-    /// time, so one event, where a new one was allocated per frame (issue 22).
-    Ptr<EventImpl> m_transmitComplete;
 
     std::array<int64_t, kPriorities> m_deficit{};
     std::array<uint32_t, kPriorities> m_weight{1, 1, 1, 1, 1, 1, 1, 1};
     uint8_t m_rrNext{0};
     bool m_turnStarted{false};
 
-    RocePortOwner* m_owner{nullptr}; ///< see SetOwner; it outlives the port's traffic
-    uint32_t m_ownerPort{0};         ///< what the owner calls this port
     FrameCallback m_frameCallback;
     DequeueCallback m_dequeueCallback;
     BeforeTransmitCallback m_beforeTransmit;
@@ -235,9 +247,6 @@ class RoceNetDevice : public NetDevice
     TracedCallback<uint8_t, uint16_t> m_pfcRxTrace;
     TracedCallback<uint8_t, uint16_t> m_pfcTxTrace;
     TracedCallback<uint8_t, Time> m_stormTrace;
-    TracedCallback<Ptr<const Packet>> m_snifferTrace;
-    TracedCallback<Ptr<const Packet>, uint8_t> m_macTxTrace;
-    TracedCallback<Ptr<const Packet>> m_macRxTrace;
 };
 
 } // namespace ns3
