@@ -175,14 +175,15 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority, uint16_t from)
     NS_LOG_FUNCTION(this << frame << +priority);
     NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
     // (Simulator::Now() is a call into ns-3: asked only when a recovery was ever set.)
-    if (m_dropUntil[priority].IsStrictlyPositive() && m_dropUntil[priority] > Simulator::Now())
+    if (m_prio[priority].dropUntil.IsStrictlyPositive() &&
+        m_prio[priority].dropUntil > Simulator::Now())
     {
         WatchdogDrop(frame, priority, from); // the watchdog's Drop action is recovering
         return;
     }
     m_queues[priority].Push(frame, from);
     m_backlogged |= uint8_t(1U << priority);
-    m_queueBytes[priority] += frame->GetSize();
+    m_prio[priority].queueBytes += frame->GetSize();
     TryTransmit();
     if (m_compactWaiting && m_queues[priority].size() > m_compactionDepth)
     {
@@ -212,8 +213,8 @@ bool
 RoceNetDevice::IsPaused(uint8_t priority) const
 {
     // Never paused (zero): no need to ask the simulator the time.
-    return m_pausedUntil[priority].IsStrictlyPositive() &&
-           m_pausedUntil[priority] > Simulator::Now();
+    return m_prio[priority].pausedUntil.IsStrictlyPositive() &&
+           m_prio[priority].pausedUntil > Simulator::Now();
 }
 
 uint8_t
@@ -293,7 +294,7 @@ RoceNetDevice::TryTransmit()
     const uint16_t from = m_queues[prio].FrontFrom();
     Ptr<Packet> p = m_queues[prio].Pop();
     NoteEmptied(prio);
-    m_queueBytes[prio] -= p->GetSize();
+    m_prio[prio].queueBytes -= p->GetSize();
     if (m_owner != nullptr)
     {
         m_owner->BeforeTransmit(m_ownerPort, p, prio); // may rewrite bytes, never the size
@@ -355,7 +356,7 @@ RoceNetDevice::ScheduleResume()
     {
         if (((m_backlogged >> p) & 1) != 0 && IsPaused(p))
         {
-            earliest = std::min(earliest, m_pausedUntil[p]);
+            earliest = std::min(earliest, m_prio[p].pausedUntil);
         }
     }
     if (earliest == Time::Max())
@@ -468,8 +469,8 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             m_pauseStart[p].reset(); // resumed, or the last pause had run out: a break
             m_stormReported[p] = false;
         }
-        m_pausedUntil[p] = now + PfcHeader::QuantaToTime(quanta, m_rate);
-        if (quanta > 0 && !m_pauseStart[p] && m_dropUntil[p] <= now)
+        m_prio[p].pausedUntil = now + PfcHeader::QuantaToTime(quanta, m_rate);
+        if (quanta > 0 && !m_pauseStart[p] && m_prio[p].dropUntil <= now)
         {
             m_pauseStart[p] = now; // (a Drop recovery is no pause: detection starts after it)
         }
@@ -483,7 +484,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             {
                 // Mitigation by loss: what waits is dropped, and what comes until recovery
                 // ends; the pauses are still honoured (there is nothing left to send).
-                m_dropUntil[p] = now + m_watchdogRecovery;
+                m_prio[p].dropUntil = now + m_watchdogRecovery;
                 m_pauseStart[p].reset();
                 m_stormReported[p] = false;
                 while (!m_queues[p].empty())
@@ -491,7 +492,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
                     const uint16_t from = m_queues[p].FrontFrom();
                     Ptr<Packet> frame = m_queues[p].Pop();
                     NoteEmptied(p);
-                    m_queueBytes[p] -= frame->GetSize();
+                    m_prio[p].queueBytes -= frame->GetSize();
                     WatchdogDrop(frame, p, from);
                 }
             }
@@ -499,7 +500,7 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             {
                 // Mitigation: the queue sends again, pauses ignored until recovery ends.
                 m_ignoreUntil[p] = now + m_watchdogRecovery;
-                m_pausedUntil[p] = now;
+                m_prio[p].pausedUntil = now;
                 m_pauseStart[p].reset();
                 m_stormReported[p] = false;
                 m_pfcIgnoredTrace(p, quanta);
