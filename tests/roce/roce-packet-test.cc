@@ -35,8 +35,12 @@ TEST_CASE("MakeRoceV2Packet: real headers and ICRC around a payload ns-3 never a
     CHECK(ReadIcrc(icrc.Data()) == f.icrc);
 }
 
-TEST_CASE("RoceSwitch routes: each destination's ports in the order added, shared sets apart, "
-          "any address")
+namespace
+{
+
+/// A switch with four ports and no routes.
+Ptr<RoceSwitch>
+FourPortSwitch()
 {
     Ptr<RoceSwitch> sw = CreateObject<RoceSwitch>();
     for (int i = 0; i < 4; ++i)
@@ -46,6 +50,15 @@ TEST_CASE("RoceSwitch routes: each destination's ports in the order added, share
         dev->SetAddress(Mac48Address::Allocate());
         sw->AddPort(dev);
     }
+    return sw;
+}
+
+} // namespace
+
+TEST_CASE("RoceSwitch routes: each destination's ports in the order added, shared sets apart, "
+          "any address")
+{
+    Ptr<RoceSwitch> sw = FourPortSwitch();
     const Ipv4Address a("10.0.0.1");
     const Ipv4Address b("10.0.0.2");
     const Ipv4Address c("10.0.0.3");
@@ -88,14 +101,7 @@ TEST_CASE("RoceSwitch routes: each destination's ports in the order added, share
 TEST_CASE("RoceSwitch routes: a switch with more port sets than its table's byte numbers keeps "
           "the later ones aside, and routes every destination")
 {
-    Ptr<RoceSwitch> sw = CreateObject<RoceSwitch>();
-    for (int i = 0; i < 4; ++i)
-    {
-        Ptr<RoceNetDevice> dev = CreateObject<RoceNetDevice>();
-        dev->SetNode(CreateObject<Node>());
-        dev->SetAddress(Mac48Address::Allocate());
-        sw->AddPort(dev);
-    }
+    Ptr<RoceSwitch> sw = FourPortSwitch();
     // 400 consecutive destinations, each with its own sequence of five ports (its number
     // in base 4): 400 distinct sets, and their prefixes, numbered well past 255.
     const uint32_t first = Ipv4Address("10.1.0.0").Get();
