@@ -260,18 +260,24 @@ FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs,
     for (;;)
     {
         RunDueObservers(ts, lock);
-        if (m_events->IsEmpty() || m_events->PeekNext().key.m_ts > ts)
+        if (m_events->IsEmpty())
         {
             return;
         }
-        InvokeNextEvent(nowTs, lock);
+        const uint64_t nextTs = m_events->PeekNext().key.m_ts;
+        if (nextTs > ts)
+        {
+            return;
+        }
+        InvokeNextEvent(nextTs, nowTs, lock);
     }
 }
 
 void
-FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nowTs, std::unique_lock<std::mutex>& lock)
+FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nextTs, uint64_t nowTs,
+                                             std::unique_lock<std::mutex>& lock)
 {
-    const auto lateSteps = static_cast<int64_t>(nowTs - m_events->PeekNext().key.m_ts);
+    const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
     m_lateness.Add(m_stepsPerNs > 0 ? lateSteps / m_stepsPerNs
                                     : TimeStep(lateSteps).GetNanoSeconds());
     Invoke(m_events->RemoveNext(), lock);
@@ -596,7 +602,7 @@ FabemuRealtimeSimulatorImpl::Run()
             continue;
         }
         // Due: nextTs <= nowTs, read at the top of this turn.
-        InvokeNextEvent(nowTs, lock);
+        InvokeNextEvent(nextTs, nowTs, lock);
     }
     if (m_stopTs > 0)
     {

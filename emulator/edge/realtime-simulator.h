@@ -211,9 +211,10 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Runs the events and observers' events up to \p ts, in order, counting their
     /// lateness against the wall clock's \p nowTs; \p lock is held before and after.
     void RunUpTo(uint64_t ts, uint64_t nowTs, std::unique_lock<std::mutex>& lock);
-    /// Records how late the next model event starts at the wall clock's \p nowTs, then
-    /// runs it (Invoke); \p lock is held before and after.
-    void InvokeNextEvent(uint64_t nowTs, std::unique_lock<std::mutex>& lock);
+    /// Records how late the next model event, due at \p nextTs (the caller has just read
+    /// it under \p lock), starts at the wall clock's \p nowTs, then runs it (Invoke);
+    /// \p lock is held before and after.
+    void InvokeNextEvent(uint64_t nextTs, uint64_t nowTs, std::unique_lock<std::mutex>& lock);
     /// Makes \p next the current event and runs it; \p lock is held before and after.
     void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
 
