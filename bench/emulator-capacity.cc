@@ -79,7 +79,7 @@ constexpr size_t kFrameBytes = 1024;
 constexpr uint32_t kPayload = kFrameBytes - 14 - 20 - 8 - 12 - 4 - 2;
 size_t gFrameLen = 0; ///< what the sink counts: the built frames' length
 std::string gSimulator = "ns3::FabemuRealtimeSimulatorImpl";
-std::string gScheduler = "ns3::HeapScheduler"; ///< as `fabemu run` emulates
+std::string gScheduler = "ns3::PriorityQueueScheduler"; ///< as `fabemu run` emulates
 /// The simulation thread's scheduling, as a scenario's `scheduling:` sets it.
 ThreadScheduling gScheduling = ThreadScheduling::Shared;
 int gTransits = 1000;
