@@ -250,7 +250,7 @@ FabemuRealtimeSimulatorImpl::Arrive(std::chrono::steady_clock::time_point arrive
     const uint32_t context = m_currentContext;
     RunUpTo(ts, nowTs, lock);
     m_currentContext = context;
-    m_currentTs = ts;
+    m_currentTs.store(ts, std::memory_order_release); // a plain store on x86, not a locked one
 }
 
 void
@@ -286,9 +286,9 @@ FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nextTs, uint64_t nowTs,
 bool
 FabemuRealtimeSimulatorImpl::ObserverDue(uint64_t nowTs) const
 {
-    if (m_observers->IsEmpty())
+    if (m_pendingObservers == 0)
     {
-        return false;
+        return false; // asked before every event: no call into the scheduler for it
     }
     const Scheduler::EventKey& key = m_observers->PeekNext().key;
     return key.m_ts <= nowTs && (m_events->IsEmpty() || key < m_events->PeekNext().key);
@@ -299,6 +299,7 @@ FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs, std::unique_lock<st
 {
     while (ObserverDue(nowTs))
     {
+        --m_pendingObservers;
         Invoke(m_observers->RemoveNext(), lock);
     }
 }
@@ -310,7 +311,7 @@ FabemuRealtimeSimulatorImpl::Invoke(const Scheduler::Event& next,
     --m_unscheduledEvents;
     ++m_eventCount;
     NS_ASSERT(next.key.m_ts >= m_currentTs);
-    m_currentTs = next.key.m_ts;
+    m_currentTs.store(next.key.m_ts, std::memory_order_release);
     m_currentContext = next.key.m_context;
     m_currentUid = next.key.m_uid;
     lock.unlock();
@@ -330,6 +331,7 @@ FabemuRealtimeSimulatorImpl::DoDispose()
         }
         *queue = nullptr;
     }
+    m_pendingObservers = 0;
     SimulatorImpl::DoDispose();
 }
 
@@ -366,6 +368,11 @@ uint64_t
 FabemuRealtimeSimulatorImpl::TsOf(std::chrono::steady_clock::time_point wall) const
 {
     const auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(wall - m_origin);
+    if (m_stepsPerNs > 0)
+    {
+        // Asked for every frame: a multiplication, not a Time made and converted.
+        return m_originTs + static_cast<uint64_t>(elapsed.count() * m_stepsPerNs);
+    }
     return m_originTs + NanoSeconds(elapsed.count()).GetTimeStep();
 }
 
@@ -397,7 +404,7 @@ FabemuRealtimeSimulatorImpl::RealtimeNow() const
     return m_running ? TimeStep(RealtimeTs()) : Now();
 }
 
-EventId
+uint32_t
 FabemuRealtimeSimulatorImpl::Insert(uint64_t ts, uint32_t context, EventImpl* event)
 {
     Scheduler::Event ev;
@@ -406,8 +413,16 @@ FabemuRealtimeSimulatorImpl::Insert(uint64_t ts, uint32_t context, EventImpl* ev
     ev.key.m_context = context;
     ev.key.m_uid = m_uid++;
     ++m_unscheduledEvents;
-    (context == kObserverContext ? m_observers : m_events)->Insert(ev);
-    return EventId(event, ts, context, ev.key.m_uid);
+    if (context == kObserverContext)
+    {
+        ++m_pendingObservers;
+        m_observers->Insert(ev);
+    }
+    else
+    {
+        m_events->Insert(ev);
+    }
+    return ev.key.m_uid;
 }
 
 EventId
@@ -415,7 +430,8 @@ FabemuRealtimeSimulatorImpl::Schedule(const Time& delay, EventImpl* event)
 {
     NS_ASSERT_MSG(delay.IsPositive(), "FabemuRealtimeSimulatorImpl::Schedule: negative delay");
     std::lock_guard<std::mutex> lock(m_mutex);
-    return Insert(m_currentTs + delay.GetTimeStep(), m_currentContext, event);
+    const uint64_t ts = m_currentTs + delay.GetTimeStep();
+    return EventId(event, ts, m_currentContext, Insert(ts, m_currentContext, event));
 }
 
 void
@@ -484,7 +500,15 @@ FabemuRealtimeSimulatorImpl::Remove(const EventId& id)
     event.key.m_ts = id.GetTs();
     event.key.m_context = id.GetContext();
     event.key.m_uid = id.GetUid();
-    (event.key.m_context == kObserverContext ? m_observers : m_events)->Remove(event);
+    if (event.key.m_context == kObserverContext)
+    {
+        --m_pendingObservers;
+        m_observers->Remove(event);
+    }
+    else
+    {
+        m_events->Remove(event);
+    }
     --m_unscheduledEvents;
     event.impl->Cancel();
     event.impl->Unref();
@@ -533,11 +557,11 @@ FabemuRealtimeSimulatorImpl::Run()
         m_stopTs = 0;
         m_origin = std::chrono::steady_clock::now();
         m_originTs = m_currentTs;
+        m_stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
         m_running = true;
     }
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
     const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
-    m_stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
     std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
     {
@@ -545,6 +569,7 @@ FabemuRealtimeSimulatorImpl::Run()
         if (ObserverDue(nowTs))
         {
             // Never a reason to wait, but run in its turn; its lateness is not the lag.
+            --m_pendingObservers;
             Invoke(m_observers->RemoveNext(), lock);
             continue;
         }
@@ -617,7 +642,7 @@ bool
 FabemuRealtimeSimulatorImpl::IsFinished() const
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    return m_stop || (m_events->IsEmpty() && m_observers->IsEmpty());
+    return m_stop || (m_events->IsEmpty() && m_pendingObservers == 0);
 }
 
 void

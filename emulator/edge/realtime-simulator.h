@@ -190,8 +190,9 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 
   private:
     void DoDispose() override;
-    /// Inserts under the lock; \p ts absolute.
-    EventId Insert(uint64_t ts, uint32_t context, EventImpl* event);
+    /// Inserts under the lock; \p ts absolute. Returns the event's uid (ScheduleWithContext
+    /// makes no EventId of it: nobody would keep it).
+    uint32_t Insert(uint64_t ts, uint32_t context, EventImpl* event);
     uint64_t RealtimeTs() const;
     /// The simulation's time step of the wall clock's \p wall (not before Run's start).
     uint64_t TsOf(std::chrono::steady_clock::time_point wall) const;
@@ -219,7 +220,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
 
     Ptr<Scheduler> m_events;
-    Ptr<Scheduler> m_observers; ///< events in kObserverContext
+    Ptr<Scheduler> m_observers;     ///< events in kObserverContext
+    uint64_t m_pendingObservers{0}; ///< the events m_observers holds (while none, it is not asked)
     std::list<EventId> m_destroyEvents;
     mutable std::mutex m_mutex;
     int m_wakeFd{-1}; ///< eventfd: another thread scheduled something, or Stop

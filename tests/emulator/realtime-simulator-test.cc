@@ -595,3 +595,35 @@ TEST_CASE("an observer's events never wake the thread, yet each runs at its own 
     CHECK(sim->GetLateness().Count() == 1);
     Simulator::Destroy();
 }
+
+TEST_CASE("an observer's event removed before its time never runs, and leaves the simulator "
+          "with nothing left to do")
+{
+    const auto sim = FreshSimulator();
+    int samples = 0;
+    EventId second;
+    Simulator::ScheduleWithContext(
+        FabemuRealtimeSimulatorImpl::kObserverContext, MilliSeconds(1), [&] {
+            ++samples;
+            // In the observer's context: the next sample.
+            second = Simulator::Schedule(MilliSeconds(1), [&] { ++samples; });
+        });
+    bool finishedBefore = true;
+    bool finishedAfter = false;
+    Simulator::Schedule(MicroSeconds(1500), [&] {
+        finishedBefore = sim->IsFinished(); // the second sample is still to come
+        Simulator::Remove(second);
+        finishedAfter = sim->IsFinished();
+    });
+    // Past the second sample's time; the observers are asked before every turn.
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        sim->Stop();
+    });
+    Simulator::Run();
+    stopper.join();
+    CHECK(samples == 1);
+    CHECK_FALSE(finishedBefore);
+    CHECK(finishedAfter);
+    Simulator::Destroy();
+}
