@@ -26,6 +26,9 @@ namespace
 /// The longest a wait lasts, however far the next event: the idle hooks run at
 /// least this often (100 ms, as AddIdleHook promises).
 constexpr int64_t kLongestWaitNs = 100'000'000;
+
+/// The simulator this thread is running now (its Run), if any.
+thread_local const FabemuRealtimeSimulatorImpl* t_running = nullptr;
 } // namespace
 
 size_t
@@ -236,7 +239,6 @@ FabemuRealtimeSimulatorImpl::PollWatched(int64_t ns)
 void
 FabemuRealtimeSimulatorImpl::Arrive(std::chrono::steady_clock::time_point arrived)
 {
-    std::unique_lock<std::mutex> lock(m_mutex);
     const auto wall = std::chrono::steady_clock::now();
     const uint64_t nowTs = TsOf(wall);
     const uint64_t ts = TsOf(std::clamp(arrived, m_origin, wall));
@@ -248,18 +250,17 @@ FabemuRealtimeSimulatorImpl::Arrive(std::chrono::steady_clock::time_point arrive
     // before an event of its time would. (If the simulation is behind, that is the
     // backlog up to the frame's moment, which the loop would run first anyway.)
     const uint32_t context = m_currentContext;
-    RunUpTo(ts, nowTs, lock);
+    RunUpTo(ts, nowTs);
     m_currentContext = context;
     m_currentTs.store(ts, std::memory_order_release); // a plain store on x86, not a locked one
 }
 
 void
-FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs,
-                                     std::unique_lock<std::mutex>& lock)
+FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs)
 {
     for (;;)
     {
-        RunDueObservers(ts, lock);
+        RunDueObservers(ts);
         if (m_events->IsEmpty())
         {
             return;
@@ -269,18 +270,17 @@ FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs,
         {
             return;
         }
-        InvokeNextEvent(nextTs, nowTs, lock);
+        InvokeNextEvent(nextTs, nowTs);
     }
 }
 
 void
-FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nextTs, uint64_t nowTs,
-                                             std::unique_lock<std::mutex>& lock)
+FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nextTs, uint64_t nowTs)
 {
     const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
     m_lateness.Add(m_stepsPerNs > 0 ? lateSteps / m_stepsPerNs
                                     : TimeStep(lateSteps).GetNanoSeconds());
-    Invoke(m_events->RemoveNext(), lock);
+    Invoke(m_events->RemoveNext());
 }
 
 bool
@@ -295,29 +295,26 @@ FabemuRealtimeSimulatorImpl::ObserverDue(uint64_t nowTs) const
 }
 
 void
-FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs, std::unique_lock<std::mutex>& lock)
+FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs)
 {
     while (ObserverDue(nowTs))
     {
         --m_pendingObservers;
-        Invoke(m_observers->RemoveNext(), lock);
+        Invoke(m_observers->RemoveNext());
     }
 }
 
 void
-FabemuRealtimeSimulatorImpl::Invoke(const Scheduler::Event& next,
-                                    std::unique_lock<std::mutex>& lock)
+FabemuRealtimeSimulatorImpl::Invoke(const Scheduler::Event& next)
 {
     --m_unscheduledEvents;
     ++m_eventCount;
     NS_ASSERT(next.key.m_ts >= m_currentTs);
     m_currentTs.store(next.key.m_ts, std::memory_order_release);
     m_currentContext = next.key.m_context;
-    m_currentUid = next.key.m_uid;
-    lock.unlock();
+    m_currentUid.store(next.key.m_uid, std::memory_order_relaxed);
     next.impl->Invoke();
     next.impl->Unref();
-    lock.lock();
 }
 
 void
@@ -332,6 +329,11 @@ FabemuRealtimeSimulatorImpl::DoDispose()
         *queue = nullptr;
     }
     m_pendingObservers = 0;
+    for (const Inboxed& e : m_inbox)
+    {
+        e.event->Unref();
+    }
+    m_inbox.clear();
     SimulatorImpl::DoDispose();
 }
 
@@ -385,17 +387,52 @@ FabemuRealtimeSimulatorImpl::RealtimeTs() const
 Time
 FabemuRealtimeSimulatorImpl::SimulatedNow() const
 {
-    std::lock_guard<std::mutex> lock(m_mutex);
     if (!m_running)
     {
         return TimeStep(m_currentTs);
     }
     const uint64_t wall = RealtimeTs();
-    if (!m_events->IsEmpty() && m_events->PeekNext().key.m_ts < wall)
+    const uint64_t next = OnSimulationThread()
+                              ? (m_events->IsEmpty() ? UINT64_MAX : m_events->PeekNext().key.m_ts)
+                              : m_nextTs.load(std::memory_order_relaxed);
+    if (next < wall)
     {
         return TimeStep(m_currentTs); // behind: where the catching up has got to
     }
     return TimeStep(std::max<uint64_t>(wall, m_currentTs));
+}
+
+bool
+FabemuRealtimeSimulatorImpl::OnSimulationThread() const
+{
+    return t_running == this;
+}
+
+std::unique_lock<std::mutex>
+FabemuRealtimeSimulatorImpl::OwnEvents(const char* what) const
+{
+    if (OnSimulationThread())
+    {
+        return {};
+    }
+    std::unique_lock<std::mutex> lock(m_mutex);
+    NS_ABORT_MSG_IF(m_running, "FabemuRealtimeSimulatorImpl::"
+                                   << what
+                                   << " from a thread other than the simulation's while it "
+                                      "runs; from another thread, use ScheduleWithContext");
+    return lock;
+}
+
+void
+FabemuRealtimeSimulatorImpl::MoveInbox()
+{
+    for (const Inboxed& e : m_inbox)
+    {
+        // Never before an event the simulation has run since it was scheduled.
+        Insert(std::max<uint64_t>(e.ts, m_currentTs), e.context, e.event);
+    }
+    m_inbox.clear();
+    m_inboxed.store(false, std::memory_order_relaxed);
 }
 
 Time
@@ -429,7 +466,7 @@ EventId
 FabemuRealtimeSimulatorImpl::Schedule(const Time& delay, EventImpl* event)
 {
     NS_ASSERT_MSG(delay.IsPositive(), "FabemuRealtimeSimulatorImpl::Schedule: negative delay");
-    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto own = OwnEvents("Schedule");
     const uint64_t ts = m_currentTs + delay.GetTimeStep();
     return EventId(event, ts, m_currentContext, Insert(ts, m_currentContext, event));
 }
@@ -440,23 +477,30 @@ FabemuRealtimeSimulatorImpl::ScheduleWithContext(uint32_t context, const Time& d
 {
     NS_ASSERT_MSG(delay.IsPositive(),
                   "FabemuRealtimeSimulatorImpl::ScheduleWithContext: negative delay");
+    if (OnSimulationThread())
+    {
+        Insert(m_currentTs + delay.GetTimeStep(), context, event); // no lock: its own set
+        return;
+    }
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        uint64_t ts = m_currentTs;
-        if (m_running && std::this_thread::get_id() != m_main)
+        if (m_running)
         {
             // From outside the simulation: the delay counts from the wall clock's now,
-            // and never before an event the simulation has already run.
-            ts = std::max<uint64_t>(RealtimeTs(), m_currentTs);
+            // and never before an event the simulation has already run. Into the inbox,
+            // which the simulation thread empties before its next event.
+            m_inbox.push_back({std::max<uint64_t>(RealtimeTs(), m_currentTs) + delay.GetTimeStep(),
+                               context, event});
+            m_inboxed.store(true, std::memory_order_release);
         }
-        Insert(ts + delay.GetTimeStep(), context, event);
+        else
+        {
+            Insert(m_currentTs + delay.GetTimeStep(), context, event);
+        }
         m_inserted = true;
     }
-    if (std::this_thread::get_id() != m_main)
-    {
-        const uint64_t one = 1;
-        (void)!write(m_wakeFd, &one, sizeof(one));
-    }
+    const uint64_t one = 1;
+    (void)!write(m_wakeFd, &one, sizeof(one));
 }
 
 EventId
@@ -468,10 +512,11 @@ FabemuRealtimeSimulatorImpl::ScheduleNow(EventImpl* event)
 EventId
 FabemuRealtimeSimulatorImpl::ScheduleDestroy(EventImpl* event)
 {
+    // Under the lock from any thread; the uids are the simulation thread's, so none is
+    // used up here (a destroy event's uid is DESTROY).
     std::lock_guard<std::mutex> lock(m_mutex);
     EventId id(Ptr<EventImpl>(event, false), m_currentTs, 0xffffffff, EventId::UID::DESTROY);
     m_destroyEvents.push_back(id);
-    ++m_uid;
     return id;
 }
 
@@ -494,7 +539,7 @@ FabemuRealtimeSimulatorImpl::Remove(const EventId& id)
     {
         return;
     }
-    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto own = OwnEvents("Remove");
     Scheduler::Event event;
     event.impl = id.PeekEventImpl();
     event.key.m_ts = id.GetTs();
@@ -541,9 +586,10 @@ FabemuRealtimeSimulatorImpl::IsExpired(const EventId& id) const
         }
         return true;
     }
-    std::lock_guard<std::mutex> lock(m_mutex);
-    return id.PeekEventImpl() == nullptr || id.GetTs() < m_currentTs ||
-           (id.GetTs() == m_currentTs && id.GetUid() <= m_currentUid) ||
+    // The time and uid are atomics: no lock, from any thread.
+    const uint64_t current = m_currentTs.load(std::memory_order_acquire);
+    return id.PeekEventImpl() == nullptr || id.GetTs() < current ||
+           (id.GetTs() == current && id.GetUid() <= m_currentUid.load(std::memory_order_relaxed)) ||
            id.PeekEventImpl()->IsCancelled();
 }
 
@@ -559,50 +605,52 @@ FabemuRealtimeSimulatorImpl::Run()
         m_originTs = m_currentTs;
         m_stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
         m_running = true;
+        MoveInbox(); // none: while not running, other threads insert directly
     }
+    t_running = this;
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
     const uint64_t backlogTs = m_maxBacklog.GetTimeStep();
-    std::unique_lock<std::mutex> lock(m_mutex);
     while (!m_stop)
     {
+        if (m_inboxed.load(std::memory_order_acquire))
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            MoveInbox();
+        }
         const uint64_t nowTs = RealtimeTs();
         if (ObserverDue(nowTs))
         {
             // Never a reason to wait, but run in its turn; its lateness is not the lag.
             --m_pendingObservers;
-            Invoke(m_observers->RemoveNext(), lock);
+            Invoke(m_observers->RemoveNext());
             continue;
         }
         if (m_events->IsEmpty())
         {
+            m_nextTs.store(UINT64_MAX, std::memory_order_relaxed);
             m_inserted = false;
-            lock.unlock();
             PollWatched(kLongestWaitNs);
-            lock.lock();
             continue;
         }
         const uint64_t nextTs = m_events->PeekNext().key.m_ts;
+        m_nextTs.store(nextTs, std::memory_order_relaxed); // for SimulatedNow elsewhere
         if (nextTs > nowTs + spinTs)
         {
             // Far ahead: wait for the taps, another thread, or SpinThreshold before it.
             ++m_sleeps;
             m_inserted = false;
-            lock.unlock();
             PollWatched(std::min<int64_t>(TimeStep(nextTs - nowTs - spinTs).GetNanoSeconds(),
                                           kLongestWaitNs));
-            lock.lock();
             continue;
         }
         if (nextTs > nowTs)
         {
             ++m_spins;
             m_inserted = false;
-            lock.unlock();
             PollWatched(0);
             while (RealtimeTs() < nextTs && !m_inserted && !m_stop)
             {
             }
-            lock.lock();
             continue; // look again: an inserted event may come first
         }
         if (++m_eventsSinceLook > kEventsPerLook && !m_watched.empty())
@@ -610,7 +658,6 @@ FabemuRealtimeSimulatorImpl::Run()
             // A long run of due events with no wait between them: look in between.
             ++m_looks;
             m_eventsSinceLook = 0;
-            lock.unlock();
             if (nowTs - nextTs > backlogTs)
             {
                 // Far behind: new frames would only lengthen the backlog. Leave them
@@ -623,25 +670,33 @@ FabemuRealtimeSimulatorImpl::Run()
                 // Busy (or a little behind): still take the taps' frames now and then.
                 PollWatched(0);
             }
-            lock.lock();
             continue;
         }
         // Due: nextTs <= nowTs, read at the top of this turn.
-        InvokeNextEvent(nextTs, nowTs, lock);
+        InvokeNextEvent(nextTs, nowTs);
     }
-    if (m_stopTs > 0)
+    uint64_t stopTs = 0;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        stopTs = m_stopTs;
+    }
+    if (stopTs > 0)
     {
         // Stopped from another thread, perhaps while asleep: first what the observers
         // were due to see by then.
-        RunDueObservers(m_stopTs, lock);
+        RunDueObservers(stopTs);
     }
+    std::lock_guard<std::mutex> lock(m_mutex);
     m_running = false;
+    t_running = nullptr;
+    MoveInbox(); // what other threads scheduled at the end waits for the next Run
+    m_nextTs.store(UINT64_MAX, std::memory_order_relaxed);
 }
 
 bool
 FabemuRealtimeSimulatorImpl::IsFinished() const
 {
-    std::lock_guard<std::mutex> lock(m_mutex);
+    const auto own = OwnEvents("IsFinished");
     return m_stop || (m_events->IsEmpty() && m_pendingObservers == 0);
 }
 
@@ -650,7 +705,7 @@ FabemuRealtimeSimulatorImpl::Stop()
 {
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        if (m_running && std::this_thread::get_id() != m_main)
+        if (m_running && !OnSimulationThread())
         {
             m_stopTs = RealtimeTs();
         }

@@ -21,6 +21,14 @@
  * caught up: an overload then costs frames dropped (and counted) by the kernel,
  * not a backlog of events growing in memory and lag without bound.
  *
+ * While it runs, the event set is the simulation thread's alone: its events and
+ * the frames it reads schedule without a lock (a frame's four events took twelve
+ * lock and unlock pairs before). Another thread's ScheduleWithContext or Stop goes
+ * through a small locked inbox that the simulation thread empties before its next
+ * event; other calls that read or change the event set (Schedule, Remove,
+ * IsFinished) are for the simulation thread, or for any thread while it is not
+ * running, and end the program with a message otherwise.
+ *
  * Select it before any simulator exists:
  *   GlobalValue::Bind("SimulatorImplementationType",
  *                     StringValue("ns3::FabemuRealtimeSimulatorImpl"));
@@ -118,7 +126,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     Time RealtimeNow() const;
     /// Simulated time as a real-time run has it: the wall clock's now while no event
     /// is overdue (Now() stands still between events), else the time of the events
-    /// being caught up with. Not from inside a call holding the simulator's lock.
+    /// being caught up with. From any thread; from another than the simulation's, as
+    /// of the simulation thread's last look at its next event.
     Time SimulatedNow() const;
     /// Waits spun and waits slept, so far.
     uint64_t GetSpins() const { return m_spins; }
@@ -190,9 +199,18 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 
   private:
     void DoDispose() override;
-    /// Inserts under the lock; \p ts absolute. Returns the event's uid (ScheduleWithContext
-    /// makes no EventId of it: nobody would keep it).
+    /// Inserts into the event set (the simulation thread's, or under the lock while not
+    /// running); \p ts absolute. Returns the event's uid (ScheduleWithContext makes no
+    /// EventId of it: nobody would keep it).
     uint32_t Insert(uint64_t ts, uint32_t context, EventImpl* event);
+    /// Whether the caller is the thread running this simulator now.
+    bool OnSimulationThread() const;
+    /// Nothing when called from the simulation thread; else the lock, held, with the
+    /// program ended (naming \p what) if the simulation is running: what touches the
+    /// event set from another thread must wait until it stops.
+    std::unique_lock<std::mutex> OwnEvents(const char* what) const;
+    /// Moves the events other threads scheduled into the event set; under the lock.
+    void MoveInbox();
     uint64_t RealtimeTs() const;
     /// The simulation's time step of the wall clock's \p wall (not before Run's start).
     uint64_t TsOf(std::chrono::steady_clock::time_point wall) const;
@@ -203,27 +221,38 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     /// Whether an observer's event comes before the model's next and is due at the
     /// wall clock's \p nowTs. Under the lock.
     bool ObserverDue(uint64_t nowTs) const;
-    /// Runs the observers' events that ObserverDue, in order; \p lock is held before
-    /// and after.
-    void RunDueObservers(uint64_t nowTs, std::unique_lock<std::mutex>& lock);
+    /// Runs the observers' events that ObserverDue, in order.
+    void RunDueObservers(uint64_t nowTs);
     /// Brings simulated time to the wall clock's \p arrived (at most now, at least the
     /// present), the events due before it run first (RunInContext).
     void Arrive(std::chrono::steady_clock::time_point arrived);
     /// Runs the events and observers' events up to \p ts, in order, counting their
-    /// lateness against the wall clock's \p nowTs; \p lock is held before and after.
-    void RunUpTo(uint64_t ts, uint64_t nowTs, std::unique_lock<std::mutex>& lock);
+    /// lateness against the wall clock's \p nowTs.
+    void RunUpTo(uint64_t ts, uint64_t nowTs);
     /// Records how late the next model event, due at \p nextTs (the caller has just read
-    /// it under \p lock), starts at the wall clock's \p nowTs, then runs it (Invoke);
-    /// \p lock is held before and after.
-    void InvokeNextEvent(uint64_t nextTs, uint64_t nowTs, std::unique_lock<std::mutex>& lock);
-    /// Makes \p next the current event and runs it; \p lock is held before and after.
-    void Invoke(const Scheduler::Event& next, std::unique_lock<std::mutex>& lock);
+    /// it), starts at the wall clock's \p nowTs, then runs it (Invoke).
+    void InvokeNextEvent(uint64_t nextTs, uint64_t nowTs);
+    /// Makes \p next the current event and runs it.
+    void Invoke(const Scheduler::Event& next);
 
     Ptr<Scheduler> m_events;
     Ptr<Scheduler> m_observers;     ///< events in kObserverContext
     uint64_t m_pendingObservers{0}; ///< the events m_observers holds (while none, it is not asked)
     std::list<EventId> m_destroyEvents;
+    /// Guards the inbox, and the event set while not running (Run's start and end).
     mutable std::mutex m_mutex;
+    /// An event another thread scheduled while the simulation ran, its time computed.
+    struct Inboxed
+    {
+        uint64_t ts;
+        uint32_t context;
+        EventImpl* event;
+    };
+    std::vector<Inboxed> m_inbox;       ///< under m_mutex
+    std::atomic<bool> m_inboxed{false}; ///< the inbox holds events
+    /// The next model event's time as the simulation thread last read it (SimulatedNow
+    /// from other threads); UINT64_MAX: none.
+    std::atomic<uint64_t> m_nextTs{UINT64_MAX};
     int m_wakeFd{-1}; ///< eventfd: another thread scheduled something, or Stop
     struct Watched
     {
@@ -237,12 +266,13 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     std::vector<std::pair<uint64_t, std::function<void()>>> m_idleHooks;
     uint64_t m_nextHook{1};
     std::atomic<bool> m_stop{false};
-    uint64_t m_stopTs{0}; ///< the wall clock's time of a Stop from another thread; 0: none
+    uint64_t m_stopTs{
+        0}; ///< the wall clock's time of a Stop from another thread; 0: none (under m_mutex)
     std::atomic<bool> m_inserted{false}; ///< an event came from another thread: look again
-    bool m_running{false};
+    std::atomic<bool> m_running{false};
     std::thread::id m_main;
     uint32_t m_uid;
-    uint32_t m_currentUid{0};
+    std::atomic<uint32_t> m_currentUid{0}; ///< stored and read relaxed: plain moves
     std::atomic<uint64_t> m_currentTs{0};
     uint32_t m_currentContext;
     uint64_t m_eventCount{0};

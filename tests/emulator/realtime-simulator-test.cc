@@ -627,3 +627,94 @@ TEST_CASE("an observer's event removed before its time never runs, and leaves th
     CHECK(finishedAfter);
     Simulator::Destroy();
 }
+
+TEST_CASE("events another thread schedules while the simulation runs all run, on the simulation "
+          "thread, never before what has run, with its own events scheduling without a lock")
+{
+    const auto sim = FreshSimulator();
+    // The simulation's own chain: an event every 10 us, each scheduling the next.
+    struct Chain
+    {
+        int left{3000};
+        void Step()
+        {
+            if (--left > 0)
+            {
+                Simulator::Schedule(MicroSeconds(10), &Chain::Step, this);
+            }
+        }
+    } chain;
+    Simulator::Schedule(MicroSeconds(10), &Chain::Step, &chain);
+    constexpr int kForeign = 2000;
+    std::vector<int64_t> ranAtNs;
+    std::vector<std::thread::id> ranOn;
+    std::atomic<bool> started{false};
+    Simulator::Schedule(Time(0), [&] { started = true; });
+    std::thread other([&] {
+        while (!started)
+        {
+            std::this_thread::yield();
+        }
+        for (int i = 0; i < kForeign; ++i)
+        {
+            Simulator::ScheduleWithContext(7, Time(0), [&] {
+                ranAtNs.push_back(Simulator::Now().GetNanoSeconds());
+                ranOn.push_back(std::this_thread::get_id());
+                CHECK(Simulator::GetContext() == 7);
+            });
+            if (i % 100 == 0)
+            {
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+        }
+    });
+    std::thread stopper([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(150));
+        sim->Stop();
+    });
+    Simulator::Run();
+    other.join();
+    stopper.join();
+    CHECK(chain.left == 0);
+    REQUIRE(ranAtNs.size() == static_cast<size_t>(kForeign)); // none lost, none twice
+    CHECK(std::is_sorted(ranAtNs.begin(), ranAtNs.end()));
+    CHECK(std::all_of(ranOn.begin(), ranOn.end(),
+                      [](std::thread::id id) { return id == std::this_thread::get_id(); }));
+    Simulator::Destroy();
+}
+
+TEST_CASE("an event another thread scheduled before a frame that went in first runs after that "
+          "frame's time, not before it")
+{
+    const auto sim = FreshSimulator();
+    int fds[2];
+    REQUIRE(pipe2(fds, O_NONBLOCK | O_CLOEXEC) == 0);
+    int64_t frameAtPs = -1;
+    int64_t otherAtPs = -1;
+    sim->Watch(fds[0], [&] {
+        char byte;
+        while (read(fds[0], &byte, 1) == 1)
+        {
+        }
+        // Another thread schedules while this handler runs: its time is the wall
+        // clock's now, and it waits in the inbox. The frame then goes in, later.
+        std::thread scheduler([&] {
+            Simulator::ScheduleWithContext(3, Time(0),
+                                           [&] { otherAtPs = Simulator::Now().GetPicoSeconds(); });
+        });
+        scheduler.join();
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        sim->RunInContext(0, [&] { frameAtPs = Simulator::Now().GetPicoSeconds(); });
+    });
+    std::thread writer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        (void)!write(fds[1], "x", 1);
+    });
+    RunAndClosePipe(sim, MilliSeconds(40), writer, fds);
+    REQUIRE(frameAtPs > 0);
+    REQUIRE(otherAtPs > 0);
+    // Scheduled some 300 us before the frame's moment, but the frame had run by the time
+    // the simulation took it: not earlier than what has run.
+    CHECK(otherAtPs >= frameAtPs);
+    Simulator::Destroy();
+}
