@@ -261,7 +261,7 @@ FabemuRealtimeSimulatorImpl::RunUpTo(uint64_t ts, uint64_t nowTs)
     for (;;)
     {
         RunDueObservers(ts);
-        if (m_events->IsEmpty())
+        if (m_pendingEvents == 0)
         {
             return;
         }
@@ -280,6 +280,7 @@ FabemuRealtimeSimulatorImpl::InvokeNextEvent(uint64_t nextTs, uint64_t nowTs)
     const auto lateSteps = static_cast<int64_t>(nowTs - nextTs);
     m_lateness.Add(m_stepsPerNs > 0 ? lateSteps / m_stepsPerNs
                                     : TimeStep(lateSteps).GetNanoSeconds());
+    --m_pendingEvents;
     Invoke(m_events->RemoveNext());
 }
 
@@ -291,7 +292,7 @@ FabemuRealtimeSimulatorImpl::ObserverDue(uint64_t nowTs) const
         return false; // asked before every event: no call into the scheduler for it
     }
     const Scheduler::EventKey& key = m_observers->PeekNext().key;
-    return key.m_ts <= nowTs && (m_events->IsEmpty() || key < m_events->PeekNext().key);
+    return key.m_ts <= nowTs && (m_pendingEvents == 0 || key < m_events->PeekNext().key);
 }
 
 void
@@ -329,6 +330,7 @@ FabemuRealtimeSimulatorImpl::DoDispose()
         *queue = nullptr;
     }
     m_pendingObservers = 0;
+    m_pendingEvents = 0;
     for (const Inboxed& e : m_inbox)
     {
         e.event->Unref();
@@ -393,7 +395,7 @@ FabemuRealtimeSimulatorImpl::SimulatedNow() const
     }
     const uint64_t wall = RealtimeTs();
     const uint64_t next = OnSimulationThread()
-                              ? (m_events->IsEmpty() ? UINT64_MAX : m_events->PeekNext().key.m_ts)
+                              ? (m_pendingEvents == 0 ? UINT64_MAX : m_events->PeekNext().key.m_ts)
                               : m_nextTs.load(std::memory_order_relaxed);
     if (next < wall)
     {
@@ -457,6 +459,7 @@ FabemuRealtimeSimulatorImpl::Insert(uint64_t ts, uint32_t context, EventImpl* ev
     }
     else
     {
+        ++m_pendingEvents;
         m_events->Insert(ev);
     }
     return ev.key.m_uid;
@@ -552,6 +555,7 @@ FabemuRealtimeSimulatorImpl::Remove(const EventId& id)
     }
     else
     {
+        --m_pendingEvents;
         m_events->Remove(event);
     }
     --m_unscheduledEvents;
@@ -625,7 +629,7 @@ FabemuRealtimeSimulatorImpl::Run()
             Invoke(m_observers->RemoveNext());
             continue;
         }
-        if (m_events->IsEmpty())
+        if (m_pendingEvents == 0)
         {
             m_nextTs.store(UINT64_MAX, std::memory_order_relaxed);
             m_inserted = false;
@@ -697,7 +701,7 @@ bool
 FabemuRealtimeSimulatorImpl::IsFinished() const
 {
     const auto own = OwnEvents("IsFinished");
-    return m_stop || (m_events->IsEmpty() && m_pendingObservers == 0);
+    return m_stop || (m_pendingEvents == 0 && m_pendingObservers == 0);
 }
 
 void

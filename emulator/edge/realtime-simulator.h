@@ -237,7 +237,10 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
 
     Ptr<Scheduler> m_events;
     Ptr<Scheduler> m_observers;     ///< events in kObserverContext
-    uint64_t m_pendingObservers{0}; ///< the events m_observers holds (while none, it is not asked)
+    /// The events m_events and m_observers hold: the loop asks these, not the schedulers
+    /// (a virtual call with a log check each), whether any is left.
+    uint64_t m_pendingEvents{0};
+    uint64_t m_pendingObservers{0};
     std::list<EventId> m_destroyEvents;
     /// Guards the inbox, and the event set while not running (Run's start and end).
     mutable std::mutex m_mutex;
