@@ -351,6 +351,10 @@ void
 RoceNetDevice::ScheduleResume()
 {
     // Frames wait behind a pause: wake when the earliest such pause expires.
+    if (m_backlogged == 0)
+    {
+        return; // nothing waits (every transmission's end with an empty queue comes here)
+    }
     Time earliest = Time::Max();
     for (uint8_t p = 0; p < kPriorities; ++p)
     {
