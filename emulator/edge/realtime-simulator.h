@@ -23,11 +23,11 @@
  *
  * While it runs, the event set is the simulation thread's alone: its events and
  * the frames it reads schedule without a lock (a frame's four events took twelve
- * lock and unlock pairs before). Another thread's ScheduleWithContext or Stop goes
- * through a small locked inbox that the simulation thread empties before its next
- * event; other calls that read or change the event set (Schedule, Remove,
- * IsFinished) are for the simulation thread, or for any thread while it is not
- * running, and end the program with a message otherwise.
+ * lock and unlock pairs before). Another thread's ScheduleWithContext goes through a
+ * small locked inbox that the simulation thread empties before its next event (Stop
+ * from another thread sets a flag under the same lock); other calls that read or change the event
+ * set (Schedule, Remove, IsFinished) are for the simulation thread, or for any thread while it is
+ * not running, and end the program with a message otherwise.
  *
  * Select it before any simulator exists:
  *   GlobalValue::Bind("SimulatorImplementationType",
@@ -219,7 +219,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     void PollWatched(int64_t ns);
     void RunIdleHooks();
     /// Whether an observer's event comes before the model's next and is due at the
-    /// wall clock's \p nowTs. Under the lock.
+    /// wall clock's \p nowTs. On the simulation thread.
     bool ObserverDue(uint64_t nowTs) const;
     /// Runs the observers' events that ObserverDue, in order.
     void RunDueObservers(uint64_t nowTs);
@@ -236,7 +236,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     void Invoke(const Scheduler::Event& next);
 
     Ptr<Scheduler> m_events;
-    Ptr<Scheduler> m_observers;     ///< events in kObserverContext
+    Ptr<Scheduler> m_observers; ///< events in kObserverContext
     /// The events m_events and m_observers hold: the loop asks these, not the schedulers
     /// (a virtual call with a log check each), whether any is left.
     uint64_t m_pendingEvents{0};
@@ -269,8 +269,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     std::vector<std::pair<uint64_t, std::function<void()>>> m_idleHooks;
     uint64_t m_nextHook{1};
     std::atomic<bool> m_stop{false};
-    uint64_t m_stopTs{
-        0}; ///< the wall clock's time of a Stop from another thread; 0: none (under m_mutex)
+    /// The wall clock's time of a Stop from another thread; 0: none (under m_mutex).
+    uint64_t m_stopTs{0};
     std::atomic<bool> m_inserted{false}; ///< an event came from another thread: look again
     std::atomic<bool> m_running{false};
     std::thread::id m_main;
