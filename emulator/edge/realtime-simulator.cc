@@ -300,15 +300,20 @@ FabemuRealtimeSimulatorImpl::RunDueObservers(uint64_t nowTs)
 {
     while (ObserverDue(nowTs))
     {
-        --m_pendingObservers;
-        Invoke(m_observers->RemoveNext());
+        InvokeNextObserver();
     }
+}
+
+void
+FabemuRealtimeSimulatorImpl::InvokeNextObserver()
+{
+    --m_pendingObservers;
+    Invoke(m_observers->RemoveNext());
 }
 
 void
 FabemuRealtimeSimulatorImpl::Invoke(const Scheduler::Event& next)
 {
-    --m_unscheduledEvents;
     ++m_eventCount;
     NS_ASSERT(next.key.m_ts >= m_currentTs);
     m_currentTs.store(next.key.m_ts, std::memory_order_release);
@@ -451,7 +456,6 @@ FabemuRealtimeSimulatorImpl::Insert(uint64_t ts, uint32_t context, EventImpl* ev
     ev.key.m_ts = ts;
     ev.key.m_context = context;
     ev.key.m_uid = m_uid++;
-    ++m_unscheduledEvents;
     if (context == kObserverContext)
     {
         ++m_pendingObservers;
@@ -558,7 +562,6 @@ FabemuRealtimeSimulatorImpl::Remove(const EventId& id)
         --m_pendingEvents;
         m_events->Remove(event);
     }
-    --m_unscheduledEvents;
     event.impl->Cancel();
     event.impl->Unref();
 }
@@ -602,14 +605,12 @@ FabemuRealtimeSimulatorImpl::Run()
 {
     {
         std::lock_guard<std::mutex> lock(m_mutex);
-        m_main = std::this_thread::get_id();
         m_stop = false;
         m_stopTs = 0;
         m_origin = std::chrono::steady_clock::now();
         m_originTs = m_currentTs;
         m_stepsPerNs = NanoSeconds(1).GetTimeStep(); // 0 with a resolution coarser than 1 ns
         m_running = true;
-        MoveInbox(); // none: while not running, other threads insert directly
     }
     t_running = this;
     const uint64_t spinTs = m_spinThreshold.GetTimeStep();
@@ -625,8 +626,7 @@ FabemuRealtimeSimulatorImpl::Run()
         if (ObserverDue(nowTs))
         {
             // Never a reason to wait, but run in its turn; its lateness is not the lag.
-            --m_pendingObservers;
-            Invoke(m_observers->RemoveNext());
+            InvokeNextObserver();
             continue;
         }
         if (m_pendingEvents == 0)

@@ -49,7 +49,6 @@
 #include <memory>
 #include <mutex>
 #include <poll.h>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -170,7 +169,7 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     template <typename F>
     void RunInContext(uint32_t context, std::chrono::steady_clock::time_point arrived, F&& fn)
     {
-        NS_ASSERT_MSG(m_running && std::this_thread::get_id() == m_main,
+        NS_ASSERT_MSG(OnSimulationThread(),
                       "RunInContext: only from a Watch callback, on the simulation thread");
         Arrive(m_arrivalStamps ? arrived : std::chrono::steady_clock::time_point::max());
         struct Restore
@@ -223,6 +222,8 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     bool ObserverDue(uint64_t nowTs) const;
     /// Runs the observers' events that ObserverDue, in order.
     void RunDueObservers(uint64_t nowTs);
+    /// Runs the observers' next event (ObserverDue said it is due).
+    void InvokeNextObserver();
     /// Brings simulated time to the wall clock's \p arrived (at most now, at least the
     /// present), the events due before it run first (RunInContext).
     void Arrive(std::chrono::steady_clock::time_point arrived);
@@ -273,13 +274,11 @@ class FabemuRealtimeSimulatorImpl : public SimulatorImpl
     uint64_t m_stopTs{0};
     std::atomic<bool> m_inserted{false}; ///< an event came from another thread: look again
     std::atomic<bool> m_running{false};
-    std::thread::id m_main;
     uint32_t m_uid;
     std::atomic<uint32_t> m_currentUid{0}; ///< stored and read relaxed: plain moves
     std::atomic<uint64_t> m_currentTs{0};
     uint32_t m_currentContext;
     uint64_t m_eventCount{0};
-    int m_unscheduledEvents{0};
     std::chrono::steady_clock::time_point m_origin;
     uint64_t m_originTs{0};
     Time m_spinThreshold;
