@@ -163,7 +163,8 @@ RdmaQueuePair::PostSend(const RdmaWorkRequest& wr)
 bool
 RdmaQueuePair::HasPacket() const
 {
-    return !m_control.empty() || !m_readJobs.empty() || (!m_error && m_sndNxt < m_nextPsn);
+    // The requester's test first: a sending QP answers from the line that holds it.
+    return (!m_error && m_sndNxt < m_nextPsn) || !m_control.empty() || !m_readJobs.empty();
 }
 
 const RdmaQueuePair::PendingWr*

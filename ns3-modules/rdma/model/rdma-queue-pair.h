@@ -26,6 +26,7 @@
 #include "ns3/object.h"
 #include "ns3/rdma-qp.h"
 #include "ns3/rdma-types.h"
+#include "ns3/ring-queue.h"
 #include "ns3/simulator.h"
 #include "ns3/traced-callback.h"
 
@@ -150,11 +151,17 @@ class RdmaQueuePair : public RdmaQp
     uint32_t m_qkey;
     uint64_t m_udDropped{0};
 
+    // What the NIC reads before every frame it sends (HasPacket, HasControlPacket), kept
+    // together: the fabric's QPs outnumber the cache, and each field apart is a miss.
+    RingQueue<TransportPacket> m_control; ///< the responder's ACKs and NAKs, to send first
+    uint64_t m_nextPsn{0};                ///< first PSN not yet given to a work request
+    uint64_t m_sndNxt{0};                 ///< next PSN to transmit
+    bool m_error{false};
+    RingQueue<ReadResponseJob> m_readJobs; ///< the responder's READ responses to send
+
     // Requester
     std::deque<PendingWr> m_sendQueue;
-    uint64_t m_nextPsn{0}; ///< first PSN not yet given to a work request
-    uint64_t m_sndNxt{0};  ///< next PSN to transmit
-    uint64_t m_sndUna{0};  ///< oldest PSN not yet acknowledged
+    uint64_t m_sndUna{0}; ///< oldest PSN not yet acknowledged
     uint64_t m_highestSent{0};
     uint64_t m_ackedThrough{0}; ///< highest cumulative ACK seen (exclusive)
     uint64_t m_readRetryPsn{UINT64_MAX};
@@ -163,7 +170,6 @@ class RdmaQueuePair : public RdmaQp
     Time m_deadline{Time::Max()};  ///< when the retransmission timer expires; Max: disarmed
     Time m_lastPaced{Time::Min()}; ///< when the NIC last held a packet for pacing
     Time m_wentBack{Time::Min()};  ///< when the last timeout went back
-    bool m_error{false};
 
     // Responder
     uint64_t m_epsn{0};
@@ -172,8 +178,6 @@ class RdmaQueuePair : public RdmaQp
     uint32_t m_msn{0};
     uint64_t m_messageBytes{0};
     Time m_messageStart;
-    std::deque<TransportPacket> m_control;
-    std::deque<ReadResponseJob> m_readJobs;
 
     // Counters
     uint64_t m_bytesAcked{0};
