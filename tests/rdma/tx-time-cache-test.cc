@@ -34,3 +34,29 @@ TEST_CASE("a TxTimeCache answers what DataRate::CalculateBytesTxTime answers")
     }
     CHECK(cache.Get(DataRate("100Gbps"), 1086) == PicoSeconds(86880)); // 1086 bytes at 100 Gb/s
 }
+
+TEST_CASE("a TxTimeCache answers sizes it does not keep, and two rates in turn")
+{
+    const TxTimeCache cache;
+    const DataRate fast("400Gbps");
+    const DataRate slow("10Gbps");
+    // Sizes past what an entry holds (65,535 bytes) are divided every time, never kept
+    // as another size's entry.
+    for (uint32_t bytes : {65535U, 65536U, 70000U, 65536U + 1106U, 1106U, 65535U})
+    {
+        CAPTURE(bytes);
+        CHECK(cache.Get(fast, bytes) == fast.CalculateBytesTxTime(bytes));
+        CHECK(cache.Get(fast, bytes) == fast.CalculateBytesTxTime(bytes));
+    }
+    // A rate asked between two others' answers empties the entries: never the other
+    // rate's time.
+    for (int i = 0; i < 3; ++i)
+    {
+        CHECK(cache.Get(fast, 1106) == fast.CalculateBytesTxTime(1106));
+        CHECK(cache.Get(slow, 1106) == slow.CalculateBytesTxTime(1106));
+        CHECK(cache.Get(slow, 86) == slow.CalculateBytesTxTime(86));
+        CHECK(cache.Get(fast, 86) == fast.CalculateBytesTxTime(86));
+    }
+    // Within one cache line of its port (the header says 56 bytes).
+    CHECK(sizeof(TxTimeCache) <= 56);
+}

@@ -36,13 +36,13 @@ namespace ns3
 
 class RoceChannel;
 
-class RoceNetDevice : public NetDevice
+class alignas(64) RoceNetDevice : public NetDevice
 {
   public:
     static constexpr uint8_t kPriorities = 8;
 
     /// How the transmitter chooses among priorities that have frames and are not paused.
-    enum Scheduler
+    enum Scheduler : uint8_t
     {
         StrictPriority, ///< highest priority first
         Dwrr,           ///< deficit weighted round robin, weights per priority
@@ -181,6 +181,10 @@ class RoceNetDevice : public NetDevice
     // What every frame through the port reads or writes comes first, in a few cache lines:
     // a large fabric's ports are out of the caches when a frame comes (issue 22: the
     // growth per packet-hop). The rest, set up once or used by PFC and its watchdog, after.
+    // A frame's own fields come first, in the cache lines that each of its steps reads
+    // (a large fabric's ports outnumber the cache: a line apart is a miss a frame). The
+    // class is aligned to a line, so that the lines are these:
+    // - after the object's own 32 bytes: what both receiving and sending read;
     Ptr<RoceChannel> m_channel;
     RocePortOwner* m_owner{nullptr}; ///< see SetOwner; it outlives the port's traffic
     uint32_t m_ownerPort{0};         ///< what the owner calls this port
@@ -190,18 +194,22 @@ class RoceNetDevice : public NetDevice
     /// this byte, not the eight queues.
     uint8_t m_backlogged{0};
     Scheduler m_scheduler{Scheduler::StrictPriority};
-    uint32_t m_compactionDepth{8};    ///< ... when at least this many wait before them
-    RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
-    DataRate m_rate;
+    Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
+    // - the traces a frame's arrival asks about, and the end of a transmission;
+    TracedCallback<Ptr<const Packet>> m_snifferTrace;
+    TracedCallback<Ptr<const Packet>> m_macRxTrace;
+    uint32_t m_compactionDepth{8}; ///< ... when at least this many wait before them
     /// TransmitComplete's event, scheduled again for every frame: one serialisation at a
     /// time, so one event, where a new one was allocated per frame (issue 22).
     Ptr<EventImpl> m_transmitComplete;
+    // - a frame's time on the wire;
+    TxTimeCache m_txTimes; ///< WireTime of the last few frame sizes
+    DataRate m_rate;
+    // - and the rest of a transmission (its first 40 bytes: the queue's count is there).
+    RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     uint64_t m_dataFramesSent{0};
-    TxTimeCache m_txTimes;               ///< WireTime of the last few frame sizes
-    Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
-    TracedCallback<Ptr<const Packet>> m_snifferTrace;
     TracedCallback<Ptr<const Packet>, uint8_t> m_macTxTrace;
-    TracedCallback<Ptr<const Packet>> m_macRxTrace;
+
     /// A priority's state that a frame reads, together: one cache line, not three.
     struct PriorityState
     {
