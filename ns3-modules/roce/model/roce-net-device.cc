@@ -129,12 +129,13 @@ RoceNetDevice::DoDispose()
     m_stormEvent.Cancel();
     m_channel = nullptr;
     m_node = nullptr;
-    for (auto& q : m_queues)
+    for (auto& state : m_prio)
     {
-        q.clear();
+        state.queue.clear();
     }
     m_backlogged = 0;
     m_control.clear();
+    m_controlWaiting = false;
     m_owner = nullptr;
     m_frameCallback = FrameCallback();
     m_dequeueCallback = DequeueCallback();
@@ -175,19 +176,18 @@ RoceNetDevice::Enqueue(Ptr<Packet> frame, uint8_t priority, uint16_t from)
     NS_LOG_FUNCTION(this << frame << +priority);
     NS_ABORT_MSG_IF(priority >= kPriorities, "priority " << +priority << " out of range 0..7");
     // (Simulator::Now() is a call into ns-3: asked only when a recovery was ever set.)
-    if (m_prio[priority].dropUntil.IsStrictlyPositive() &&
-        m_prio[priority].dropUntil > Simulator::Now())
+    if (((m_dropping >> priority) & 1) != 0 && m_dropUntil[priority] > Simulator::Now())
     {
         WatchdogDrop(frame, priority, from); // the watchdog's Drop action is recovering
         return;
     }
-    m_queues[priority].Push(frame, from);
+    m_prio[priority].queue.Push(frame, from);
     m_backlogged |= uint8_t(1U << priority);
     m_prio[priority].queueBytes += frame->GetSize();
     TryTransmit();
-    if (m_compactWaiting && m_queues[priority].size() > m_compactionDepth)
+    if (m_compactWaiting && m_prio[priority].queue.size() > m_compactionDepth)
     {
-        m_queues[priority].CompactBack(); // if it did not leave at once, it waits as bytes
+        m_prio[priority].queue.CompactBack(); // if it did not leave at once, it waits as bytes
     }
 }
 
@@ -205,6 +205,7 @@ RoceNetDevice::SendPause(uint8_t priority, uint16_t quanta)
     eth.SetLengthType(kEtherTypeMacControl);
     p->AddHeader(eth);
     m_control.push_back(p);
+    m_controlWaiting = true;
     m_pfcTxTrace(priority, quanta);
     TryTransmit();
 }
@@ -239,9 +240,9 @@ RoceNetDevice::PickPriority()
     for (int visits = 0; visits < 2 * kPriorities + 1; ++visits)
     {
         const uint8_t p = m_rrNext;
-        if (m_queues[p].empty() || IsPaused(p))
+        if (m_prio[p].queue.empty() || IsPaused(p))
         {
-            if (m_queues[p].empty())
+            if (m_prio[p].queue.empty())
             {
                 m_deficit[p] = 0;
             }
@@ -253,7 +254,7 @@ RoceNetDevice::PickPriority()
             m_deficit[p] += static_cast<int64_t>(m_weight[p]) * m_dwrrQuantum;
             m_turnStarted = true;
         }
-        const int64_t head = m_queues[p].FrontSize();
+        const int64_t head = m_prio[p].queue.FrontSize();
         if (m_deficit[p] >= head)
         {
             m_deficit[p] -= head;
@@ -278,10 +279,11 @@ RoceNetDevice::TryTransmit()
     {
         return;
     }
-    if (!m_control.empty())
+    if (m_controlWaiting)
     {
         Ptr<Packet> p = m_control.front();
         m_control.pop_front();
+        m_controlWaiting = !m_control.empty();
         StartTransmission(p);
         return;
     }
@@ -291,8 +293,8 @@ RoceNetDevice::TryTransmit()
         ScheduleResume();
         return;
     }
-    const uint16_t from = m_queues[prio].FrontFrom();
-    Ptr<Packet> p = m_queues[prio].Pop();
+    const uint16_t from = m_prio[prio].queue.FrontFrom();
+    Ptr<Packet> p = m_prio[prio].queue.Pop();
     NoteEmptied(prio);
     m_prio[prio].queueBytes -= p->GetSize();
     if (m_owner != nullptr)
@@ -341,7 +343,7 @@ RoceNetDevice::Dequeued(const Ptr<Packet>& frame, uint8_t prio, uint16_t from)
 void
 RoceNetDevice::NoteEmptied(uint8_t priority)
 {
-    if (m_queues[priority].empty())
+    if (m_prio[priority].queue.empty())
     {
         m_backlogged &= uint8_t(~(1U << priority));
     }
@@ -474,12 +476,12 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             m_stormReported[p] = false;
         }
         m_prio[p].pausedUntil = now + PfcHeader::QuantaToTime(quanta, m_rate);
-        if (quanta > 0 && !m_pauseStart[p] && m_prio[p].dropUntil <= now)
+        if (quanta > 0 && !m_pauseStart[p] && m_dropUntil[p] <= now)
         {
             m_pauseStart[p] = now; // (a Drop recovery is no pause: detection starts after it)
         }
         if (m_watchdogTime.IsStrictlyPositive() && m_pauseStart[p] && !m_stormReported[p] &&
-            !m_queues[p].empty() && now - *m_pauseStart[p] >= m_watchdogTime)
+            !m_prio[p].queue.empty() && now - *m_pauseStart[p] >= m_watchdogTime)
         {
             m_stormReported[p] = true;
             ++m_pfcStorms;
@@ -488,13 +490,14 @@ RoceNetDevice::HandlePfc(const ParsedFrame& f)
             {
                 // Mitigation by loss: what waits is dropped, and what comes until recovery
                 // ends; the pauses are still honoured (there is nothing left to send).
-                m_prio[p].dropUntil = now + m_watchdogRecovery;
+                m_dropUntil[p] = now + m_watchdogRecovery;
+                m_dropping |= uint8_t(1U << p);
                 m_pauseStart[p].reset();
                 m_stormReported[p] = false;
-                while (!m_queues[p].empty())
+                while (!m_prio[p].queue.empty())
                 {
-                    const uint16_t from = m_queues[p].FrontFrom();
-                    Ptr<Packet> frame = m_queues[p].Pop();
+                    const uint16_t from = m_prio[p].queue.FrontFrom();
+                    Ptr<Packet> frame = m_prio[p].queue.Pop();
                     NoteEmptied(p);
                     m_prio[p].queueBytes -= frame->GetSize();
                     WatchdogDrop(frame, p, from);

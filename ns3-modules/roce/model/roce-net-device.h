@@ -77,15 +77,18 @@ class alignas(64) RoceNetDevice : public NetDevice
     uint64_t GetQueueBytes(uint8_t priority) const { return m_prio[priority].queueBytes; }
     uint32_t GetQueueFrames(uint8_t priority) const
     {
-        return static_cast<uint32_t>(m_queues[priority].size());
+        return static_cast<uint32_t>(m_prio[priority].queue.size());
     }
     /// How many of the frames waiting on \p priority are kept as bytes (FrameQueue).
     uint32_t GetQueueCompacted(uint8_t priority) const
     {
-        return static_cast<uint32_t>(m_queues[priority].GetCompacted());
+        return static_cast<uint32_t>(m_prio[priority].queue.GetCompacted());
     }
     /// Whether a frame enqueued with \p from waits on \p priority.
-    bool IsHolding(uint8_t priority, uint16_t from) const { return m_queues[priority].Holds(from); }
+    bool IsHolding(uint8_t priority, uint16_t from) const
+    {
+        return m_prio[priority].queue.Holds(from);
+    }
     bool IsBusy() const { return m_busy; }
     /// Data frames that have left their priority queues for the wire (each a MacTx), so
     /// far: a count kept without a trace connection, so reading it costs the model nothing.
@@ -178,49 +181,51 @@ class alignas(64) RoceNetDevice : public NetDevice
     /// until m_stormUntil.
     void StormRound();
 
-    // What every frame through the port reads or writes comes first, in a few cache lines:
-    // a large fabric's ports are out of the caches when a frame comes (issue 22: the
-    // growth per packet-hop). The rest, set up once or used by PFC and its watchdog, after.
-    // A frame's own fields come first, in the cache lines that each of its steps reads
-    // (a large fabric's ports outnumber the cache: a line apart is a miss a frame). The
-    // class is aligned to a line, so that the lines are these:
-    // - after the object's own 32 bytes: what both receiving and sending read;
+    // What every frame through the port reads or writes comes first, in the cache lines
+    // that each of its steps reads: a large fabric's ports are out of the caches when a
+    // frame comes, and each line apart is a miss (issue 22: the growth per packet-hop).
+    // The class is aligned to a line, so that the lines are these:
+    // - after the object's own 32 bytes, what receiving and sending both read, and all
+    //   that a transmission's end reads when nothing waits;
     Ptr<RoceChannel> m_channel;
     RocePortOwner* m_owner{nullptr}; ///< see SetOwner; it outlives the port's traffic
     uint32_t m_ownerPort{0};         ///< what the owner calls this port
     bool m_busy{false};
-    bool m_compactWaiting{true}; ///< keep waiting simulated frames as bytes
+    bool m_controlWaiting{false}; ///< m_control holds a frame
     /// Bit p set while priority p's queue holds a frame: the strict-priority pick reads
     /// this byte, not the eight queues.
     uint8_t m_backlogged{0};
     Scheduler m_scheduler{Scheduler::StrictPriority};
     Ptr<ErrorModel> m_receiveErrorModel; ///< null: every frame arrives whole
-    // - the traces a frame's arrival asks about, and the end of a transmission;
+    // - the traces a frame's arrival asks about, what an enqueue reads after its attempt
+    //   to send, and the end of a transmission;
     TracedCallback<Ptr<const Packet>> m_snifferTrace;
     TracedCallback<Ptr<const Packet>> m_macRxTrace;
     uint32_t m_compactionDepth{8}; ///< ... when at least this many wait before them
+    bool m_compactWaiting{true};   ///< keep waiting simulated frames as bytes
+    uint8_t m_dropping{0};         ///< bit p set once priority p's m_dropUntil was set
     /// TransmitComplete's event, scheduled again for every frame: one serialisation at a
     /// time, so one event, where a new one was allocated per frame (issue 22).
     Ptr<EventImpl> m_transmitComplete;
     // - a frame's time on the wire;
     TxTimeCache m_txTimes; ///< WireTime of the last few frame sizes
     DataRate m_rate;
-    // - and the rest of a transmission (its first 40 bytes: the queue's count is there).
+    // - the rest of a transmission;
     RingQueue<Ptr<Packet>> m_control; ///< PFC frames: never paused, sent first
     uint64_t m_dataFramesSent{0};
     TracedCallback<Ptr<const Packet>, uint8_t> m_macTxTrace;
-
-    /// A priority's state that a frame reads, together: one cache line, not three.
-    struct PriorityState
+    // - and a line for each priority.
+    /// A priority's state that a frame reads, together: one cache line, not two.
+    struct alignas(64) PriorityState
     {
+        /// A ring that allocates nothing until used (most of a large fabric's queues stay
+        /// empty) and keeps its room after; a waiting simulated frame kept as its bytes.
+        FrameQueue queue;
         uint64_t queueBytes{0};
         Time pausedUntil;
-        Time dropUntil; ///< the Drop action's recovery
     };
     std::array<PriorityState, kPriorities> m_prio{};
-    // Rings that allocate nothing until used (most of a large fabric's queues stay
-    // empty) and keep their room after; a waiting simulated frame kept as its bytes.
-    std::array<FrameQueue, kPriorities> m_queues;
+    std::array<Time, kPriorities> m_dropUntil{}; ///< the Drop action's recovery, by priority
 
     Ptr<Node> m_node;
     Mac48Address m_address;
