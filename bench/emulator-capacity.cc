@@ -71,6 +71,28 @@ BenchRelease(void* p) noexcept
     std::free(p);
 }
 
+void*
+BenchAllocateAligned(std::size_t n, std::size_t align)
+{
+    if (tCounted)
+    {
+        gSimAllocations.fetch_add(1, std::memory_order_relaxed);
+    }
+    // aligned_alloc wants a size that is a multiple of the alignment.
+    if (void* p =
+            std::aligned_alloc(align, (std::max<std::size_t>(n, 1) + align - 1) / align * align))
+    {
+        return p;
+    }
+    throw std::bad_alloc();
+}
+
+void
+BenchReleaseAligned(void* p, std::size_t /*align*/) noexcept
+{
+    std::free(p);
+}
+
 namespace
 {
 

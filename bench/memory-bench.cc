@@ -92,6 +92,43 @@ BenchRelease(void* q) noexcept
     }
 }
 
+// An aligned block: its size is kept in the word before it, in the alignment's room
+// before the block (align is at least 32), and counted as BenchAllocate counts.
+void*
+BenchAllocateAligned(std::size_t n, std::size_t align)
+{
+    const std::size_t body = (std::max<std::size_t>(n, 1) + align - 1) / align * align;
+    auto* p = static_cast<unsigned char*>(std::aligned_alloc(align, align + body));
+    if (!p)
+    {
+        throw std::bad_alloc();
+    }
+    unsigned char* q = p + align;
+    *reinterpret_cast<std::size_t*>(q - sizeof(std::size_t)) = n;
+    g_liveBytes += n;
+    if (g_bySize)
+    {
+        ++g_held[std::min(n, kSizes)];
+    }
+    return q;
+}
+
+void
+BenchReleaseAligned(void* q, std::size_t align) noexcept
+{
+    if (q)
+    {
+        auto* b = static_cast<unsigned char*>(q);
+        const std::size_t n = *reinterpret_cast<std::size_t*>(b - sizeof(std::size_t));
+        g_liveBytes -= n;
+        if (g_bySize)
+        {
+            --g_held[std::min(n, kSizes)];
+        }
+        std::free(b - align);
+    }
+}
+
 namespace
 {
 

@@ -1,8 +1,9 @@
 /*
  * The global operator new and delete, replaced for a benchmark that counts what the
  * program allocates. Include it in one source file of the benchmark, which defines
- * BenchAllocate (never returns null: throws std::bad_alloc) and BenchRelease; every
- * new, new[], delete and delete[] of the process goes through them.
+ * BenchAllocate (never returns null: throws std::bad_alloc) and BenchRelease, and their
+ * aligned forms for types aligned past the default (RoceNetDevice is aligned to a cache
+ * line); every new, new[], delete and delete[] of the process goes through them.
  */
 #ifndef FABEMU_BENCH_REPLACED_NEW_H
 #define FABEMU_BENCH_REPLACED_NEW_H
@@ -12,6 +13,9 @@
 
 void* BenchAllocate(std::size_t n);
 void BenchRelease(void* p) noexcept;
+/// \p align is a power of two above __STDCPP_DEFAULT_NEW_ALIGNMENT__ (16).
+void* BenchAllocateAligned(std::size_t n, std::size_t align);
+void BenchReleaseAligned(void* p, std::size_t align) noexcept;
 
 void*
 operator new(std::size_t n)
@@ -48,6 +52,42 @@ void
 operator delete[](void* p, std::size_t) noexcept
 {
     BenchRelease(p);
+}
+
+void*
+operator new(std::size_t n, std::align_val_t align)
+{
+    return BenchAllocateAligned(n, static_cast<std::size_t>(align));
+}
+
+void*
+operator new[](std::size_t n, std::align_val_t align)
+{
+    return BenchAllocateAligned(n, static_cast<std::size_t>(align));
+}
+
+void
+operator delete(void* p, std::align_val_t align) noexcept
+{
+    BenchReleaseAligned(p, static_cast<std::size_t>(align));
+}
+
+void
+operator delete[](void* p, std::align_val_t align) noexcept
+{
+    BenchReleaseAligned(p, static_cast<std::size_t>(align));
+}
+
+void
+operator delete(void* p, std::size_t, std::align_val_t align) noexcept
+{
+    BenchReleaseAligned(p, static_cast<std::size_t>(align));
+}
+
+void
+operator delete[](void* p, std::size_t, std::align_val_t align) noexcept
+{
+    BenchReleaseAligned(p, static_cast<std::size_t>(align));
 }
 
 #endif // FABEMU_BENCH_REPLACED_NEW_H
