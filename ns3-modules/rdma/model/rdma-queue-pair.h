@@ -140,24 +140,25 @@ class RdmaQueuePair : public RdmaQp
     std::optional<TransportPacket> NextDatagram();
     void ReceiveDatagram(const TransportPacket& p);
 
+    // What the NIC reads before every frame it sends (HasPacket, HasControlPacket,
+    // GetQpn, NextPacket's first tests), first and together: the fabric's QPs outnumber
+    // the cache, and each field apart is a miss.
+    RingQueue<TransportPacket> m_control; ///< the responder's ACKs and NAKs, to send first
+    uint64_t m_nextPsn{0};                ///< first PSN not yet given to a work request
+    uint64_t m_sndNxt{0};                 ///< next PSN to transmit
     uint32_t m_qpn{0};
+    Service m_service; // an attribute
+    bool m_error{false};
+    RingQueue<ReadResponseJob> m_readJobs; ///< the responder's READ responses to send
+
     uint32_t m_remoteQpn{0};
     // Attributes
     uint32_t m_mtu;
     Time m_timeout;
     uint32_t m_retryCount;
     uint32_t m_ackInterval;
-    Service m_service;
     uint32_t m_qkey;
     uint64_t m_udDropped{0};
-
-    // What the NIC reads before every frame it sends (HasPacket, HasControlPacket), kept
-    // together: the fabric's QPs outnumber the cache, and each field apart is a miss.
-    RingQueue<TransportPacket> m_control; ///< the responder's ACKs and NAKs, to send first
-    uint64_t m_nextPsn{0};                ///< first PSN not yet given to a work request
-    uint64_t m_sndNxt{0};                 ///< next PSN to transmit
-    bool m_error{false};
-    RingQueue<ReadResponseJob> m_readJobs; ///< the responder's READ responses to send
 
     // Requester
     std::deque<PendingWr> m_sendQueue;
