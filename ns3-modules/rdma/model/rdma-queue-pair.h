@@ -147,7 +147,7 @@ class RdmaQueuePair : public RdmaQp
     uint64_t m_nextPsn{0};                ///< first PSN not yet given to a work request
     uint64_t m_sndNxt{0};                 ///< next PSN to transmit
     uint32_t m_qpn{0};
-    Service m_service; // an attribute
+    Service m_service; ///< RC or UD (an attribute)
     bool m_error{false};
     RingQueue<ReadResponseJob> m_readJobs; ///< the responder's READ responses to send
 
