@@ -78,9 +78,7 @@ BenchAllocateAligned(std::size_t n, std::size_t align)
     {
         gSimAllocations.fetch_add(1, std::memory_order_relaxed);
     }
-    // aligned_alloc wants a size that is a multiple of the alignment.
-    if (void* p =
-            std::aligned_alloc(align, (std::max<std::size_t>(n, 1) + align - 1) / align * align))
+    if (void* p = std::aligned_alloc(align, BenchAlignedBytes(n, align)))
     {
         return p;
     }

@@ -97,8 +97,8 @@ BenchRelease(void* q) noexcept
 void*
 BenchAllocateAligned(std::size_t n, std::size_t align)
 {
-    const std::size_t body = (std::max<std::size_t>(n, 1) + align - 1) / align * align;
-    auto* p = static_cast<unsigned char*>(std::aligned_alloc(align, align + body));
+    auto* p =
+        static_cast<unsigned char*>(std::aligned_alloc(align, align + BenchAlignedBytes(n, align)));
     if (!p)
     {
         throw std::bad_alloc();

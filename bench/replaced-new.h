@@ -17,6 +17,14 @@ void BenchRelease(void* p) noexcept;
 void* BenchAllocateAligned(std::size_t n, std::size_t align);
 void BenchReleaseAligned(void* p, std::size_t align) noexcept;
 
+/// \p n bytes rounded up to a multiple of \p align, at least one: what
+/// std::aligned_alloc may be asked for.
+inline std::size_t
+BenchAlignedBytes(std::size_t n, std::size_t align)
+{
+    return ((n == 0 ? 1 : n) + align - 1) / align * align;
+}
+
 void*
 operator new(std::size_t n)
 {
