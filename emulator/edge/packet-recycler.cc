@@ -62,12 +62,25 @@ PacketRecycler::PacketRecycler(std::size_t ring) : m_ring(ring)
     NS_ABORT_MSG_IF(ring == 0, "PacketRecycler: a ring of no packets");
 }
 
+bool
+PacketRecycler::Free(const ns3::Ptr<ns3::Packet>& slot)
+{
+    return slot && slot->GetReferenceCount() == 1;
+}
+
 ns3::Ptr<ns3::Packet>
 PacketRecycler::Make(const uint8_t* head, uint32_t headLen, const uint8_t* body, uint32_t bodyLen)
 {
-    ns3::Ptr<ns3::Packet>& slot = m_ring[m_next];
-    m_next = (m_next + 1) % m_ring.size();
-    if (slot && slot->GetReferenceCount() == 1)
+    // The packet handed out last is the one still in the caches. When the fabric is
+    // done with it already (a frame at a time, it is), it takes this frame too; only
+    // while it is held does the ring move on, to the oldest packet.
+    if (!Free(m_ring[m_last]))
+    {
+        m_last = m_next;
+        m_next = (m_next + 1) % m_ring.size();
+    }
+    ns3::Ptr<ns3::Packet>& slot = m_ring[m_last];
+    if (Free(slot))
     {
         // Nobody else holds it: empty it and write the frame into the same buffer.
         slot->RemoveAtStart(slot->GetSize());

@@ -22,6 +22,10 @@ namespace fabemu
  * new bytes without a new allocation when the old frame was at least as long. A
  * packet still in the fabric is left to it, and its slot gets a new packet.
  *
+ * The packet handed out last is tried first: a frame at a time, the fabric is done
+ * with it by the next frame, and it is still in the caches, where the ring's oldest
+ * (its bytes, its buffer, its metadata) is not. Under load the ring takes over.
+ *
  * A reused packet keeps its uid (ns-3's Packet::GetUid); the emulator's edges do not
  * use uids. Call from the simulation thread only.
  */
@@ -39,8 +43,12 @@ class PacketRecycler
     uint64_t Reused() const { return m_reused; } ///< packets written again
 
   private:
+    /// Whether nobody but the ring holds \p slot's packet.
+    static bool Free(const ns3::Ptr<ns3::Packet>& slot);
+
     std::vector<ns3::Ptr<ns3::Packet>> m_ring;
-    std::size_t m_next{0};
+    std::size_t m_next{0}; ///< the ring's oldest slot
+    std::size_t m_last{0}; ///< the slot handed out last
     uint64_t m_made{0};
     uint64_t m_reused{0};
 };

@@ -74,6 +74,36 @@ TEST_CASE("the PacketRecycler writes a frame into a packet nobody holds, never i
     CHECK(!d->FindFirstMatchingByteTag(tag));
 }
 
+TEST_CASE("the PacketRecycler writes the next frame into the packet it handed out last, once free")
+{
+    PacketRecycler recycler(4);
+    const auto head = Frame(1, 16);
+    const auto body = Frame(100, 1000);
+    Ptr<Packet> a = recycler.Make(head.data(), 16, body.data(), 1000);
+    const Packet* aAddress = PeekPointer(a);
+    a = nullptr; // delivered before the next frame comes, as a frame at a time is
+    // Not the ring's next slot (empty, so a new packet), but a's, still in the caches.
+    Ptr<Packet> b = recycler.Make(head.data(), 16, body.data(), 900);
+    CHECK(PeekPointer(b) == aAddress);
+    CHECK(recycler.Made() == 1);
+    CHECK(recycler.Reused() == 1);
+    CHECK(b->GetSize() == 916);
+
+    // While the last one is held, the ring moves on: b stays untouched.
+    Ptr<Packet> c = recycler.Make(head.data(), 16, body.data(), 1000);
+    CHECK(PeekPointer(c) != aAddress);
+    CHECK(recycler.Made() == 2);
+    CHECK(b->GetSize() == 916);
+    // c is the last now; once it is free it is taken again, even though b's slot is
+    // the ring's oldest.
+    const Packet* cAddress = PeekPointer(c);
+    c = nullptr;
+    b = nullptr;
+    Ptr<Packet> d = recycler.Make(head.data(), 16, body.data(), 1000);
+    CHECK(PeekPointer(d) == cAddress);
+    CHECK(recycler.Reused() == 2);
+}
+
 TEST_CASE("the PacketRecycler never writes over the bytes of a copy made of a packet it reuses")
 {
     PacketRecycler recycler(1);
