@@ -65,7 +65,45 @@ BringUp(const std::string& ifname)
 
 } // namespace
 
-TapPort::TapPort(std::string ifname) : m_ifname(std::move(ifname))
+struct TapPort::ReadHeaders
+{
+    /// Room for a frame's receive stamp (SCM_TIMESTAMPNS).
+    struct alignas(cmsghdr) Control
+    {
+        char bytes[CMSG_SPACE(sizeof(timespec))];
+    };
+
+    std::array<mmsghdr, kReadBatch> msgs{};
+    std::array<iovec, kReadBatch> iov{};
+    std::array<sockaddr_ll, kReadBatch> from{};
+    std::array<Control, kReadBatch> control{};
+
+    explicit ReadHeaders(uint8_t* buffer)
+    {
+        for (unsigned i = 0; i < kReadBatch; ++i)
+        {
+            iov[i] = {buffer + i * kReadSlot, kReadSlot};
+            msgs[i].msg_hdr.msg_iov = &iov[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_name = &from[i];
+            msgs[i].msg_hdr.msg_control = control[i].bytes;
+            Reset(i);
+        }
+    }
+
+    /// Sets again what recvmmsg wrote back into header \p i: its lengths and flags.
+    void Reset(unsigned i)
+    {
+        msgs[i].msg_len = 0;
+        msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+        msgs[i].msg_hdr.msg_controllen = sizeof(control[i].bytes);
+        msgs[i].msg_hdr.msg_flags = 0;
+    }
+};
+
+TapPort::TapPort(std::string ifname)
+    : m_ifname(std::move(ifname)),
+      m_readHeaders(std::make_unique<ReadHeaders>(m_buffer.data()))
 {
     const unsigned index = if_nametoindex(m_ifname.c_str());
     if (index == 0)
@@ -179,30 +217,10 @@ TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
     // Up to kBatch frames a system call; a short batch means the socket is empty,
     // so an idle tap costs one call per wake-up, not two.
     constexpr unsigned kBatch = kReadBatch;
-    constexpr size_t kSlot = kReadSlot;
-    std::array<mmsghdr, kBatch> msgs{};
-    std::array<iovec, kBatch> iov{};
-    std::array<sockaddr_ll, kBatch> from{};
-    // Room for each frame's receive stamp (SCM_TIMESTAMPNS).
-    struct alignas(cmsghdr) Control
-    {
-        char bytes[CMSG_SPACE(sizeof(timespec))];
-    };
-    std::array<Control, kBatch> control{};
+    ReadHeaders& h = *m_readHeaders;
     for (unsigned batch = 0; batch < maxBatches; ++batch)
     {
-        for (unsigned i = 0; i < kBatch; ++i)
-        {
-            iov[i] = {m_buffer.data() + i * kSlot, kSlot};
-            msgs[i].msg_hdr = {};
-            msgs[i].msg_hdr.msg_iov = &iov[i];
-            msgs[i].msg_hdr.msg_iovlen = 1;
-            msgs[i].msg_hdr.msg_name = &from[i];
-            msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
-            msgs[i].msg_hdr.msg_control = control[i].bytes;
-            msgs[i].msg_hdr.msg_controllen = sizeof(control[i].bytes);
-        }
-        const int n = recvmmsg(m_fd, msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
+        const int n = recvmmsg(m_fd, h.msgs.data(), kBatch, MSG_DONTWAIT, nullptr);
         if (n <= 0)
         {
             return;
@@ -212,24 +230,36 @@ TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
         const Clock::time_point readAt = Clock::now();
         timespec realNow{};
         clock_gettime(CLOCK_REALTIME, &realNow);
-        for (int i = 0; i < n; ++i)
+        for (unsigned i = 0; i < static_cast<unsigned>(n); ++i)
         {
-            if (from[i].sll_pkttype == PACKET_OUTGOING)
+            // What the kernel wrote into header i is read, and the header set again,
+            // before the handler runs.
+            msghdr& hdr = h.msgs[i].msg_hdr;
+            const bool outgoing = h.from[i].sll_pkttype == PACKET_OUTGOING;
+            const bool truncated = hdr.msg_flags & MSG_TRUNC;
+            const size_t len = h.msgs[i].msg_len;
+            const cmsghdr* c = CMSG_FIRSTHDR(&hdr);
+            timespec stamp{};
+            const bool stamped =
+                c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS;
+            if (stamped)
+            {
+                std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+            }
+            h.Reset(i);
+            if (outgoing)
             {
                 continue; // kernels without PACKET_IGNORE_OUTGOING honoured
             }
-            if (msgs[i].msg_hdr.msg_flags & MSG_TRUNC)
+            if (truncated)
             {
                 ++m_truncated; // longer than any frame the fabric takes: dropped here
                 continue;
             }
             ++m_read;
             Clock::time_point arrived = readAt;
-            const cmsghdr* c = CMSG_FIRSTHDR(&msgs[i].msg_hdr);
-            if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS)
+            if (stamped)
             {
-                timespec stamp;
-                std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
                 const int64_t agoNs = (realNow.tv_sec - stamp.tv_sec) * 1'000'000'000LL +
                                       (realNow.tv_nsec - stamp.tv_nsec);
                 arrived -= std::chrono::nanoseconds(std::max<int64_t>(agoNs, 0));
@@ -238,7 +268,7 @@ TapPort::ReadAvailable(const Handler& handler, unsigned maxBatches)
             {
                 ++m_unstamped;
             }
-            handler(static_cast<uint8_t*>(iov[i].iov_base), msgs[i].msg_len, arrived);
+            handler(static_cast<uint8_t*>(h.iov[i].iov_base), len, arrived);
         }
         if (static_cast<unsigned>(n) < kBatch)
         {
@@ -276,11 +306,13 @@ TapPort::Flush(std::vector<std::vector<uint8_t>>& refused)
     {
         constexpr size_t kBatch = 64;
         const size_t n = std::min(kBatch, m_outgoing.size() - next);
-        std::array<mmsghdr, kBatch> msgs{};
-        std::array<iovec, kBatch> iov{};
+        // Only the n headers used are set (a batch of 64 zeroed is 5 KiB, for one frame).
+        std::array<mmsghdr, kBatch> msgs;
+        std::array<iovec, kBatch> iov;
         for (size_t i = 0; i < n; ++i)
         {
             iov[i] = {m_outgoing[next + i].data(), m_outgoing[next + i].size()};
+            msgs[i] = {};
             msgs[i].msg_hdr.msg_iov = &iov[i];
             msgs[i].msg_hdr.msg_iovlen = 1;
         }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -106,6 +107,10 @@ class TapPort
     static constexpr unsigned kReadBatch = 16;
     static constexpr size_t kReadSlot = 9216; ///< a jumbo frame; longer ones are truncated
     std::vector<uint8_t> m_buffer = std::vector<uint8_t>(kReadBatch * kReadSlot);
+    /// recvmmsg's headers for a batch, into m_buffer: made once, not zeroed and filled
+    /// again (2 KiB) for every read.
+    struct ReadHeaders;
+    std::unique_ptr<ReadHeaders> m_readHeaders;
     uint64_t m_written{0};
     uint64_t m_writeFailures{0};
     uint64_t m_writeCalls{0};

@@ -340,3 +340,72 @@ TEST_CASE("frames read together enter the fabric at the moments they left the en
     CHECK(countersA.framesRead == 2);
     CHECK(countersA.framesUnstamped == 0);
 }
+
+TEST_CASE("a TapPort reads batch after batch into the same headers: every frame at its length "
+          "and stamp, the oversized one counted and dropped")
+{
+    const std::string why = OwnedTap::WhyNot();
+    if (!why.empty())
+    {
+        FABEMU_SKIP(why);
+    }
+    const std::string tag = std::to_string(getpid() % 100000);
+    OwnedTap tap("fer" + tag, 1000);
+    TapPort port(tap.Name());
+    // 40 frames (three batches of at most 16), each its own length and first payload
+    // byte; the 21st is longer than a read slot (9 KiB).
+    constexpr int kCount = 40;
+    constexpr int kOversized = 20;
+    std::vector<size_t> lengths;
+    for (int i = 0; i < kCount; ++i)
+    {
+        const size_t len = i == kOversized ? 9300 : 60 + 37 * static_cast<size_t>(i);
+        std::vector<uint8_t> frame(len, static_cast<uint8_t>(i));
+        for (size_t b = 0; b < 6; ++b)
+        {
+            frame[b] = 0x02; // a unicast, locally administered destination
+        }
+        frame[12] = 0x88; // an EtherType of its own (local experimental)
+        frame[13] = 0xb5;
+        REQUIRE(tap.Send(frame));
+        if (i != kOversized)
+        {
+            lengths.push_back(len);
+        }
+    }
+    std::vector<size_t> read;
+    std::vector<uint8_t> marks;
+    std::vector<TapPort::Clock::time_point> stamps;
+    const auto before = TapPort::Clock::now();
+    // One batch a call, so the headers serve call after call.
+    for (int call = 0; call < 10 && read.size() < lengths.size(); ++call)
+    {
+        port.ReadAvailable(
+            [&](uint8_t* frame, size_t len, TapPort::Clock::time_point arrived) {
+                read.push_back(len);
+                marks.push_back(frame[14]);
+                stamps.push_back(arrived);
+            },
+            1);
+    }
+    const auto after = TapPort::Clock::now();
+    CHECK(read == lengths);
+    REQUIRE(marks.size() == lengths.size());
+    for (size_t i = 0; i < marks.size(); ++i)
+    {
+        CHECK(marks[i] == (i < kOversized ? i : i + 1));
+    }
+    CHECK(port.Truncated() == 1);
+    CHECK(port.Unstamped() == 0);
+    CHECK(port.FramesRead() == lengths.size());
+    for (size_t i = 0; i < stamps.size(); ++i)
+    {
+        // Stamped by the kernel when written, before the reads began.
+        CHECK(stamps[i] <= before);
+        CHECK(stamps[i] <= after);
+        if (i > 0)
+        {
+            CHECK(stamps[i - 1] <= stamps[i]);
+        }
+    }
+}
