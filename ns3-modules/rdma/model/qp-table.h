@@ -7,6 +7,11 @@
  * sender is on another rank, where one process would have destroyed it. The RoCEv2 NIC and
  * the InfiniBand HCA keep their own per-connection state (Conn, with a member
  * qp) in one.
+ *
+ * Each entry keeps its QPN beside the Conn: the binary search reads the entries alone,
+ * not the queue pairs they point to. In a large fabric a NIC's queue pairs are out of
+ * the caches by its next frame, and the search's probes fell on ones the frame was
+ * not for.
  */
 #ifndef FABEMU_QP_TABLE_H
 #define FABEMU_QP_TABLE_H
@@ -32,8 +37,10 @@ class QpTable
     /// Adds a connection; its qp carries its QPN already.
     Conn& Add(Conn c)
     {
-        const size_t idx = IndexAtOrAfter(c.qp->GetQpn());
-        m_conns.insert(m_conns.begin() + static_cast<std::ptrdiff_t>(idx), std::move(c));
+        const uint32_t qpn = c.qp->GetQpn();
+        const size_t idx = IndexAtOrAfter(qpn);
+        m_conns.insert(m_conns.begin() + static_cast<std::ptrdiff_t>(idx),
+                       Entry{std::move(c), qpn});
         return m_conns[idx];
     }
     /// The connection of \p qpn, or null (a QP already destroyed, a stray packet).
@@ -53,7 +60,7 @@ class QpTable
         {
             return std::nullopt;
         }
-        Conn gone = std::move(m_conns[idx]);
+        Conn gone = std::move(static_cast<Conn&>(m_conns[idx]));
         m_conns.erase(m_conns.begin() + static_cast<std::ptrdiff_t>(idx));
         return gone;
     }
@@ -73,22 +80,28 @@ class QpTable
     void clear() { m_conns.clear(); }
 
   private:
+    /// A Conn and its queue pair's QPN, read without the queue pair. To the table's
+    /// users (operator[], begin, end) an entry is its Conn.
+    struct Entry : Conn
+    {
+        uint32_t qpn;
+    };
+
     size_t IndexAtOrAfter(uint32_t qpn) const
     {
-        const auto it =
-            std::lower_bound(m_conns.begin(), m_conns.end(), qpn,
-                             [](const Conn& c, uint32_t q) { return c.qp->GetQpn() < q; });
+        const auto it = std::lower_bound(m_conns.begin(), m_conns.end(), qpn,
+                                         [](const Entry& e, uint32_t q) { return e.qpn < q; });
         return static_cast<size_t>(it - m_conns.begin());
     }
     /// The index of \p qpn's connection; size() when there is none.
     size_t IndexOf(uint32_t qpn) const
     {
         const size_t idx = IndexAtOrAfter(qpn);
-        return idx < m_conns.size() && m_conns[idx].qp->GetQpn() == qpn ? idx : m_conns.size();
+        return idx < m_conns.size() && m_conns[idx].qpn == qpn ? idx : m_conns.size();
     }
 
     uint32_t m_nextQpn;
-    std::vector<Conn> m_conns; ///< in QPN order: found by binary search
+    std::vector<Entry> m_conns; ///< in QPN order: found by binary search
 };
 
 } // namespace ns3
