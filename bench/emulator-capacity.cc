@@ -123,6 +123,9 @@ struct Trial
     /// relay and emulator: CPU time (user and system) of the thread that carries the
     /// frames (the relay's; the simulation thread), per frame offered
     double cpuUsPerFrame{0};
+    /// emulator: the simulation thread's waits for its next event, asleep and spinning
+    uint64_t sleeps{0};
+    uint64_t spins{0};
     /// the most frames the generator wrote in one go: a rate's 1 ms share, or more
     /// after the generator itself was kept from a core and caught up
     uint64_t burstMax{0};
@@ -349,6 +352,12 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
         sim.join();
         t.cpuUsPerFrame = simCpu.count() / 1e3 / std::max<double>(1, t.sent);
+        if (const auto* rt = dynamic_cast<const FabemuRealtimeSimulatorImpl*>(
+                PeekPointer(Simulator::GetImplementation())))
+        {
+            t.sleeps = rt->GetSleeps();
+            t.spins = rt->GetSpins();
+        }
         const double frameCount = std::max<double>(1, t.received);
         t.eventsPerFrame = Simulator::GetEventCount() / frameCount;
         ea.Stop();
@@ -442,6 +451,11 @@ main(int argc, char** argv)
         std::printf("CPU of the thread that carries the frames, a frame: relay %.2f us, "
                     "emulator %.2f us (%+.2f us)\n",
                     re.cpuUsPerFrame, em.cpuUsPerFrame, em.cpuUsPerFrame - re.cpuUsPerFrame);
+        // Waits nearer than SpinThreshold spin, others sleep; a frame whose events are
+        // all due when the thread wakes for it makes neither.
+        std::printf("the simulation thread waited for an event %lu times asleep and %lu "
+                    "times spinning, over %lu frames\n",
+                    em.sleeps, em.spins, em.sent);
     }
     double bridgeBest = 0;
     double relayBest = 0;
