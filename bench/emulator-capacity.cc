@@ -352,8 +352,8 @@ ThroughEmulator(double rate, double seconds, const std::vector<std::vector<uint8
         Simulator::ScheduleWithContext(0, Time(0), &Simulator::Stop);
         sim.join();
         t.cpuUsPerFrame = simCpu.count() / 1e3 / std::max<double>(1, t.sent);
-        if (const auto* rt = dynamic_cast<const FabemuRealtimeSimulatorImpl*>(
-                PeekPointer(Simulator::GetImplementation())))
+        if (const auto rt =
+                DynamicCast<FabemuRealtimeSimulatorImpl>(Simulator::GetImplementation()))
         {
             t.sleeps = rt->GetSleeps();
             t.spins = rt->GetSpins();
